@@ -1,0 +1,100 @@
+//! Findings: what the tool noticed, with where it noticed it.
+//!
+//! A finding carries a byte offset into its source text; line and column are computed only
+//! when it is shown (see `output::report`).
+
+use std::fmt;
+
+/// How serious a finding is. `Error` makes `check` and `fix` exit 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// The Kubernetes object a finding is about, for KRM `resourceRef` and readable messages.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ObjectRef {
+    pub api_version: String,
+    pub kind: String,
+    pub name: String,
+    pub namespace: String,
+}
+
+/// One finding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Finding {
+    pub severity: Severity,
+    /// Byte offset into the file's text where the problem is.
+    pub offset: usize,
+    pub message: String,
+    /// The object it concerns, when there is one.
+    pub object: Option<ObjectRef>,
+    /// A field path such as `spec.template.spec.containers[0].command`, when there is one.
+    pub field: Option<String>,
+}
+
+impl Finding {
+    pub fn new(severity: Severity, offset: usize, message: impl Into<String>) -> Self {
+        Finding {
+            severity,
+            offset,
+            message: message.into(),
+            object: None,
+            field: None,
+        }
+    }
+
+    pub fn error(offset: usize, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, offset, message)
+    }
+
+    pub fn warning(offset: usize, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, offset, message)
+    }
+
+    pub fn info(offset: usize, message: impl Into<String>) -> Self {
+        Self::new(Severity::Info, offset, message)
+    }
+
+    pub fn with_object(mut self, object: Option<ObjectRef>) -> Self {
+        self.object = object;
+        self
+    }
+
+    pub fn with_field(mut self, field: impl Into<String>) -> Self {
+        self.field = Some(field.into());
+        self
+    }
+}
+
+/// 1-based line and column (in characters) of a byte offset.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let offset = offset.min(text.len());
+    let mut at = offset;
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let before = &text[..at];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
+    let col = before[line_start..].chars().count() + 1;
+    (line, col)
+}

@@ -1,0 +1,17 @@
+//! meshjob: make Kubernetes Jobs and CronJobs finish when Istio injects a sidecar.
+//!
+//! The crate is laid out in the order the data flows (see DESIGN.md):
+//! `source` -> `yaml` -> `locate` -> `plan` -> `apply` -> `output`.
+
+pub mod apply;
+pub mod cli;
+pub mod config;
+pub mod finding;
+pub mod istio;
+pub mod krm;
+pub mod locate;
+pub mod output;
+pub mod plan;
+pub mod run;
+pub mod source;
+pub mod yaml;

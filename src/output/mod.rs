@@ -1,0 +1,1 @@
+//! Output: diff, reports and writers.

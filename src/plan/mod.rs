@@ -1,0 +1,4 @@
+//! Plans the edits for each target.
+
+pub mod script;
+

@@ -1,0 +1,1 @@
+//! The entrypoint wrapper script.

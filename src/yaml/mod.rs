@@ -1,0 +1,2 @@
+//! Format-preserving YAML: spans, node tree, values and edits.
+

@@ -1,0 +1,56 @@
+//! Helpers shared by the integration tests.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+/// Set by `.ci/run`: every test that would skip for a missing outside program fails instead.
+pub const REQUIRE_ENV: &str = "MESHJOB_REQUIRE_TOOLS";
+
+/// Finds `name` on PATH. When it is missing, prints a loud skip message and returns `None`,
+/// or panics when [`REQUIRE_ENV`] is set, so CI never skips silently.
+pub fn require_tool(name: &str, why: &str) -> Option<PathBuf> {
+    if let Some(p) = which(name) {
+        return Some(p);
+    }
+    skip(&format!("`{name}` is not installed ({why})"));
+    None
+}
+
+/// Reports a skipped test loudly, or fails it when [`REQUIRE_ENV`] is set.
+pub fn skip(reason: &str) {
+    if std::env::var_os(REQUIRE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
+        panic!("{REQUIRE_ENV} is set, so this test may not skip: {reason}");
+    }
+    eprintln!("\n!!!!!!!! SKIPPED: {reason} !!!!!!!!\n");
+}
+
+pub fn which(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| is_executable(p))
+}
+
+fn is_executable(p: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    p.metadata()
+        .map(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+        .unwrap_or(false)
+}
+
+/// `../shared` beside the project root, where the third-party corpus and the YAML test suite
+/// live. `None` (with a loud message) on a user's clone, where it is absent.
+pub fn shared_dir() -> Option<PathBuf> {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    if dir.join("corpus").is_dir() {
+        Some(dir)
+    } else {
+        skip("../shared (corpus and yaml-test-suite) is absent beside the project root");
+        None
+    }
+}
+
+/// The path of the built `meshjob` binary.
+pub fn bin() -> PathBuf {
+    PathBuf::from(env!("CARGO_BIN_EXE_meshjob"))
+}
