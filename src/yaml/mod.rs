@@ -1,2 +1,6 @@
 //! Format-preserving YAML: spans, node tree, values and edits.
 
+pub mod tree;
+pub mod emit;
+pub mod value;
+pub mod edit;

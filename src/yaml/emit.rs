@@ -1,0 +1,334 @@
+//! Text for new nodes, written to match its surroundings.
+//!
+//! Only inserted or replaced nodes are emitted; everything else is copied from the source.
+//! Strings are written plain only when no YAML 1.1 or 1.2 reader could take them for
+//! anything but that string; otherwise they are double-quoted.
+
+use super::value::{ScalarType, Value, plain_type};
+
+/// A value to write, with what it means (for verification).
+#[derive(Clone, Debug)]
+pub enum Out {
+    /// A string, plain when safe, else double-quoted.
+    Str(String),
+    /// A multi-line string, as a literal block scalar (`|`) where block style is allowed.
+    Literal(String),
+    Bool(bool),
+    /// Text copied from the source, with its meaning. `flow_safe` says whether the text may
+    /// also stand inside a flow collection.
+    Raw {
+        text: String,
+        value: Value,
+        flow_safe: bool,
+    },
+    Seq(Vec<Out>),
+    Map(Vec<(String, Out)>),
+    /// A string holding YAML text (an annotation value) that must parse to `value`.
+    YamlText { text: String, value: Value },
+}
+
+impl Out {
+    /// What this output means once parsed.
+    pub fn value(&self) -> Value {
+        match self {
+            Out::Str(s) | Out::Literal(s) => Value::str(s.clone()),
+            Out::Bool(b) => Value::bool(*b),
+            Out::Raw { value, .. } => value.clone(),
+            Out::Seq(items) => Value::Seq(items.iter().map(Out::value).collect()),
+            Out::Map(entries) => Value::Map(
+                entries
+                    .iter()
+                    .map(|(k, v)| (Value::str(k.clone()), v.value()))
+                    .collect(),
+            ),
+            Out::YamlText { value, .. } => Value::YamlText(Box::new(value.clone())),
+        }
+    }
+}
+
+/// How to lay out new text.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Style {
+    /// Line break of the document: `"\n"` or `"\r\n"`.
+    pub nl: &'static str,
+    /// Indentation step of nested mappings.
+    pub step: usize,
+    /// Columns between a key and the `-` of a block sequence under it (0 = flush).
+    pub seq_offset: usize,
+    /// Inside a JSON-looking text: quote every key and string.
+    pub json: bool,
+}
+
+impl Default for Style {
+    fn default() -> Self {
+        Style {
+            nl: "\n",
+            step: 2,
+            seq_offset: 0,
+            json: false,
+        }
+    }
+}
+
+fn spaces(n: usize) -> String {
+    " ".repeat(n)
+}
+
+/// Text after `key:` for a value in block context, where the key is at column `key_col`.
+pub fn after_key(out: &Out, key_col: usize, st: &Style) -> String {
+    match out {
+        Out::Seq(items) if !items.is_empty() => {
+            let dash = key_col + st.seq_offset;
+            let mut s = String::new();
+            for item in items {
+                s.push_str(st.nl);
+                s.push_str(&spaces(dash));
+                s.push('-');
+                s.push_str(&after_dash(item, dash, st));
+            }
+            s
+        }
+        Out::Map(entries) if !entries.is_empty() => {
+            let col = key_col + st.step;
+            let mut s = String::new();
+            for (k, v) in entries {
+                s.push_str(st.nl);
+                s.push_str(&spaces(col));
+                s.push_str(&key_text(k, st));
+                s.push(':');
+                s.push_str(&after_key(v, col, st));
+            }
+            s
+        }
+        _ => scalar_after_indicator(out, key_col + st.step, st),
+    }
+}
+
+/// Text after the `-` of a block sequence item at column `dash_col`.
+pub fn after_dash(out: &Out, dash_col: usize, st: &Style) -> String {
+    match out {
+        Out::Map(entries) if !entries.is_empty() => {
+            let col = dash_col + 2;
+            let mut s = String::new();
+            for (i, (k, v)) in entries.iter().enumerate() {
+                if i == 0 {
+                    s.push(' ');
+                } else {
+                    s.push_str(st.nl);
+                    s.push_str(&spaces(col));
+                }
+                s.push_str(&key_text(k, st));
+                s.push(':');
+                s.push_str(&after_key(v, col, st));
+            }
+            s
+        }
+        Out::Seq(items) if !items.is_empty() => {
+            let col = dash_col + 2;
+            let mut s = String::new();
+            for (i, item) in items.iter().enumerate() {
+                if i == 0 {
+                    s.push(' ');
+                } else {
+                    s.push_str(st.nl);
+                    s.push_str(&spaces(col));
+                }
+                s.push('-');
+                s.push_str(&after_dash(item, col, st));
+            }
+            s
+        }
+        _ => scalar_after_indicator(out, dash_col + st.step.max(2), st),
+    }
+}
+
+/// A scalar (or empty collection) after `key:` or `-`: a space and the value, or a literal
+/// block whose lines are indented at `content_col`.
+fn scalar_after_indicator(out: &Out, content_col: usize, st: &Style) -> String {
+    let literal = match out {
+        Out::Literal(s) => Some(s.as_str()),
+        Out::YamlText { text, .. } => Some(text.as_str()),
+        _ => None,
+    };
+    if let Some(text) = literal.filter(|t| literal_ok(t)) {
+        return format!(" {}", literal_block(text, content_col, st));
+    }
+    format!(" {}", flow(out, st))
+}
+
+/// A literal block scalar: header, then each line at `col`. No line break after the last
+/// line: the caller decides what follows.
+pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    let chomp = if !text.ends_with('\n') {
+        "-"
+    } else if body.ends_with('\n') || body.is_empty() {
+        "+"
+    } else {
+        ""
+    };
+    let mut s = format!("|{chomp}");
+    for line in body.split('\n') {
+        s.push_str(st.nl);
+        if !line.is_empty() {
+            s.push_str(&spaces(col));
+            s.push_str(line);
+        }
+    }
+    s
+}
+
+/// Whether a string can be written as a readable literal block and read back unchanged.
+pub fn literal_ok(text: &str) -> bool {
+    let body = text.strip_suffix('\n').unwrap_or(text);
+    !body.is_empty()
+        && !body.ends_with('\n')
+        && text.contains('\n')
+        && !text.starts_with([' ', '\t', '\n'])
+        && text.chars().all(|c| c == '\n' || c == '\t' || !c.is_control())
+        && !text.contains(['\u{feff}', '\u{85}', '\u{2028}', '\u{2029}'])
+        && body.split('\n').all(|l| !l.chars().all(char::is_whitespace) || l.is_empty())
+}
+
+/// A value in flow style (also used for scalars in block context).
+pub fn flow(out: &Out, st: &Style) -> String {
+    match out {
+        Out::Str(s) | Out::Literal(s) | Out::YamlText { text: s, .. } => scalar_text(s, st),
+        Out::Bool(b) => if *b { "true" } else { "false" }.to_string(),
+        Out::Raw { text, value, .. } => match out {
+            Out::Raw {
+                flow_safe: true, ..
+            } => text.clone(),
+            _ => match value {
+                Value::Scalar(ScalarType::Str, s) => double_quoted(s),
+                _ => text.clone(),
+            },
+        },
+        Out::Seq(items) => {
+            let inner: Vec<String> = items.iter().map(|i| flow(i, st)).collect();
+            format!("[{}]", inner.join(", "))
+        }
+        Out::Map(entries) => {
+            let inner: Vec<String> = entries
+                .iter()
+                .map(|(k, v)| format!("{}: {}", key_text(k, st), flow(v, st)))
+                .collect();
+            format!("{{{}}}", inner.join(", "))
+        }
+    }
+}
+
+/// A mapping key.
+pub fn key_text(k: &str, st: &Style) -> String {
+    scalar_text(k, st)
+}
+
+/// A string scalar: plain when safe, else double-quoted (always quoted in JSON).
+pub fn scalar_text(s: &str, st: &Style) -> String {
+    if st.json {
+        return serde_json::to_string(s).unwrap_or_else(|_| double_quoted(s));
+    }
+    if plain_safe(s) {
+        s.to_string()
+    } else {
+        double_quoted(s)
+    }
+}
+
+/// Whether `s` can be written as a plain scalar, in block or flow context, and read back as
+/// the same string by any YAML 1.1 or 1.2 reader.
+pub fn plain_safe(s: &str) -> bool {
+    let Some(first) = s.chars().next() else {
+        return false;
+    };
+    let ok_char = |c: char| c.is_alphanumeric() || matches!(c, '-' | '_' | '.' | '/' | '=' | '+');
+    (first.is_alphanumeric() || matches!(first, '/' | '.' | '_' | '-'))
+        && s.chars().all(|c| ok_char(c) || c == ' ')
+        && !s.ends_with(' ')
+        && !s.starts_with("- ")
+        && !s.contains("  ")
+        && plain_type(s) == ScalarType::Str
+        && !(matches!(first, '-' | '+' | '.') && s.chars().any(|c| c.is_ascii_digit()))
+        && !matches!(s, "-" | "." | "=" | "<<")
+}
+
+/// A double-quoted scalar with YAML escapes.
+pub fn double_quoted(s: &str) -> String {
+    let mut out = String::with_capacity(s.len() + 2);
+    out.push('"');
+    for c in s.chars() {
+        match c {
+            '"' => out.push_str("\\\""),
+            '\\' => out.push_str("\\\\"),
+            '\n' => out.push_str("\\n"),
+            '\t' => out.push_str("\\t"),
+            '\r' => out.push_str("\\r"),
+            '\0' => out.push_str("\\0"),
+            '\u{85}' => out.push_str("\\N"),
+            '\u{a0}' => out.push_str("\\_"),
+            '\u{2028}' => out.push_str("\\L"),
+            '\u{2029}' => out.push_str("\\P"),
+            '\u{feff}' => out.push_str("\\ufeff"),
+            c if c.is_control() => out.push_str(&format!("\\u{:04x}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out.push('"');
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_only_when_unambiguous() {
+        for s in ["/bin/sh", "-c", "meshjob", "perl", "-Mbignum=bpi", "5s", "a b"] {
+            assert!(plain_safe(s), "{s}");
+        }
+        for s in [
+            "", "true", "yes", "on", "5", "1.5", "-1", "null", "~", "a: b", "a #b", "[x]", "x,y",
+            " x", "x ", "*x", "&x", "!x", "%x", "@x", "`x", "'x", "\"x", "-", "- x", "a\nb",
+            "1e3", ".5", "0x1f", "=", "{x}", "print bpi(2000)", "$(VAR)",
+        ] {
+            assert!(!plain_safe(s), "{s:?} must be quoted");
+        }
+    }
+
+    #[test]
+    fn block_layout() {
+        let st = Style::default();
+        let out = Out::Seq(vec![
+            Out::Str("/bin/sh".into()),
+            Out::Literal("echo hi\nexit 0\n".into()),
+        ]);
+        assert_eq!(
+            after_key(&out, 4, &st),
+            "\n    - /bin/sh\n    - |\n      echo hi\n      exit 0"
+        );
+        let map = Out::Map(vec![
+            ("name".into(), Out::Str("x".into())),
+            ("emptyDir".into(), Out::Map(vec![])),
+        ]);
+        assert_eq!(after_dash(&map, 2, &st), " name: x\n    emptyDir: {}");
+        let st4 = Style {
+            step: 4,
+            seq_offset: 4,
+            ..st
+        };
+        assert_eq!(
+            after_key(&Out::Seq(vec![map]), 0, &st4),
+            "\n    - name: x\n      emptyDir: {}"
+        );
+    }
+
+    #[test]
+    fn literal_chomping() {
+        let st = Style::default();
+        assert_eq!(literal_block("a\nb\n", 2, &st), "|\n  a\n  b");
+        assert_eq!(literal_block("a\nb", 2, &st), "|-\n  a\n  b");
+        assert_eq!(literal_block("a\n\nb\n", 2, &st), "|\n  a\n\n  b");
+        assert!(!literal_ok(" lead\n"));
+        assert!(!literal_ok("x\n\n"));
+    }
+}

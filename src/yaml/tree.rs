@@ -1,0 +1,532 @@
+//! A node tree over the original text: every node knows its byte span.
+//!
+//! The tree is built from granit-parser's events. Spans are normalised so that every node
+//! covers exactly its own text:
+//! - `start` is where the node's content begins (the quote of a quoted scalar, the `|` of a
+//!   block scalar, the `-` of a block sequence, the first key of a block mapping);
+//! - `props_start` is where its anchor or tag begins, if it has any (else `start`);
+//! - `end` is just past its last content byte (block scalars exclude trailing line breaks).
+
+use granit_parser::{Event, Parser, ScalarStyle, Span, StructureStyle};
+
+/// The kind of a node, with its children.
+#[derive(Clone, Debug)]
+pub enum Kind {
+    Scalar { value: String, style: ScalarStyle },
+    Seq(Vec<Node>),
+    Map(Vec<Entry>),
+    Alias(String),
+}
+
+/// One `key: value` pair of a mapping.
+#[derive(Clone, Debug)]
+pub struct Entry {
+    pub key: Node,
+    pub value: Node,
+}
+
+/// A node and where it is in the text.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub kind: Kind,
+    pub start: usize,
+    pub end: usize,
+    pub props_start: usize,
+    /// Anchor name defined on this node (`&name`).
+    pub anchor: Option<String>,
+    /// The tag as written (`!!str`, `!custom`).
+    pub tag: Option<String>,
+    /// Flow (`[..]`, `{..}`) rather than block collection.
+    pub flow: bool,
+    /// An empty plain scalar: `key:` with nothing after it.
+    pub empty: bool,
+}
+
+/// One document of a stream.
+#[derive(Clone, Debug)]
+pub struct Doc {
+    pub root: Node,
+    /// Byte range of the document in the stream, from its first byte (markers and leading
+    /// comments included) to the start of the next document.
+    pub range: std::ops::Range<usize>,
+}
+
+/// A parse failure at a byte offset.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParseError {
+    pub offset: usize,
+    pub message: String,
+}
+
+/// Parser options used everywhere, so that the first parse and the verifying re-parse agree.
+fn options() -> granit_parser::Options {
+    granit_parser::options! {
+        emit_anchor_events: true,
+        // Kubernetes reads YAML with a libyaml-derived parser: a block scalar on the last line
+        // of a file without a line break gets no line feed.
+        block_scalar_eof_without_line_feed: true,
+    }
+}
+
+impl Node {
+    pub fn as_str(&self) -> Option<&str> {
+        match &self.kind {
+            Kind::Scalar { value, .. } => Some(value),
+            _ => None,
+        }
+    }
+
+    pub fn entries(&self) -> Option<&[Entry]> {
+        match &self.kind {
+            Kind::Map(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn items(&self) -> Option<&[Node]> {
+        match &self.kind {
+            Kind::Seq(i) => Some(i),
+            _ => None,
+        }
+    }
+
+    /// The entry whose key is the plain string `key`.
+    pub fn entry(&self, key: &str) -> Option<&Entry> {
+        self.entries()?.iter().find(|e| e.key.as_str() == Some(key))
+    }
+
+    /// The value under `key`, for a mapping.
+    pub fn get(&self, key: &str) -> Option<&Node> {
+        self.entry(key).map(|e| &e.value)
+    }
+
+    /// Follows a path of mapping keys.
+    pub fn path(&self, keys: &[&str]) -> Option<&Node> {
+        keys.iter().try_fold(self, |n, k| n.get(k))
+    }
+
+    pub fn is_null(&self) -> bool {
+        matches!(&self.kind, Kind::Scalar { value, style: ScalarStyle::Plain }
+            if self.empty || matches!(value.as_str(), "~" | "null" | "Null" | "NULL"))
+    }
+
+    pub fn is_block_scalar(&self) -> bool {
+        matches!(
+            &self.kind,
+            Kind::Scalar {
+                style: ScalarStyle::Literal | ScalarStyle::Folded,
+                ..
+            }
+        )
+    }
+
+    pub fn is_collection(&self) -> bool {
+        matches!(self.kind, Kind::Seq(_) | Kind::Map(_))
+    }
+
+    /// Whether this node or any node below it has an anchor or is an alias.
+    pub fn has_anchor_or_alias(&self) -> bool {
+        if self.anchor.is_some() {
+            return true;
+        }
+        match &self.kind {
+            Kind::Alias(_) => true,
+            Kind::Scalar { .. } => false,
+            Kind::Seq(items) => items.iter().any(Node::has_anchor_or_alias),
+            Kind::Map(entries) => entries
+                .iter()
+                .any(|e| e.key.has_anchor_or_alias() || e.value.has_anchor_or_alias()),
+        }
+    }
+
+    /// Whether this node spans more than one line.
+    pub fn is_multiline(&self, src: &str) -> bool {
+        src[self.props_start..self.end].contains('\n')
+    }
+}
+
+/// Parses a whole stream into documents. Empty streams give no documents.
+pub fn parse_stream(src: &str) -> Result<Vec<Doc>, ParseError> {
+    let mut b = Builder {
+        src,
+        stack: Vec::new(),
+        docs: Vec::new(),
+        prev_end: 0,
+        doc_start: 0,
+        last_opened: false,
+    };
+    for item in Parser::new_from_str_with_options(src, options()) {
+        let (event, span) = item.map_err(|e| ParseError {
+            offset: e.marker().byte_offset().unwrap_or(src.len()).min(src.len()),
+            message: e.info(),
+        })?;
+        b.event(event, span)?;
+    }
+    // Each document runs to the start of the next; the last one to the end of the stream.
+    let n = b.docs.len();
+    for i in 0..n {
+        let end = if i + 1 < n {
+            b.docs[i + 1].range.start
+        } else {
+            src.len()
+        };
+        b.docs[i].range.end = end;
+    }
+    Ok(b.docs)
+}
+
+enum Frame {
+    Seq(Node),
+    Map(Node, Option<Node>),
+}
+
+struct Builder<'a> {
+    src: &'a str,
+    stack: Vec<Frame>,
+    docs: Vec<Doc>,
+    /// End of the previous event's span: a block scalar's `|` lies between it and the content.
+    prev_end: usize,
+    doc_start: usize,
+    /// The previous node event opened a collection.
+    last_opened: bool,
+}
+
+fn range(span: &Span, src: &str) -> (usize, usize) {
+    match span.byte_range() {
+        Some(r) => (r.start.min(src.len()), r.end.min(src.len())),
+        None => (src.len(), src.len()),
+    }
+}
+
+impl Builder<'_> {
+    fn event(&mut self, event: Event<'_>, span: Span) -> Result<(), ParseError> {
+        let (s, e) = range(&span, self.src);
+        let tag = span
+            .tag_span()
+            .and_then(|t| t.slice(self.src).map(str::to_string));
+        let tag_start = span
+            .tag_span()
+            .and_then(|t| t.byte_range())
+            .map(|r| r.start);
+        match event {
+            Event::StreamStart | Event::StreamEnd | Event::Comment(..) => {}
+            Event::DocumentStart(..) => {
+                self.doc_start = self.docs.last().map_or(0, |d| d.range.end);
+            }
+            Event::DocumentEnd => {
+                // `...` belongs to the document it ends.
+                if e > s {
+                    self.prev_end = e;
+                }
+                if let Some(d) = self.docs.last_mut() {
+                    d.range.end = self.prev_end.max(d.root.end);
+                }
+            }
+            Event::Anchor(_, name) => {
+                // Arrives right after the node it belongs to.
+                let name = name.into_owned();
+                self.set_anchor(name, s);
+                return Ok(());
+            }
+            Event::Alias(_) | Event::UnresolvedAlias(_) => {
+                let name = self.src[s..e].trim_start_matches('*').to_string();
+                let node = Node {
+                    kind: Kind::Alias(name),
+                    start: s,
+                    end: e,
+                    props_start: s,
+                    anchor: None,
+                    tag: None,
+                    flow: false,
+                    empty: false,
+                };
+                self.last_opened = false;
+                self.push_node(node);
+            }
+            Event::Scalar(value, style, _, _) => {
+                let (start, end, empty) = self.scalar_extent(style, s, e, span.indent);
+                let props = tag_start.map_or(start, |t| t.min(start));
+                let node = Node {
+                    kind: Kind::Scalar {
+                        value: value.into_owned(),
+                        style,
+                    },
+                    start,
+                    end,
+                    props_start: props,
+                    anchor: None,
+                    tag,
+                    flow: false,
+                    empty,
+                };
+                self.last_opened = false;
+                self.push_node(node);
+                self.prev_end = e.max(self.prev_end);
+                return Ok(());
+            }
+            Event::SequenceStart(style, _, _) | Event::MappingStart(style, _, _) => {
+                self.last_opened = true;
+                let flow = style == StructureStyle::Flow;
+                let is_seq = matches!(event, Event::SequenceStart(..));
+                let node = Node {
+                    kind: if is_seq {
+                        Kind::Seq(Vec::new())
+                    } else {
+                        Kind::Map(Vec::new())
+                    },
+                    start: s,
+                    end: e,
+                    props_start: tag_start.map_or(s, |t| t.min(s)),
+                    anchor: None,
+                    tag,
+                    flow,
+                    empty: false,
+                };
+                self.stack.push(if is_seq {
+                    Frame::Seq(node)
+                } else {
+                    Frame::Map(node, None)
+                });
+            }
+            Event::SequenceEnd | Event::MappingEnd => {
+                let mut node = match self.stack.pop() {
+                    Some(Frame::Seq(n)) => n,
+                    Some(Frame::Map(n, _)) => n,
+                    None => {
+                        return Err(ParseError {
+                            offset: s,
+                            message: "unbalanced collection end".into(),
+                        });
+                    }
+                };
+                self.finish_collection(&mut node, s, e);
+                self.last_opened = false;
+                self.push_node(node);
+            }
+            _ => {}
+        }
+        if e > s {
+            self.prev_end = e;
+        }
+        Ok(())
+    }
+
+    fn set_anchor(&mut self, name: String, at: usize) {
+        // The anchor event follows its node: a collection start leaves the node open on the
+        // stack; a scalar or alias was pushed as the latest child, pending key or root.
+        let node: Option<&mut Node> = if self.last_opened {
+            match self.stack.last_mut() {
+                Some(Frame::Seq(n) | Frame::Map(n, _)) => Some(n),
+                None => None,
+            }
+        } else {
+            match self.stack.last_mut() {
+                Some(Frame::Seq(n)) => match &mut n.kind {
+                    Kind::Seq(items) => items.last_mut(),
+                    _ => None,
+                },
+                Some(Frame::Map(_, Some(k))) => Some(k),
+                Some(Frame::Map(n, None)) => match &mut n.kind {
+                    Kind::Map(entries) => entries.last_mut().map(|e| &mut e.value),
+                    _ => None,
+                },
+                None => self.docs.last_mut().map(|d| &mut d.root),
+            }
+        };
+        if let Some(n) = node {
+            n.anchor = Some(name);
+            n.props_start = n.props_start.min(at);
+        }
+    }
+
+    /// The real extent of a scalar: block scalars start at their indicator and end at their
+    /// last content byte.
+    fn scalar_extent(
+        &self,
+        style: ScalarStyle,
+        s: usize,
+        e: usize,
+        _indent: Option<usize>,
+    ) -> (usize, usize, bool) {
+        let src = self.src;
+        match style {
+            ScalarStyle::Literal | ScalarStyle::Folded => {
+                let from = self.prev_end.min(s);
+                let indicator = find_block_indicator(&src[from..s]).map_or(s, |i| from + i);
+                let header_end = indicator
+                    + src[indicator..s]
+                        .find(['\n', '\r'])
+                        .unwrap_or(s - indicator);
+                let header_end = header_end_without_comment(src, indicator, header_end);
+                let content_end = s + src[s..e].trim_end_matches(['\n', '\r', ' ', '\t']).len();
+                (indicator, content_end.max(header_end), false)
+            }
+            ScalarStyle::Plain if s == e => (s, e, true),
+            _ => (s, e, false),
+        }
+    }
+
+    fn finish_collection(&self, node: &mut Node, s: usize, e: usize) {
+        if node.flow {
+            // A flow collection ends after its bracket; an implicit single-pair mapping
+            // inside a flow sequence has no brackets and ends with its value.
+            if e > s {
+                node.end = e;
+            } else {
+                node.end = last_child_end(node).unwrap_or(node.start);
+                if let Some(first) = first_child_start(node) {
+                    node.start = node.start.min(first);
+                }
+            }
+            return;
+        }
+        // Block collections: from the first child (or the `-` before it) to the last child.
+        if let Some(first) = first_child_start(node) {
+            node.start = match &node.kind {
+                Kind::Seq(_) => dash_before(self.src, first).unwrap_or(first),
+                _ => first,
+            };
+            node.props_start = if node.anchor.is_none() && node.tag.is_none() {
+                node.start
+            } else {
+                node.props_start.min(node.start)
+            };
+        }
+        node.end = last_child_end(node).unwrap_or(node.start).max(node.start);
+    }
+
+    fn push_node(&mut self, node: Node) {
+        match self.stack.last_mut() {
+            Some(Frame::Seq(seq)) => {
+                if let Kind::Seq(items) = &mut seq.kind {
+                    items.push(node);
+                }
+            }
+            Some(Frame::Map(map, pending)) => match pending.take() {
+                None => *pending = Some(node),
+                Some(key) => {
+                    if let Kind::Map(entries) = &mut map.kind {
+                        entries.push(Entry { key, value: node });
+                    }
+                }
+            },
+            None => {
+                let start = self.doc_start;
+                self.docs.push(Doc {
+                    root: node,
+                    range: start..self.src.len(),
+                });
+            }
+        }
+    }
+}
+
+fn first_child_start(node: &Node) -> Option<usize> {
+    match &node.kind {
+        Kind::Seq(items) => items.first().map(|n| n.props_start),
+        Kind::Map(entries) => entries.first().map(|e| e.key.props_start),
+        _ => None,
+    }
+}
+
+fn last_child_end(node: &Node) -> Option<usize> {
+    match &node.kind {
+        Kind::Seq(items) => items.last().map(|n| n.end),
+        Kind::Map(entries) => entries.last().map(|e| e.value.end.max(e.key.end)),
+        _ => None,
+    }
+}
+
+/// The `-` that introduces a block sequence item starting at `item`.
+fn dash_before(src: &str, item: usize) -> Option<usize> {
+    let bytes = src.as_bytes();
+    let mut i = item;
+    while i > 0 {
+        i -= 1;
+        match bytes[i] {
+            b' ' | b'\t' | b'\n' | b'\r' => continue,
+            b'-' => return Some(i),
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// Offset of the `|` or `>` in the text between the previous token and a block scalar's
+/// content, skipping comments.
+fn find_block_indicator(between: &str) -> Option<usize> {
+    let mut in_comment = false;
+    let mut prev_space = true;
+    for (i, c) in between.char_indices() {
+        match c {
+            '\n' | '\r' => in_comment = false,
+            _ if in_comment => {}
+            '#' if prev_space => in_comment = true,
+            '|' | '>' => return Some(i),
+            _ => {}
+        }
+        prev_space = c.is_whitespace();
+    }
+    None
+}
+
+/// The end of a block scalar header (`|-`, `>2`) without a trailing comment or spaces.
+fn header_end_without_comment(src: &str, indicator: usize, line_end: usize) -> usize {
+    let line = &src[indicator..line_end];
+    let cut = line
+        .char_indices()
+        .find(|&(i, c)| c == '#' && i > 0 && line[..i].ends_with([' ', '\t']))
+        .map_or(line.len(), |(i, _)| i);
+    indicator + line[..cut].trim_end().len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn one(src: &str) -> Node {
+        let mut d = parse_stream(src).expect("parses");
+        assert_eq!(d.len(), 1);
+        d.remove(0).root
+    }
+
+    fn text<'a>(src: &'a str, n: &Node) -> &'a str {
+        &src[n.props_start..n.end]
+    }
+
+    #[test]
+    fn spans_cover_exactly_the_node() {
+        let src = "a: 1\nb:\n  - x\n  - y # c\nc: [p, q]\nd: {e: f}\ng: |-\n  lit\n\nh:\n- k: v\n  m: n\n";
+        let root = one(src);
+        assert_eq!(text(src, root.get("b").unwrap()), "- x\n  - y");
+        assert_eq!(text(src, root.get("c").unwrap()), "[p, q]");
+        assert_eq!(text(src, root.get("d").unwrap()), "{e: f}");
+        assert_eq!(text(src, root.get("g").unwrap()), "|-\n  lit");
+        assert_eq!(text(src, root.get("h").unwrap()), "- k: v\n  m: n");
+        assert_eq!(root.start, 0);
+    }
+
+    #[test]
+    fn anchors_tags_and_empty_values() {
+        let src = "a: &x \"q\"\nb: *x\nc: !!str t\nd:\ne: &m\n  k: v\n";
+        let root = one(src);
+        let a = root.get("a").unwrap();
+        assert_eq!(a.anchor.as_deref(), Some("x"));
+        assert_eq!(text(src, a), "&x \"q\"");
+        assert!(matches!(root.get("b").unwrap().kind, Kind::Alias(_)));
+        assert_eq!(text(src, root.get("c").unwrap()), "!!str t");
+        assert!(root.get("d").unwrap().is_null());
+        let e = root.get("e").unwrap();
+        assert_eq!(e.anchor.as_deref(), Some("m"));
+        assert!(e.has_anchor_or_alias());
+    }
+
+    #[test]
+    fn documents_and_errors() {
+        let docs = parse_stream("---\na: 1\n...\n---\nb: 2\n").unwrap();
+        assert_eq!(docs.len(), 2);
+        assert!(parse_stream("a: b\n c: d\n").is_err());
+        let err = parse_stream("a: [1,\n").unwrap_err();
+        assert!(err.offset <= 7);
+    }
+}

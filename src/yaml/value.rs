@@ -1,0 +1,254 @@
+//! Semantic values: what a document means, independent of how it is written.
+//!
+//! The apply stage compares the re-parsed output with the intended result in these terms,
+//! so a formatting slip that changes meaning is caught before anything is written.
+
+use super::tree::{Kind, Node};
+use granit_parser::ScalarStyle;
+
+/// The resolved type of a scalar (YAML 1.2 core schema, plus the YAML 1.1 booleans that
+/// Kubernetes' parser still accepts, so that `yes` never passes for a string).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ScalarType {
+    Null,
+    Bool,
+    Int,
+    Float,
+    Str,
+    /// A custom tag: compared as its text.
+    Tagged,
+}
+
+/// A semantic value.
+#[derive(Clone, Debug)]
+pub enum Value {
+    Scalar(ScalarType, String),
+    Seq(Vec<Value>),
+    /// Entries in source order; compared regardless of order.
+    Map(Vec<(Value, Value)>),
+    Alias(String),
+    /// Expected only: a string whose text parses (as YAML, JSON included) to this value.
+    YamlText(Box<Value>),
+}
+
+impl Value {
+    pub fn str(s: impl Into<String>) -> Value {
+        Value::Scalar(ScalarType::Str, s.into())
+    }
+
+    pub fn bool(b: bool) -> Value {
+        Value::Scalar(ScalarType::Bool, if b { "true" } else { "false" }.into())
+    }
+
+    pub fn from_node(node: &Node) -> Value {
+        match &node.kind {
+            Kind::Scalar { value, style } => {
+                let ty = resolve(value, *style, node.tag.as_deref(), node.empty);
+                let text = match ty {
+                    ScalarType::Bool => value.to_ascii_lowercase(),
+                    ScalarType::Null => String::new(),
+                    _ => value.clone(),
+                };
+                Value::Scalar(ty, text)
+            }
+            Kind::Seq(items) => Value::Seq(items.iter().map(Value::from_node).collect()),
+            Kind::Map(entries) => Value::Map(
+                entries
+                    .iter()
+                    .map(|e| (Value::from_node(&e.key), Value::from_node(&e.value)))
+                    .collect(),
+            ),
+            Kind::Alias(name) => Value::Alias(name.clone()),
+        }
+    }
+
+    pub fn as_str(&self) -> Option<&str> {
+        match self {
+            Value::Scalar(ScalarType::Str, s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The value under a string key of a mapping.
+    pub fn get(&self, key: &str) -> Option<&Value> {
+        match self {
+            Value::Map(entries) => entries
+                .iter()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    pub fn get_mut(&mut self, key: &str) -> Option<&mut Value> {
+        match self {
+            Value::Map(entries) => entries
+                .iter_mut()
+                .find(|(k, _)| k.as_str() == Some(key))
+                .map(|(_, v)| v),
+            _ => None,
+        }
+    }
+
+    /// Sets `key` in a mapping, replacing an existing entry.
+    pub fn set(&mut self, key: &str, value: Value) {
+        if let Value::Map(entries) = self {
+            match entries.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
+                Some(slot) => slot.1 = value,
+                None => entries.push((Value::str(key), value)),
+            }
+        }
+    }
+
+    pub fn remove(&mut self, key: &str) -> Option<Value> {
+        if let Value::Map(entries) = self {
+            let i = entries.iter().position(|(k, _)| k.as_str() == Some(key))?;
+            return Some(entries.remove(i).1);
+        }
+        None
+    }
+
+    /// Semantic equality: `self` may hold [`Value::YamlText`] expectations.
+    pub fn matches(&self, actual: &Value) -> bool {
+        match (self, actual) {
+            (Value::YamlText(expected), Value::Scalar(ScalarType::Str, text)) => {
+                match super::tree::parse_stream(text) {
+                    Ok(docs) if docs.len() == 1 => expected.matches(&Value::from_node(&docs[0].root)),
+                    Ok(docs) if docs.is_empty() => {
+                        expected.matches(&Value::Scalar(ScalarType::Null, String::new()))
+                    }
+                    _ => false,
+                }
+            }
+            (Value::Scalar(t1, s1), Value::Scalar(t2, s2)) => t1 == t2 && s1 == s2,
+            (Value::Alias(a), Value::Alias(b)) => a == b,
+            (Value::Seq(a), Value::Seq(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.matches(y))
+            }
+            (Value::Map(a), Value::Map(b)) => {
+                a.len() == b.len()
+                    && a.iter().all(|(k, v)| {
+                        b.iter()
+                            .find(|(k2, _)| k.matches(k2))
+                            .is_some_and(|(_, v2)| v.matches(v2))
+                    })
+            }
+            _ => false,
+        }
+    }
+}
+
+/// Resolves a scalar's type the way a Kubernetes client would read it.
+pub fn resolve(value: &str, style: ScalarStyle, tag: Option<&str>, empty: bool) -> ScalarType {
+    if let Some(tag) = tag {
+        return match tag {
+            "!!str" | "tag:yaml.org,2002:str" => ScalarType::Str,
+            "!!null" => ScalarType::Null,
+            "!!bool" => ScalarType::Bool,
+            "!!int" => ScalarType::Int,
+            "!!float" => ScalarType::Float,
+            "!" => ScalarType::Str,
+            _ => ScalarType::Tagged,
+        };
+    }
+    if style != ScalarStyle::Plain {
+        return ScalarType::Str;
+    }
+    if empty {
+        return ScalarType::Null;
+    }
+    plain_type(value)
+}
+
+/// The type a plain scalar's text resolves to.
+pub fn plain_type(v: &str) -> ScalarType {
+    match v {
+        "" | "~" | "null" | "Null" | "NULL" => return ScalarType::Null,
+        "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | "yes" | "Yes" | "YES" | "no"
+        | "No" | "NO" | "on" | "On" | "ON" | "off" | "Off" | "OFF" | "y" | "Y" | "n" | "N" => {
+            return ScalarType::Bool;
+        }
+        ".inf" | ".Inf" | ".INF" | "+.inf" | "+.Inf" | "+.INF" | "-.inf" | "-.Inf" | "-.INF"
+        | ".nan" | ".NaN" | ".NAN" => return ScalarType::Float,
+        _ => {}
+    }
+    if looks_int(v) {
+        ScalarType::Int
+    } else if looks_float(v) {
+        ScalarType::Float
+    } else {
+        ScalarType::Str
+    }
+}
+
+fn looks_int(v: &str) -> bool {
+    let body = v.strip_prefix(['-', '+']).unwrap_or(v);
+    let body_nounder: String = body.chars().filter(|&c| c != '_').collect();
+    if body_nounder.is_empty() || !body.starts_with(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    if let Some(hex) = body_nounder
+        .strip_prefix("0x")
+        .or_else(|| body_nounder.strip_prefix("0X"))
+    {
+        return !hex.is_empty() && hex.chars().all(|c| c.is_ascii_hexdigit());
+    }
+    if let Some(oct) = body_nounder.strip_prefix("0o") {
+        return !oct.is_empty() && oct.chars().all(|c| ('0'..='7').contains(&c));
+    }
+    if let Some(bin) = body_nounder.strip_prefix("0b") {
+        return !bin.is_empty() && bin.chars().all(|c| c == '0' || c == '1');
+    }
+    body_nounder.chars().all(|c| c.is_ascii_digit())
+}
+
+fn looks_float(v: &str) -> bool {
+    let body = v.strip_prefix(['-', '+']).unwrap_or(v);
+    let body: String = body.chars().filter(|&c| c != '_').collect();
+    if !body.contains(|c: char| c.is_ascii_digit()) {
+        return false;
+    }
+    let (mantissa, exp) = match body.find(['e', 'E']) {
+        Some(i) => (&body[..i], Some(&body[i + 1..])),
+        None => (&body[..], None),
+    };
+    let mantissa_ok = !mantissa.is_empty()
+        && mantissa.chars().filter(|&c| c == '.').count() <= 1
+        && mantissa.chars().all(|c| c.is_ascii_digit() || c == '.')
+        && mantissa != ".";
+    let exp_ok = exp.is_none_or(|e| {
+        let e = e.strip_prefix(['-', '+']).unwrap_or(e);
+        !e.is_empty() && e.chars().all(|c| c.is_ascii_digit())
+    });
+    mantissa_ok && exp_ok
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plain_scalars_resolve_like_kubernetes() {
+        assert_eq!(plain_type("true"), ScalarType::Bool);
+        assert_eq!(plain_type("yes"), ScalarType::Bool);
+        assert_eq!(plain_type("5"), ScalarType::Int);
+        assert_eq!(plain_type("0x1F"), ScalarType::Int);
+        assert_eq!(plain_type("1.5"), ScalarType::Float);
+        assert_eq!(plain_type("1e3"), ScalarType::Float);
+        assert_eq!(plain_type(".5"), ScalarType::Float);
+        assert_eq!(plain_type("5s"), ScalarType::Str);
+        assert_eq!(plain_type("-c"), ScalarType::Str);
+        assert_eq!(plain_type("~"), ScalarType::Null);
+        assert_eq!(plain_type("1.2.3"), ScalarType::Str);
+    }
+
+    #[test]
+    fn maps_compare_regardless_of_order() {
+        let a = super::super::tree::parse_stream("a: 1\nb: [x]\n").unwrap();
+        let b = super::super::tree::parse_stream("{b: [\"x\"], a: 1}").unwrap();
+        let c = super::super::tree::parse_stream("{b: [x], a: \"1\"}").unwrap();
+        let va = Value::from_node(&a[0].root);
+        assert!(va.matches(&Value::from_node(&b[0].root)));
+        assert!(!va.matches(&Value::from_node(&c[0].root)));
+    }
+}
