@@ -1,5 +1,363 @@
-//! Command-line parsing and dispatch.
+//! Command-line parsing and dispatch: clap -> run -> exit code.
 
-pub fn main() -> std::process::ExitCode {
-    std::process::ExitCode::SUCCESS
+use crate::config::Settings;
+use crate::finding::{Finding, Severity};
+use crate::istio;
+use crate::output::report::{self, Format, Located};
+use crate::output::{diff, write};
+use crate::plan::script;
+use crate::run;
+use crate::source::{self, Origin};
+use clap::{Args, Parser, Subcommand, ValueEnum};
+use std::io::{IsTerminal, Read, Write};
+use std::process::ExitCode;
+
+/// Exit statuses (DESIGN.md, "Command line").
+pub const EXIT_OK: u8 = 0;
+pub const EXIT_FINDINGS: u8 = 1;
+pub const EXIT_TROUBLE: u8 = 2;
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "meshjob",
+    version,
+    about = "Make Kubernetes Jobs and CronJobs finish when Istio injects a sidecar",
+    long_about = "Rewrites Job and CronJob manifests offline so that the injected istio-proxy \
+                  stops when the task ends: wraps each container's entrypoint, sets the \
+                  proxy.istio.io/config annotation, and edits Istio mesh config. Every other \
+                  byte is kept; changes are shown as a unified diff."
+)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Print a unified diff of what `fix` would change; exit 0 (2 on trouble).
+    Diff(RunArgs),
+    /// Print the diff and findings; exit 1 if anything would change or an error is found.
+    Check(RunArgs),
+    /// Rewrite files in place (stdin to stdout); exit 1 if error findings remain.
+    Fix(RunArgs),
+}
+
+#[derive(Args, Debug, Clone)]
+pub struct RunArgs {
+    /// Files or directories (walked for *.yaml and *.yml); `-` reads stdin.
+    pub paths: Vec<String>,
+
+    /// URL the wrapper POSTs when the task ends.
+    #[arg(long, value_name = "URL")]
+    pub quit_url: Option<String>,
+
+    /// terminationDrainDuration to set, as a Go duration (5s, 500ms, 1m30s).
+    #[arg(long, value_name = "DUR")]
+    pub drain_duration: Option<String>,
+
+    /// Set proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true".
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub exit_on_zero_active_connections: Option<bool>,
+
+    /// Set holdApplicationUntilProxyStarts: true.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub hold_application_until_proxy_starts: Option<bool>,
+
+    /// Seconds the wrapper waits for the proxy to be ready before it starts the task.
+    #[arg(long, value_name = "SECONDS")]
+    pub wait_for_proxy: Option<u32>,
+
+    /// Overwrite user values that contradict meshjob's, instead of warning.
+    #[arg(long)]
+    pub force: bool,
+
+    /// Configuration file (default: .meshjob.yaml, looked up from the current directory).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+
+    /// When to colour the diff and findings.
+    #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
+    pub color: ColorChoice,
+
+    /// How to write findings on stderr.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+
+    /// Show only warnings and errors.
+    #[arg(short, long)]
+    pub quiet: bool,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Mode {
+    Diff,
+    Check,
+    Fix,
+}
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let code = if e.use_stderr() {
+                EXIT_TROUBLE
+            } else {
+                EXIT_OK
+            };
+            let _ = e.print();
+            return ExitCode::from(code);
+        }
+    };
+    let (mode, args) = match cli.command {
+        Command::Diff(a) => (Mode::Diff, a),
+        Command::Check(a) => (Mode::Check, a),
+        Command::Fix(a) => (Mode::Fix, a),
+    };
+    ExitCode::from(run_files(mode, &args))
+}
+
+fn usage_error(msg: &str) -> u8 {
+    eprintln!("meshjob: error: {msg}");
+    EXIT_TROUBLE
+}
+
+/// The effective settings: defaults, then the config file, then flags.
+pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
+    let mut s = Settings::default();
+    if let Some(u) = &args.quit_url {
+        script::parse_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
+        s.quit_url = u.clone();
+    }
+    if let Some(d) = &args.drain_duration {
+        istio::validate_drain_duration(d).map_err(|m| format!("--drain-duration: {m}"))?;
+        s.drain_duration = d.clone();
+    }
+    if let Some(b) = args.exit_on_zero_active_connections {
+        s.exit_on_zero_active_connections = b;
+    }
+    if let Some(b) = args.hold_application_until_proxy_starts {
+        s.hold_application_until_proxy_starts = b;
+    }
+    if let Some(w) = args.wait_for_proxy {
+        s.wait_for_proxy_seconds = Some(w);
+    }
+    if args.force {
+        s.force = true;
+    }
+    Ok(s)
+}
+
+fn color_enabled(choice: ColorChoice, terminal: bool) -> bool {
+    match choice {
+        ColorChoice::Always => true,
+        ColorChoice::Never => false,
+        ColorChoice::Auto => {
+            if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                false
+            } else if std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0")
+            {
+                true
+            } else {
+                terminal
+            }
+        }
+    }
+}
+
+/// What one run saw, for the exit code and the JSON report.
+#[derive(Default)]
+struct Tally {
+    trouble: bool,
+    changed: Vec<String>,
+    errors_left: bool,
+    errors_any: bool,
+    json: Vec<serde_json::Value>,
+}
+
+fn run_files(mode: Mode, args: &RunArgs) -> u8 {
+    let settings = match settings_from(args) {
+        Ok(s) => s,
+        Err(m) => return usage_error(&m),
+    };
+    let mut paths = args.paths.clone();
+    if paths.is_empty() {
+        if std::io::stdin().is_terminal() {
+            return usage_error("no PATH given; pass files or directories, or `-` for stdin");
+        }
+        paths.push("-".into());
+    }
+    let stdout_tty = std::io::stdout().is_terminal();
+    let stderr_tty = std::io::stderr().is_terminal();
+    let color_out = color_enabled(args.color, stdout_tty);
+    let color_err = color_enabled(args.color, stderr_tty);
+    let (origins, walk_errors) = source::expand(&paths);
+    let mut tally = Tally::default();
+    let mut stdout = std::io::stdout().lock();
+    let mut problems = Vec::new();
+    for (p, msg) in walk_errors {
+        problems.push(Located {
+            path: p,
+            line: 1,
+            col: 1,
+            finding: Finding::error(0, msg),
+        });
+        tally.trouble = true;
+    }
+    let mut reports: Vec<Located> = Vec::new();
+    for origin in origins {
+        let name = origin.display();
+        let bytes = match read(&origin) {
+            Ok(b) => b,
+            Err(m) => {
+                tally.trouble = true;
+                problems.push(Located {
+                    path: name,
+                    line: 1,
+                    col: 1,
+                    finding: Finding::error(0, m),
+                });
+                continue;
+            }
+        };
+        let text = match source::decode(&bytes) {
+            Ok(t) => t,
+            Err((off, m)) => {
+                tally.trouble = true;
+                let (line, col) = source::line_col_bytes(&bytes, off);
+                problems.push(Located {
+                    path: name,
+                    line,
+                    col,
+                    finding: Finding::error(off, format!("{m}; file left untouched")),
+                });
+                if origin == Origin::Stdin && mode == Mode::Fix {
+                    let _ = stdout.write_all(&bytes);
+                }
+                continue;
+            }
+        };
+        let outcome = run::process(text, &settings);
+        if let Some(f) = outcome.fatal {
+            tally.trouble = true;
+            let mut f = f;
+            f.message = format!("{}; file left untouched", f.message);
+            problems.push(Located::new(&name, text, f));
+            if origin == Origin::Stdin && mode == Mode::Fix {
+                let _ = stdout.write_all(text.as_bytes());
+            }
+            continue;
+        }
+        let mut findings = outcome.findings;
+        findings.sort_by_key(|f| f.offset);
+        for f in findings {
+            if f.severity == Severity::Error {
+                tally.errors_any = true;
+                if !f.fixed {
+                    tally.errors_left = true;
+                }
+            }
+            if args.quiet && f.severity == Severity::Info {
+                continue;
+            }
+            reports.push(Located::new(&name, text, f));
+        }
+        let changed = outcome.text != text;
+        if changed {
+            tally.changed.push(name.clone());
+        }
+        match mode {
+            Mode::Diff | Mode::Check => {
+                let d = diff::unified(&name, text, &outcome.text);
+                let d = if color_out { diff::colorize(&d) } else { d };
+                let _ = stdout.write_all(d.as_bytes());
+            }
+            Mode::Fix => match &origin {
+                Origin::Stdin => {
+                    let _ = stdout.write_all(outcome.text.as_bytes());
+                }
+                Origin::File(p) if changed => {
+                    if let Err(m) = write::write_atomic(p, &bytes, &outcome.text) {
+                        tally.trouble = true;
+                        problems.push(Located {
+                            path: name.clone(),
+                            line: 1,
+                            col: 1,
+                            finding: Finding::error(0, format!("cannot write: {m}")),
+                        });
+                    }
+                }
+                Origin::File(_) => {}
+            },
+        }
+    }
+    let _ = stdout.flush();
+    // Problems that stopped a file come last, after everything that was processed.
+    reports.extend(problems);
+    emit_findings(&reports, args.format, color_err, mode == Mode::Fix, &tally);
+    if tally.trouble {
+        EXIT_TROUBLE
+    } else {
+        match mode {
+            Mode::Diff => EXIT_OK,
+            Mode::Check if !tally.changed.is_empty() || tally.errors_any => EXIT_FINDINGS,
+            Mode::Fix if tally.errors_left => EXIT_FINDINGS,
+            _ => EXIT_OK,
+        }
+    }
+}
+
+fn read(origin: &Origin) -> Result<Vec<u8>, String> {
+    match origin {
+        Origin::Stdin => {
+            let mut b = Vec::new();
+            std::io::stdin()
+                .read_to_end(&mut b)
+                .map_err(|e| format!("cannot read stdin: {e}"))?;
+            Ok(b)
+        }
+        Origin::File(p) => {
+            let meta = std::fs::metadata(p).map_err(|e| format!("cannot read: {e}"))?;
+            if !meta.is_file() {
+                return Err("not a regular file; skipped".into());
+            }
+            std::fs::read(p).map_err(|e| format!("cannot read: {e}"))
+        }
+    }
+}
+
+fn emit_findings(reports: &[Located], format: Format, color: bool, fix_mode: bool, tally: &Tally) {
+    let mut err = std::io::stderr().lock();
+    match format {
+        Format::Human => {
+            for l in reports {
+                let _ = writeln!(err, "{}", report::human(l, color, fix_mode));
+            }
+        }
+        Format::Github => {
+            for l in reports {
+                let _ = writeln!(err, "{}", report::github(l));
+            }
+        }
+        Format::Json => {
+            let mut v = tally.json.clone();
+            v.extend(reports.iter().map(report::json));
+            let doc = serde_json::json!({
+                "findings": v,
+                "changed": tally.changed,
+            });
+            let _ = writeln!(
+                err,
+                "{}",
+                serde_json::to_string_pretty(&doc).unwrap_or_default()
+            );
+        }
+    }
 }

@@ -49,6 +49,8 @@ pub struct Finding {
     pub object: Option<ObjectRef>,
     /// A field path such as `spec.template.spec.containers[0].command`, when there is one.
     pub field: Option<String>,
+    /// The edits of this run repair it: `fix` leaves it behind, `check` still reports it.
+    pub fixed: bool,
 }
 
 impl Finding {
@@ -59,6 +61,7 @@ impl Finding {
             message: message.into(),
             object: None,
             field: None,
+            fixed: false,
         }
     }
 
@@ -76,6 +79,11 @@ impl Finding {
 
     pub fn with_object(mut self, object: Option<ObjectRef>) -> Self {
         self.object = object;
+        self
+    }
+
+    pub fn fixed(mut self) -> Self {
+        self.fixed = true;
         self
     }
 

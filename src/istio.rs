@@ -123,9 +123,91 @@ mod tests {
         assert_eq!(parse_go_duration("0"), Ok(0));
         assert_eq!(parse_go_duration("-1s"), Ok(-1_000_000_000));
         for bad in ["", "5", "5 s", "s", "1x", "1.s5", "--1s", " 5s", "5s "] {
-            assert!(parse_go_duration(bad).is_err(), "{bad:?} should be rejected");
+            assert!(
+                parse_go_duration(bad).is_err(),
+                "{bad:?} should be rejected"
+            );
         }
         assert!(validate_drain_duration("-1s").is_err());
         assert!(validate_drain_duration("30s").is_ok());
     }
 }
+
+/// ProxyConfig fields in their JSON (camelCase) spelling, from istio/api
+/// `mesh/v1alpha1/proxy.proto`. Istio drops any other key silently.
+pub const PROXY_CONFIG_FIELDS: &[&str] = &[
+    "configPath",
+    "binaryPath",
+    "serviceCluster",
+    "tracingServiceName",
+    "drainDuration",
+    "parentShutdownDuration",
+    "discoveryAddress",
+    "discoveryRefreshDelay",
+    "zipkinAddress",
+    "statsdUdpAddress",
+    "envoyMetricsServiceAddress",
+    "proxyAdminPort",
+    "availabilityZone",
+    "controlPlaneAuthPolicy",
+    "customConfigFile",
+    "statNameLength",
+    "concurrency",
+    "proxyBootstrapTemplatePath",
+    "interceptionMode",
+    "tracing",
+    "sds",
+    "envoyAccessLogService",
+    "envoyMetricsService",
+    "proxyMetadata",
+    "runtimeValues",
+    "statusPort",
+    "extraStatTags",
+    "gatewayTopology",
+    "terminationDrainDuration",
+    "meshId",
+    "readinessProbe",
+    "proxyStatsMatcher",
+    "holdApplicationUntilProxyStarts",
+    "caCertificatesPem",
+    "image",
+    "privateKeyProvider",
+    "proxyHeaders",
+    "fileFlushInterval",
+    "fileFlushMinSizeKb",
+];
+
+/// ProxyConfig fields that are `google.protobuf.Duration`: Go duration strings.
+pub const DURATION_FIELDS: &[&str] = &[
+    "terminationDrainDuration",
+    "drainDuration",
+    "parentShutdownDuration",
+];
+
+/// Whether `key` names a ProxyConfig field (camelCase or the snake_case Istio also reads).
+pub fn is_proxy_config_field(key: &str) -> bool {
+    let camel = snake_to_camel(key);
+    PROXY_CONFIG_FIELDS.contains(&camel.as_str())
+}
+
+fn snake_to_camel(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    let mut up = false;
+    for c in s.chars() {
+        if c == '_' {
+            up = true;
+        } else if up {
+            out.extend(c.to_uppercase());
+            up = false;
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
+
+/// What each setting costs or does, said once per run (FACTS.md, EXIT_ON_ZERO_ACTIVE_CONNECTIONS).
+pub const DRAIN_INTERACTION_NOTE: &str = "with EXIT_ON_ZERO_ACTIVE_CONNECTIONS on, pilot-agent \
+ignores terminationDrainDuration: after SIGTERM it waits MINIMUM_DRAIN_DURATION (default 5s), \
+then exits once no connection is active; on Istio 1.26+ a POST to /quitquitquit skips the drain \
+entirely";

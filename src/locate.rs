@@ -1,1 +1,337 @@
-//! TODO
+//! Finds what to change: the pod templates of Jobs and CronJobs.
+//!
+//! A target is the pod template of a `batch/*` Job or CronJob, at the top level of a
+//! document or among the `items` of a `kind: List` (or a KRM `ResourceList`). Look-alikes
+//! (other API groups, CRDs, Jobs embedded in strings or nested in other kinds) are never
+//! targets. Opted-out, host-network and native-sidecar pods are skipped with a note.
+
+use crate::finding::{Finding, ObjectRef};
+use crate::istio;
+use crate::yaml::edit::{Path, Seg};
+use crate::yaml::tree::{Kind, Node};
+
+/// A pod template to rewrite.
+#[derive(Debug)]
+pub struct PodTarget<'d> {
+    pub object: ObjectRef,
+    /// The object's mapping node (for findings).
+    pub object_node: &'d Node,
+    /// The pod template mapping (`metadata` + `spec`).
+    pub template: &'d Node,
+    /// Path from the document root to the template.
+    pub path: Path,
+}
+
+/// What locating found in one document.
+#[derive(Debug, Default)]
+pub struct Located<'d> {
+    pub pods: Vec<PodTarget<'d>>,
+    pub findings: Vec<Finding>,
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+
+/// The string value of `key` in a mapping (plain or quoted scalars only).
+pub fn str_of<'n>(map: &'n Node, k: &str) -> Option<&'n str> {
+    match &map.get(k)?.kind {
+        Kind::Scalar { value, .. } => Some(value),
+        _ => None,
+    }
+}
+
+/// Identity of a Kubernetes object mapping.
+pub fn object_ref(obj: &Node) -> ObjectRef {
+    let meta = obj.get("metadata");
+    ObjectRef {
+        api_version: str_of(obj, "apiVersion").unwrap_or_default().to_string(),
+        kind: str_of(obj, "kind").unwrap_or_default().to_string(),
+        name: meta
+            .and_then(|m| str_of(m, "name").or_else(|| str_of(m, "generateName")))
+            .unwrap_or_default()
+            .to_string(),
+        namespace: meta
+            .and_then(|m| str_of(m, "namespace"))
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+/// Human name of an object: `Job/pi`.
+pub fn describe(o: &ObjectRef) -> String {
+    if o.name.is_empty() {
+        o.kind.clone()
+    } else {
+        format!("{}/{}", o.kind, o.name)
+    }
+}
+
+/// Whether `apiVersion` is in the `batch` group (batch/v1, batch/v1beta1, batch/v2alpha1).
+fn is_batch(api_version: &str) -> bool {
+    api_version
+        .strip_prefix("batch/")
+        .is_some_and(|v| !v.is_empty() && !v.contains('/'))
+}
+
+/// Whether an object is a list whose `items` are objects in their own right.
+pub fn is_list(obj: &Node) -> bool {
+    let api = str_of(obj, "apiVersion").unwrap_or_default();
+    match str_of(obj, "kind") {
+        Some("List") => api == "v1",
+        Some("ResourceList") => api.starts_with("config.kubernetes.io/"),
+        _ => false,
+    }
+}
+
+/// Finds the pod templates in one document.
+pub fn locate(root: &Node) -> Located<'_> {
+    let mut out = Located::default();
+    if root.entries().is_none() {
+        return out;
+    }
+    if is_list(root) {
+        if let Some(items) = root.get("items").and_then(Node::items) {
+            for (i, item) in items.iter().enumerate() {
+                object(item, vec![key("items"), Seg::Index(i)], &mut out);
+            }
+        }
+    } else {
+        object(root, Vec::new(), &mut out);
+    }
+    out
+}
+
+fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
+    if obj.entries().is_none() || !str_of(obj, "apiVersion").is_some_and(is_batch) {
+        return;
+    }
+    let template_keys: &[&str] = match str_of(obj, "kind") {
+        Some("Job") => &["spec", "template"],
+        Some("CronJob") => &["spec", "jobTemplate", "spec", "template"],
+        _ => return,
+    };
+    let oref = object_ref(obj);
+    let note = |sev: fn(usize, String) -> Finding, at: usize, msg: String| {
+        sev(at, msg).with_object(Some(oref.clone()))
+    };
+    // Walk to the template, refusing to go through aliases, anchors or merge keys: an edit
+    // there would change other nodes too, or not take effect.
+    let mut node = obj;
+    let mut tpath = path;
+    for k in template_keys {
+        if let Some(f) = shared_node_finding(node, &oref) {
+            out.findings.push(f);
+            return;
+        }
+        match node.get(k) {
+            Some(n) => {
+                node = n;
+                tpath.push(key(k));
+            }
+            None => {
+                out.findings.push(note(
+                    |a, m| Finding::warning(a, m),
+                    obj.start,
+                    format!(
+                        "{} has no {}; nothing to do",
+                        describe(&oref),
+                        template_keys.join(".")
+                    ),
+                ));
+                return;
+            }
+        }
+    }
+    if let Some(f) = shared_node_finding(node, &oref) {
+        out.findings.push(f);
+        return;
+    }
+    if node.entries().is_none() {
+        out.findings.push(note(
+            |a, m| Finding::warning(a, m),
+            node.start,
+            format!(
+                "{}: the pod template is not a mapping; skipped",
+                describe(&oref)
+            ),
+        ));
+        return;
+    }
+    if let Some(reason) = skip_reason(node) {
+        out.findings.push(note(
+            |a, m| Finding::info(a, m),
+            node.start,
+            format!("{}: skipped, {reason}", describe(&oref)),
+        ));
+        return;
+    }
+    out.pods.push(PodTarget {
+        object: oref,
+        object_node: obj,
+        template: node,
+        path: tpath,
+    });
+}
+
+/// Words that mark a refusal: the pod's edits are dropped whole.
+pub const REFUSAL: &str = "refusing to edit";
+
+/// A finding when `node` is an alias, has an anchor, or uses a merge key (`<<`).
+pub fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
+    let why = if matches!(node.kind, Kind::Alias(_)) {
+        "is an alias (*name) of a node used elsewhere"
+    } else if node.anchor.is_some() {
+        "has an anchor (&name), so other nodes may share it"
+    } else if node.entry("<<").is_some() {
+        "uses a merge key (<<), so its effective value is not what is written"
+    } else {
+        return None;
+    };
+    Some(
+        Finding::error(
+            node.props_start,
+            format!(
+                "{}: {REFUSAL} a node that {why}; expand it by hand, then run again",
+                describe(oref)
+            ),
+        )
+        .with_object(Some(oref.clone())),
+    )
+}
+
+/// Why a pod template is not to be touched, if it is not.
+fn skip_reason(template: &Node) -> Option<String> {
+    let meta = template.get("metadata");
+    let label = meta
+        .and_then(|m| m.get("labels"))
+        .and_then(|l| l.get(istio::INJECT_KEY))
+        .and_then(Node::as_str);
+    let annotation = meta
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(istio::INJECT_KEY))
+        .and_then(Node::as_str);
+    // The label wins over the deprecated annotation when both are present.
+    match (label, annotation) {
+        (Some(v), _) if v.eq_ignore_ascii_case("false") => {
+            return Some(format!(
+                "opted out of injection (label {}: \"false\")",
+                istio::INJECT_KEY
+            ));
+        }
+        (None, Some(v)) if v.eq_ignore_ascii_case("false") => {
+            return Some(format!(
+                "opted out of injection (annotation {}: \"false\")",
+                istio::INJECT_KEY
+            ));
+        }
+        _ => {}
+    }
+    let spec = template.get("spec");
+    if spec
+        .and_then(|s| s.get("hostNetwork"))
+        .and_then(Node::as_str)
+        .is_some_and(|v| v == "true")
+    {
+        return Some("hostNetwork pods are never injected".to_string());
+    }
+    if meta
+        .and_then(|m| m.get("annotations"))
+        .and_then(|a| a.get(istio::NATIVE_SIDECAR_ANNOTATION))
+        .and_then(Node::as_str)
+        .is_some_and(|v| v == "true")
+    {
+        return Some(format!(
+            "native sidecar mode ({}: \"true\") lets the Job complete without a wrapper",
+            istio::NATIVE_SIDECAR_ANNOTATION
+        ));
+    }
+    let native_proxy = spec
+        .and_then(|s| s.get("initContainers"))
+        .and_then(Node::items)
+        .is_some_and(|inits| {
+            inits.iter().any(|c| {
+                str_of(c, "name") == Some(istio::PROXY_CONTAINER)
+                    && str_of(c, "restartPolicy") == Some("Always")
+            })
+        });
+    if native_proxy {
+        return Some(
+            "istio-proxy is already injected as a native sidecar, which Kubernetes stops by itself"
+                .to_string(),
+        );
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::tree::parse_stream;
+
+    fn count(src: &str) -> (usize, Vec<String>) {
+        let docs = parse_stream(src).unwrap();
+        let l = locate(&docs[0].root);
+        (
+            l.pods.len(),
+            l.findings.iter().map(|f| f.message.clone()).collect(),
+        )
+    }
+
+    #[test]
+    fn jobs_cronjobs_and_lists() {
+        let job = "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    spec:\n      containers: []\n";
+        assert_eq!(count(job).0, 1);
+        let cj = "apiVersion: batch/v1beta1\nkind: CronJob\nspec:\n  jobTemplate:\n    spec:\n      template:\n        spec: {}\n";
+        assert_eq!(count(cj).0, 1);
+        let list = format!(
+            "apiVersion: v1\nkind: List\nitems:\n- {}",
+            "{apiVersion: batch/v1, kind: Job, spec: {template: {spec: {}}}}"
+        );
+        assert_eq!(count(&list).0, 1);
+        assert_eq!(
+            count("apiVersion: batch.volcano.sh/v1alpha1\nkind: Job\nspec: {template: {}}\n").0,
+            0
+        );
+        assert_eq!(count("apiVersion: batch/v1\nkind: JobSet\n").0, 0);
+    }
+
+    #[test]
+    fn opt_outs() {
+        let t = |meta: &str, spec: &str| {
+            count(&format!(
+                "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {meta}\n    spec: {spec}\n"
+            ))
+        };
+        assert_eq!(
+            t("{labels: {sidecar.istio.io/inject: \"false\"}}", "{}").0,
+            0
+        );
+        assert_eq!(
+            t("{annotations: {sidecar.istio.io/inject: \"false\"}}", "{}").0,
+            0
+        );
+        // The label wins.
+        assert_eq!(
+            t(
+                "{labels: {sidecar.istio.io/inject: \"true\"}, annotations: {sidecar.istio.io/inject: \"false\"}}",
+                "{}"
+            )
+            .0,
+            1
+        );
+        assert_eq!(t("{}", "{hostNetwork: true}").0, 0);
+        assert_eq!(
+            t(
+                "{annotations: {sidecar.istio.io/nativeSidecar: \"true\"}}",
+                "{}"
+            )
+            .0,
+            0
+        );
+        let (n, msgs) =
+            count("apiVersion: batch/v1\nkind: Job\nspec:\n  template: &a {spec: {}}\n");
+        assert_eq!(n, 0);
+        assert!(msgs[0].contains("anchor"), "{msgs:?}");
+    }
+}

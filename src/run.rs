@@ -1,7 +1,11 @@
-//! One file's trip through the pipeline: parse, locate, plan, apply, verify.
+//! One text's trip through the pipeline: parse, locate, plan, apply, verify.
 
 use crate::config::Settings;
 use crate::finding::Finding;
+use crate::plan;
+use crate::yaml::edit::{Edit, splice};
+use crate::yaml::tree::parse_stream;
+use crate::yaml::value::Value;
 
 /// The result of processing one text.
 #[derive(Debug, Default)]
@@ -19,13 +23,94 @@ impl Outcome {
     pub fn changed(&self, input: &str) -> bool {
         self.fatal.is_none() && self.text != input
     }
+
+    fn fatal(text: &str, f: Finding) -> Self {
+        Outcome {
+            text: text.to_string(),
+            findings: Vec::new(),
+            fatal: Some(f),
+        }
+    }
 }
 
 /// Processes one YAML stream.
 pub fn process(text: &str, settings: &Settings) -> Outcome {
-    let _ = settings;
-    Outcome {
-        text: text.to_string(),
-        ..Outcome::default()
+    let docs = match parse_stream(text) {
+        Ok(d) => d,
+        Err(e) => {
+            return Outcome::fatal(
+                text,
+                Finding::error(e.offset, format!("invalid YAML: {}", e.message)),
+            );
+        }
+    };
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut findings = Vec::new();
+    let mut intended = Vec::with_capacity(docs.len());
+    for doc in &docs {
+        let p = plan::plan_doc(text, doc, settings);
+        findings.extend(p.findings);
+        edits.extend(p.editor.edits);
+        intended.push(p.editor.intended);
     }
+    if edits.is_empty() {
+        return Outcome {
+            text: text.to_string(),
+            findings,
+            fatal: None,
+        };
+    }
+    let out = match splice(text, &edits) {
+        Ok(o) => o,
+        Err(o) => {
+            return Outcome::fatal(
+                text,
+                Finding::error(
+                    o.at,
+                    "internal error: two planned edits overlap; nothing written",
+                ),
+            );
+        }
+    };
+    if let Err(f) = verify(&out, &intended) {
+        return Outcome::fatal(text, f);
+    }
+    Outcome {
+        text: out,
+        findings,
+        fatal: None,
+    }
+}
+
+/// Re-parses the edited text and checks every document against its intended value.
+fn verify(out: &str, intended: &[Value]) -> Result<(), Finding> {
+    let docs = parse_stream(out).map_err(|e| {
+        Finding::error(
+            e.offset,
+            format!(
+                "internal error: the edited text does not parse ({}); nothing written",
+                e.message
+            ),
+        )
+    })?;
+    if docs.len() != intended.len() {
+        return Err(Finding::error(
+            0,
+            format!(
+                "internal error: the edited text has {} documents instead of {}; nothing written",
+                docs.len(),
+                intended.len()
+            ),
+        ));
+    }
+    for (doc, want) in docs.iter().zip(intended) {
+        if !want.matches(&Value::from_node(&doc.root)) {
+            return Err(Finding::error(
+                doc.root.start,
+                "internal error: an edited document does not read back as intended; nothing \
+                 written",
+            ));
+        }
+    }
+    Ok(())
 }

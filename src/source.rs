@@ -1,1 +1,95 @@
-//! TODO
+//! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
+
+use std::path::{Path, PathBuf};
+
+/// Where a text comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Stdin,
+    File(PathBuf),
+}
+
+impl Origin {
+    /// The name shown in findings and diff headers.
+    pub fn display(&self) -> String {
+        match self {
+            Origin::Stdin => "-".to_string(),
+            Origin::File(p) => p.to_string_lossy().into_owned(),
+        }
+    }
+}
+
+/// Expands PATH arguments: `-` is stdin, directories are walked (sorted, hidden entries
+/// skipped), files are taken as they are. Errors name the path.
+pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
+    let mut out = Vec::new();
+    let mut errors = Vec::new();
+    for a in args {
+        if a == "-" {
+            out.push(Origin::Stdin);
+            continue;
+        }
+        let p = Path::new(a);
+        match std::fs::metadata(p) {
+            Ok(m) if m.is_dir() => walk(p, &mut out, &mut errors),
+            Ok(_) => out.push(Origin::File(p.to_path_buf())),
+            Err(e) => errors.push((a.clone(), format!("cannot read: {e}"))),
+        }
+    }
+    (out, errors)
+}
+
+fn is_yaml(p: &Path) -> bool {
+    matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
+}
+
+fn walk(dir: &Path, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
+    let entries = match std::fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) => {
+            errors.push((
+                dir.display().to_string(),
+                format!("cannot read directory: {e}"),
+            ));
+            return;
+        }
+    };
+    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for p in paths {
+        let hidden = p
+            .file_name()
+            .and_then(|n| n.to_str())
+            .is_some_and(|n| n.starts_with('.'));
+        if hidden {
+            continue;
+        }
+        match std::fs::metadata(&p) {
+            Ok(m) if m.is_dir() => walk(&p, out, errors),
+            Ok(m) if m.is_file() && is_yaml(&p) => out.push(Origin::File(p)),
+            _ => {}
+        }
+    }
+}
+
+/// Why bytes are not a text meshjob can edit, with the byte offset of the problem.
+pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
+    if let Some(i) = bytes.iter().position(|&b| b == 0) {
+        return Err((i, "binary file (contains a NUL byte); not YAML".into()));
+    }
+    std::str::from_utf8(bytes).map_err(|e| {
+        (
+            e.valid_up_to(),
+            "not UTF-8 text; YAML manifests must be UTF-8".to_string(),
+        )
+    })
+}
+
+/// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
+pub fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let upto = &bytes[..offset.min(bytes.len())];
+    let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
+    let start = upto.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
+    let col = String::from_utf8_lossy(&upto[start..]).chars().count() + 1;
+    (line, col)
+}

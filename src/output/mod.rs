@@ -1,1 +1,5 @@
-//! Output: diff, reports and writers.
+//! Output: the unified diff, finding reports and in-place writes. Only this stage prints.
+
+pub mod diff;
+pub mod report;
+pub mod write;

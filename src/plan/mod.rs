@@ -1,4 +1,43 @@
-//! Plans the edits for each target.
+//! Plans the edits for each target: one file per concern.
 
+pub mod annotation;
+pub mod container;
+pub mod proxy_config;
 pub mod script;
 
+use crate::config::Settings;
+use crate::finding::{Finding, Severity};
+use crate::locate;
+use crate::yaml::edit::{Editor, detect_style};
+use crate::yaml::tree::Doc;
+
+/// The plan for one document: its editor (edits + intended value) and findings.
+pub struct DocPlan<'a> {
+    pub editor: Editor<'a>,
+    pub findings: Vec<Finding>,
+}
+
+/// Plans one document of `src`.
+pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings) -> DocPlan<'a> {
+    let located = locate::locate(&doc.root);
+    let mut findings = located.findings;
+    let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
+    let desired = proxy_config::Desired::from_settings(settings);
+    for target in &located.pods {
+        // Plan each pod on its own, so that a refusal in one leaves the others intact.
+        let mut pod_findings = Vec::new();
+        let mark = editor.edits.len();
+        let before = editor.intended.clone();
+        container::plan(&mut editor, target, settings, &mut pod_findings);
+        annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+        let refused = pod_findings
+            .iter()
+            .any(|f| f.severity == Severity::Error && f.message.contains(locate::REFUSAL));
+        if refused {
+            editor.edits.truncate(mark);
+            editor.intended = before;
+        }
+        findings.extend(pod_findings);
+    }
+    DocPlan { editor, findings }
+}

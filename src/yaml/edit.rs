@@ -28,7 +28,8 @@ pub struct Overlap {
 pub fn splice(src: &str, edits: &[Edit]) -> Result<String, Overlap> {
     let mut order: Vec<&Edit> = edits.iter().collect();
     order.sort_by_key(|e| (e.start, e.end));
-    let mut out = String::with_capacity(src.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
+    let mut out =
+        String::with_capacity(src.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = 0;
     for e in order {
         if e.start < at || e.end < e.start || e.end > src.len() {
@@ -374,7 +375,8 @@ pub fn dash_before(src: &str, item: usize) -> usize {
 /// Detects the layout habits of a document: line break, indentation step and whether block
 /// sequences under a key are flush or indented.
 pub fn detect_style(src: &str, root: &Node) -> Style {
-    let nl = match src.find('\n') {
+    let from = root.props_start.min(src.len());
+    let nl = match src[from..].find('\n').map(|i| i + from) {
         Some(i) if i > 0 && src.as_bytes()[i - 1] == b'\r' => "\r\n",
         _ => "\n",
     };
@@ -449,13 +451,25 @@ mod tests {
     fn insert_into_block_and_flow_maps() {
         let out = edit("a:\n    b: 1 # c\nz: 2", |ed, root| {
             let a = root.get("a").unwrap();
-            ed.insert_entry(a, &[Seg::Key("a".into())], None, "k2", &Out::Str("v".into()));
+            ed.insert_entry(
+                a,
+                &[Seg::Key("a".into())],
+                None,
+                "k2",
+                &Out::Str("v".into()),
+            );
             ed.insert_entry(root, &[], None, "e", &Out::Bool(true));
         });
         assert_eq!(out, "a:\n    b: 1 # c\n    k2: v\nz: 2\ne: true");
         let out = edit("a: {b: 1}\nc: {}\n", |ed, root| {
             let a = root.get("a").unwrap();
-            ed.insert_entry(a, &[Seg::Key("a".into())], None, "k2", &Out::Str("v".into()));
+            ed.insert_entry(
+                a,
+                &[Seg::Key("a".into())],
+                None,
+                "k2",
+                &Out::Str("v".into()),
+            );
             let c = root.get("c").unwrap();
             ed.insert_entry(c, &[Seg::Key("c".into())], None, "k", &Out::Str("1".into()));
         });
@@ -480,7 +494,14 @@ mod tests {
             let a = root.get("a").unwrap();
             let e = a.entry("b").unwrap();
             let path = [Seg::Key("a".into())];
-            ed.replace_value(a, &e.key, &e.value, &path, "b", &Out::Seq(vec![Out::Str("w".into())]));
+            ed.replace_value(
+                a,
+                &e.key,
+                &e.value,
+                &path,
+                "b",
+                &Out::Seq(vec![Out::Str("w".into())]),
+            );
         });
         assert_eq!(out, "a:\r\n  b:\r\n  - w\r\n");
     }

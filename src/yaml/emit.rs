@@ -24,7 +24,10 @@ pub enum Out {
     Seq(Vec<Out>),
     Map(Vec<(String, Out)>),
     /// A string holding YAML text (an annotation value) that must parse to `value`.
-    YamlText { text: String, value: Value },
+    YamlText {
+        text: String,
+        value: Value,
+    },
 }
 
 impl Out {
@@ -153,6 +156,10 @@ fn scalar_after_indicator(out: &Out, content_col: usize, st: &Style) -> String {
     if let Some(text) = literal.filter(|t| literal_ok(t)) {
         return format!(" {}", literal_block(text, content_col, st));
     }
+    if let Out::Raw { text, .. } = out {
+        // Copied from block or flow context: valid in block context either way.
+        return format!(" {text}");
+    }
     format!(" {}", flow(out, st))
 }
 
@@ -185,9 +192,13 @@ pub fn literal_ok(text: &str) -> bool {
         && !body.ends_with('\n')
         && text.contains('\n')
         && !text.starts_with([' ', '\t', '\n'])
-        && text.chars().all(|c| c == '\n' || c == '\t' || !c.is_control())
+        && text
+            .chars()
+            .all(|c| c == '\n' || c == '\t' || !c.is_control())
         && !text.contains(['\u{feff}', '\u{85}', '\u{2028}', '\u{2029}'])
-        && body.split('\n').all(|l| !l.chars().all(char::is_whitespace) || l.is_empty())
+        && body
+            .split('\n')
+            .all(|l| !l.chars().all(char::is_whitespace) || l.is_empty())
 }
 
 /// A value in flow style (also used for scalars in block context).
@@ -283,13 +294,51 @@ mod tests {
 
     #[test]
     fn plain_only_when_unambiguous() {
-        for s in ["/bin/sh", "-c", "meshjob", "perl", "-Mbignum=bpi", "5s", "a b"] {
+        for s in [
+            "/bin/sh",
+            "-c",
+            "meshjob",
+            "perl",
+            "-Mbignum=bpi",
+            "5s",
+            "a b",
+        ] {
             assert!(plain_safe(s), "{s}");
         }
         for s in [
-            "", "true", "yes", "on", "5", "1.5", "-1", "null", "~", "a: b", "a #b", "[x]", "x,y",
-            " x", "x ", "*x", "&x", "!x", "%x", "@x", "`x", "'x", "\"x", "-", "- x", "a\nb",
-            "1e3", ".5", "0x1f", "=", "{x}", "print bpi(2000)", "$(VAR)",
+            "",
+            "true",
+            "yes",
+            "on",
+            "5",
+            "1.5",
+            "-1",
+            "null",
+            "~",
+            "a: b",
+            "a #b",
+            "[x]",
+            "x,y",
+            " x",
+            "x ",
+            "*x",
+            "&x",
+            "!x",
+            "%x",
+            "@x",
+            "`x",
+            "'x",
+            "\"x",
+            "-",
+            "- x",
+            "a\nb",
+            "1e3",
+            ".5",
+            "0x1f",
+            "=",
+            "{x}",
+            "print bpi(2000)",
+            "$(VAR)",
         ] {
             assert!(!plain_safe(s), "{s:?} must be quoted");
         }

@@ -1,6 +1,7 @@
 //! Format-preserving YAML: spans, node tree, values and edits.
 
-pub mod tree;
-pub mod emit;
-pub mod value;
 pub mod edit;
+pub mod embedded;
+pub mod emit;
+pub mod tree;
+pub mod value;

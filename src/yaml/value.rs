@@ -113,7 +113,9 @@ impl Value {
         match (self, actual) {
             (Value::YamlText(expected), Value::Scalar(ScalarType::Str, text)) => {
                 match super::tree::parse_stream(text) {
-                    Ok(docs) if docs.len() == 1 => expected.matches(&Value::from_node(&docs[0].root)),
+                    Ok(docs) if docs.len() == 1 => {
+                        expected.matches(&Value::from_node(&docs[0].root))
+                    }
                     Ok(docs) if docs.is_empty() => {
                         expected.matches(&Value::Scalar(ScalarType::Null, String::new()))
                     }

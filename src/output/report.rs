@@ -1,0 +1,133 @@
+//! Findings on stderr: `path:line:col: severity: message`, JSON, or GitHub workflow commands.
+
+use crate::finding::{Finding, Severity, line_col};
+
+/// How findings are written.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum Format {
+    Human,
+    Json,
+    Github,
+}
+
+/// A finding placed in a file, ready to show.
+#[derive(Clone, Debug)]
+pub struct Located {
+    pub path: String,
+    pub line: usize,
+    pub col: usize,
+    pub finding: Finding,
+}
+
+impl Located {
+    pub fn new(path: &str, text: &str, finding: Finding) -> Self {
+        let (line, col) = line_col(text, finding.offset);
+        Located {
+            path: path.to_string(),
+            line,
+            col,
+            finding,
+        }
+    }
+}
+
+/// One line in the human format.
+pub fn human(l: &Located, color: bool, fix_mode: bool) -> String {
+    let sev = l.finding.severity;
+    let label = if color {
+        let code = match sev {
+            Severity::Error => "1;31",
+            Severity::Warning => "1;33",
+            Severity::Info => "1;36",
+        };
+        format!("\x1b[{code}m{sev}\x1b[0m")
+    } else {
+        sev.to_string()
+    };
+    let fixed = if l.finding.fixed && fix_mode {
+        " (fixed)"
+    } else if l.finding.fixed {
+        " (fix available)"
+    } else {
+        ""
+    };
+    format!(
+        "{}:{}:{}: {label}: {}{fixed}",
+        l.path, l.line, l.col, l.finding.message
+    )
+}
+
+/// Escapes workflow-command data (the message) as GitHub requires.
+pub fn gh_escape_data(s: &str) -> String {
+    s.replace('%', "%25")
+        .replace('\r', "%0D")
+        .replace('\n', "%0A")
+}
+
+/// Escapes a workflow-command property value (file, title).
+pub fn gh_escape_property(s: &str) -> String {
+    gh_escape_data(s).replace(':', "%3A").replace(',', "%2C")
+}
+
+/// One GitHub workflow command (`::error file=..,line=..,col=..::message`).
+pub fn github(l: &Located) -> String {
+    let cmd = match l.finding.severity {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Info => "notice",
+    };
+    format!(
+        "::{cmd} file={},line={},col={},title={}::{}",
+        gh_escape_property(&l.path),
+        l.line,
+        l.col,
+        gh_escape_property(&format!("meshjob {}", l.finding.severity)),
+        gh_escape_data(&l.finding.message)
+    )
+}
+
+/// The JSON object of one finding.
+pub fn json(l: &Located) -> serde_json::Value {
+    let f = &l.finding;
+    let mut v = serde_json::json!({
+        "path": l.path,
+        "line": l.line,
+        "column": l.col,
+        "severity": f.severity.as_str(),
+        "message": f.message,
+        "fixed": f.fixed,
+    });
+    if let Some(o) = &f.object {
+        v["object"] = serde_json::json!({
+            "apiVersion": o.api_version,
+            "kind": o.kind,
+            "name": o.name,
+            "namespace": o.namespace,
+        });
+    }
+    if let Some(field) = &f.field {
+        v["field"] = serde_json::Value::String(field.clone());
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_escaping() {
+        assert_eq!(gh_escape_data("50%\r\nx"), "50%25%0D%0Ax");
+        assert_eq!(gh_escape_property("a:b,c"), "a%3Ab%2Cc");
+        let l = Located {
+            path: "dir/x,y.yaml".into(),
+            line: 3,
+            col: 5,
+            finding: Finding::error(0, "bad: a, b\nnext"),
+        };
+        assert_eq!(
+            github(&l),
+            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b%0Anext"
+        );
+    }
+}

@@ -1,0 +1,188 @@
+//! The pod template's `proxy.istio.io/config` annotation: created, or merged into.
+
+use super::proxy_config::{self, Desired};
+use crate::finding::{Finding, ObjectRef};
+use crate::istio;
+use crate::locate::{PodTarget, describe, shared_node_finding};
+use crate::yaml::edit::{Editor, Path, Seg};
+use crate::yaml::embedded::{self, EmbeddedError, Place};
+use crate::yaml::emit::Out;
+use crate::yaml::tree::{Kind, parse_stream};
+use crate::yaml::value::Value;
+
+fn child(path: &[Seg], k: &str) -> Path {
+    let mut p = path.to_vec();
+    p.push(Seg::Key(k.to_string()));
+    p
+}
+
+/// The annotation value for a template that has none, with what it means.
+fn fresh(d: &Desired, json: bool) -> Out {
+    let text = d.fresh_text(json);
+    let value = parse_stream(&text)
+        .ok()
+        .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
+        .unwrap_or(Value::Map(Vec::new()));
+    Out::YamlText { text, value }
+}
+
+/// Plans the annotation edits for one pod template.
+pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<Finding>) {
+    let tpl = t.template;
+    let oref = &t.object;
+    let Some(meta_entry) = tpl.entry("metadata") else {
+        let json = tpl.flow;
+        let value = Out::Map(vec![(
+            "annotations".into(),
+            Out::Map(vec![(
+                istio::PROXY_CONFIG_ANNOTATION.into(),
+                fresh(d, json),
+            )]),
+        )]);
+        let before = tpl.entry("spec").map(|e| &e.key);
+        ed.insert_entry(tpl, &t.path, before, "metadata", &value);
+        return;
+    };
+    let meta = &meta_entry.value;
+    let mpath = child(&t.path, "metadata");
+    if let Some(f) = shared_node_finding(meta, oref) {
+        out.push(f);
+        return;
+    }
+    if meta.is_null() {
+        let value = Out::Map(vec![(
+            "annotations".into(),
+            Out::Map(vec![(
+                istio::PROXY_CONFIG_ANNOTATION.into(),
+                fresh(d, tpl.flow),
+            )]),
+        )]);
+        ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &value);
+        return;
+    }
+    if meta.entries().is_none() {
+        out.push(err(
+            oref,
+            meta.start,
+            "pod template metadata is not a mapping; skipped",
+        ));
+        return;
+    }
+    let Some(ann_entry) = meta.entry("annotations") else {
+        let value = Out::Map(vec![(
+            istio::PROXY_CONFIG_ANNOTATION.into(),
+            fresh(d, meta.flow),
+        )]);
+        ed.insert_entry(meta, &mpath, None, "annotations", &value);
+        return;
+    };
+    let anns = &ann_entry.value;
+    let apath = child(&mpath, "annotations");
+    if let Some(f) = shared_node_finding(anns, oref) {
+        out.push(f);
+        return;
+    }
+    if anns.is_null() {
+        let value = Out::Map(vec![(
+            istio::PROXY_CONFIG_ANNOTATION.into(),
+            fresh(d, meta.flow),
+        )]);
+        ed.replace_value(meta, &ann_entry.key, anns, &mpath, "annotations", &value);
+        return;
+    }
+    if anns.entries().is_none() {
+        out.push(err(
+            oref,
+            anns.start,
+            "pod template annotations are not a mapping; skipped",
+        ));
+        return;
+    }
+    let Some(pc) = anns.entry(istio::PROXY_CONFIG_ANNOTATION) else {
+        ed.insert_entry(
+            anns,
+            &apath,
+            None,
+            istio::PROXY_CONFIG_ANNOTATION,
+            &fresh(d, anns.flow),
+        );
+        return;
+    };
+    let v = &pc.value;
+    if shared_node_finding(v, oref).is_some() || !matches!(v.kind, Kind::Scalar { .. }) {
+        out.push(err(
+            oref,
+            v.start,
+            &format!(
+                "the {} annotation must be a string holding YAML or JSON",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        ));
+        return;
+    }
+    let place = Place {
+        key_col: ed.col(pc.key.props_start),
+        block_allowed: !anns.flow,
+    };
+    let mut inner_findings = Vec::new();
+    let ppath = child(&apath, istio::PROXY_CONFIG_ANNOTATION);
+    let res = embedded::edit_in_string(ed, v, place, &ppath, |inner, root| {
+        if root.entries().is_some() {
+            proxy_config::merge(inner, root, &[], d, &mut inner_findings);
+            true
+        } else {
+            false
+        }
+    });
+    let at = v.start;
+    let name = describe(oref);
+    match res {
+        Ok(true) => {
+            // Offsets inside the string do not map onto the file; point at the annotation.
+            for f in inner_findings {
+                let mut f = f.with_object(Some(oref.clone()));
+                f.offset = at;
+                f.message = format!("{name}: {}: {}", istio::PROXY_CONFIG_ANNOTATION, f.message);
+                out.push(f);
+            }
+        }
+        Ok(false) => out.push(err(
+            oref,
+            at,
+            &format!(
+                "the {} annotation does not hold a mapping; fix it by hand",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        )),
+        Err(EmbeddedError::Invalid(why)) => out.push(err(
+            oref,
+            at,
+            &format!(
+                "the {} annotation is not valid YAML or JSON ({why}); the injector would refuse \
+                 this pod",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        )),
+        Err(EmbeddedError::MultiDoc) => out.push(err(
+            oref,
+            at,
+            &format!(
+                "the {} annotation holds several YAML documents",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        )),
+        Err(EmbeddedError::Verify) => out.push(err(
+            oref,
+            at,
+            &format!(
+                "internal error: the edited {} annotation did not read back as intended; left \
+                 unchanged",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        )),
+    }
+}
+
+fn err(oref: &ObjectRef, at: usize, msg: &str) -> Finding {
+    Finding::error(at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
+}

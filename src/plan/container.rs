@@ -1,0 +1,408 @@
+//! The entrypoint wrapper: each regular container's `command` becomes
+//! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
+
+use super::script::{self, Peers, QuitEndpoint, ScriptOptions};
+use crate::config::Settings;
+use crate::finding::{Finding, ObjectRef};
+use crate::istio;
+use crate::locate::{PodTarget, describe, shared_node_finding, str_of};
+use crate::yaml::edit::{Editor, Path, Seg};
+use crate::yaml::emit::{Out, literal_ok};
+use crate::yaml::tree::{Entry, Kind, Node};
+use crate::yaml::value::Value;
+use granit_parser::ScalarStyle;
+
+/// The shared volume through which several wrappers agree on who finished last.
+pub const PEERS_VOLUME: &str = "meshjob";
+pub const PEERS_MOUNT: &str = "/var/run/meshjob";
+
+/// The argv words every wrapper command has; the script sits between `-c` and `$0`.
+const SHELL: &str = "/bin/sh";
+const ARG0: &str = "meshjob";
+
+enum How<'d> {
+    /// Already wrapped: only the script may need an update.
+    Existing { cmd: &'d Node },
+    /// `command` (and maybe `args`) written out.
+    Command {
+        cmd: &'d Entry,
+        args: Option<&'d Entry>,
+    },
+    /// No `command`, but the config maps the image to its entrypoint.
+    Entrypoint {
+        argv: Vec<String>,
+        args: Option<&'d Entry>,
+    },
+}
+
+struct Wrap<'d> {
+    node: &'d Node,
+    index: usize,
+    name: String,
+    how: How<'d>,
+}
+
+fn child(path: &[Seg], k: &str) -> Path {
+    let mut p = path.to_vec();
+    p.push(Seg::Key(k.to_string()));
+    p
+}
+
+fn err(oref: &ObjectRef, at: usize, msg: String) -> Finding {
+    Finding::error(at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
+}
+
+/// Whether a command sequence is a wrapper written by meshjob (any version).
+fn wrapper_script(cmd: &Node) -> Option<&str> {
+    let items = cmd.items()?;
+    match items {
+        [sh, c, s, zero]
+            if sh.as_str() == Some(SHELL)
+                && c.as_str() == Some("-c")
+                && zero.as_str() == Some(ARG0) =>
+        {
+            let s = s.as_str()?;
+            script::marker_version(s).map(|_| s)
+        }
+        _ => None,
+    }
+}
+
+/// A sequence whose items are all plain strings we can move (no aliases or anchors).
+fn movable_seq(n: &Node) -> bool {
+    n.items().is_some_and(|items| {
+        items
+            .iter()
+            .all(|i| matches!(i.kind, Kind::Scalar { .. }) && i.anchor.is_none())
+    }) && n.anchor.is_none()
+}
+
+/// An argv word copied from the source: its exact text when it is a one-line scalar.
+fn item_out(src: &str, n: &Node, from_flow: bool) -> Out {
+    let Kind::Scalar { value, style } = &n.kind else {
+        return Out::Str(String::new());
+    };
+    if !n.is_multiline(src) && n.tag.is_none() && !n.is_block_scalar() {
+        let plain_flow_ok = from_flow || !value.contains([',', '[', ']', '{', '}']);
+        return Out::Raw {
+            text: src[n.props_start..n.end].to_string(),
+            value: Value::from_node(n),
+            flow_safe: *style != ScalarStyle::Plain || plain_flow_ok,
+        };
+    }
+    if value.contains('\n') && literal_ok(value) {
+        Out::Literal(value.clone())
+    } else {
+        Out::Str(value.clone())
+    }
+}
+
+fn wrapper_out(script: String) -> Out {
+    Out::Seq(vec![
+        Out::Str(SHELL.into()),
+        Out::Str("-c".into()),
+        Out::Literal(script),
+        Out::Str(ARG0.into()),
+    ])
+}
+
+/// The quit endpoint for one pod: the configured URL, with the pod's status-port override
+/// applied when the URL uses the default port.
+fn quit_endpoint(settings: &Settings, tpl: &Node) -> Result<QuitEndpoint, String> {
+    let mut q = script::parse_quit_url(&settings.quit_url)?;
+    let port = tpl
+        .path(&["metadata", "annotations", istio::STATUS_PORT_ANNOTATION])
+        .and_then(Node::as_str)
+        .and_then(|p| p.parse::<u16>().ok());
+    if let Some(p) = port
+        && settings.quit_url == istio::DEFAULT_QUIT_URL
+    {
+        q.port = p;
+    }
+    Ok(q)
+}
+
+/// Plans the wrapper edits of one pod template.
+pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &mut Vec<Finding>) {
+    let oref = &t.object;
+    let tpl = t.template;
+    let Some(spec) = tpl.get("spec").filter(|s| s.entries().is_some()) else {
+        out.push(err(oref, tpl.start, "the pod template has no spec".into()));
+        return;
+    };
+    let spath = child(&t.path, "spec");
+    if let Some(f) = shared_node_finding(spec, oref) {
+        out.push(f);
+        return;
+    }
+    let Some(containers) = spec.get("containers") else {
+        out.push(err(
+            oref,
+            spec.start,
+            "the pod spec has no containers".into(),
+        ));
+        return;
+    };
+    if let Some(f) = shared_node_finding(containers, oref) {
+        out.push(f);
+        return;
+    }
+    let cpath = child(&spath, "containers");
+    let Some(items) = containers.items() else {
+        out.push(err(
+            oref,
+            containers.start,
+            "`containers` is not a list".into(),
+        ));
+        return;
+    };
+    let quit = match quit_endpoint(settings, tpl) {
+        Ok(q) => q,
+        Err(m) => {
+            out.push(err(oref, tpl.start, m));
+            return;
+        }
+    };
+    let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
+
+    let mut wraps = Vec::new();
+    for (index, c) in items.iter().enumerate() {
+        if let Some(w) = classify(c, index, settings, oref, out) {
+            wraps.push(w);
+        }
+    }
+    let names: Vec<String> = wraps.iter().map(|w| w.name.clone()).collect();
+    let peers = names.len() >= 2;
+
+    for w in &wraps {
+        let opts = ScriptOptions {
+            quit: quit.clone(),
+            stop_proxy_on_failure: !on_failure,
+            peers: peers.then(|| Peers {
+                dir: PEERS_MOUNT.to_string(),
+                me: w.name.clone(),
+                all: names.clone(),
+            }),
+            wait_for_proxy_seconds: settings.wait_for_proxy_seconds,
+        };
+        let script = script::render(&opts);
+        let mut path = cpath.clone();
+        path.push(Seg::Index(w.index));
+        apply(ed, w, &path, script, oref, out);
+        if peers {
+            ensure_named_item(
+                ed,
+                w.node,
+                &path,
+                "volumeMounts",
+                Out::Map(vec![
+                    ("name".into(), Out::Str(PEERS_VOLUME.into())),
+                    ("mountPath".into(), Out::Str(PEERS_MOUNT.into())),
+                ]),
+            );
+        }
+    }
+    if peers {
+        ensure_named_item(
+            ed,
+            spec,
+            &spath,
+            "volumes",
+            Out::Map(vec![
+                ("name".into(), Out::Str(PEERS_VOLUME.into())),
+                ("emptyDir".into(), Out::Map(vec![])),
+            ]),
+        );
+    }
+}
+
+/// Decides how to wrap one container, or reports why it cannot be.
+fn classify<'d>(
+    c: &'d Node,
+    index: usize,
+    settings: &Settings,
+    oref: &ObjectRef,
+    out: &mut Vec<Finding>,
+) -> Option<Wrap<'d>> {
+    if c.entries().is_none() {
+        return None;
+    }
+    let name = str_of(c, "name").unwrap_or_default().to_string();
+    if name == istio::PROXY_CONTAINER {
+        out.push(
+            Finding::info(
+                c.start,
+                format!(
+                    "{}: istio-proxy is already injected; its settings come from injection time, \
+                     so re-inject (or set EXIT_ON_ZERO_ACTIVE_CONNECTIONS in its env) for the \
+                     annotation to take effect",
+                    describe(oref)
+                ),
+            )
+            .with_object(Some(oref.clone())),
+        );
+        return None;
+    }
+    if let Some(f) = shared_node_finding(c, oref) {
+        out.push(f);
+        return None;
+    }
+    let image = str_of(c, "image").unwrap_or_default();
+    let args = c.entry("args");
+    if let Some(a) = args
+        && !a.value.is_null()
+        && !movable_seq(&a.value)
+    {
+        out.push(err(
+            oref,
+            a.value.start,
+            format!("container {name:?}: `args` must be a list of strings (no anchors or aliases)"),
+        ));
+        return None;
+    }
+    let args = args.filter(|a| !a.value.is_null());
+    let cmd = c.entry("command").filter(|e| !e.value.is_null());
+    let how = match cmd {
+        Some(e) if wrapper_script(&e.value).is_some() => How::Existing { cmd: &e.value },
+        Some(e) if movable_seq(&e.value) => How::Command { cmd: e, args },
+        Some(e) => {
+            out.push(err(
+                oref,
+                e.value.start,
+                format!(
+                    "container {name:?}: `command` must be a list of strings (no anchors or \
+                     aliases) to be wrapped"
+                ),
+            ));
+            return None;
+        }
+        None => match settings.entrypoint_for(image) {
+            Some(argv) => How::Entrypoint {
+                argv: argv.to_vec(),
+                args,
+            },
+            None => {
+                let what = if args.is_some() {
+                    "has args but no command"
+                } else {
+                    "has neither command nor args"
+                };
+                out.push(err(
+                    oref,
+                    c.start,
+                    format!(
+                        "container {name:?} (image {image:?}) {what}: its entrypoint comes from \
+                         the image, which meshjob cannot see offline, so it cannot be wrapped. \
+                         Write the entrypoint as `command:` explicitly, or map the image in \
+                         .meshjob.yaml under `entrypoints:` (image or prefix -> argv)"
+                    ),
+                ));
+                return None;
+            }
+        },
+    };
+    Some(Wrap {
+        node: c,
+        index,
+        name,
+        how,
+    })
+}
+
+/// Makes the edits for one container.
+fn apply(
+    ed: &mut Editor<'_>,
+    w: &Wrap<'_>,
+    path: &[Seg],
+    script: String,
+    oref: &ObjectRef,
+    out: &mut Vec<Finding>,
+) {
+    let c = w.node;
+    let src = ed.src;
+    match &w.how {
+        How::Existing { cmd } => {
+            let current = wrapper_script(cmd).unwrap_or_default();
+            match script::marker_version(current) {
+                Some(v) if v > script::WRAPPER_VERSION => out.push(
+                    Finding::warning(
+                        cmd.start,
+                        format!(
+                            "{}: container {:?} has a wrapper of version {v}, newer than this \
+                             meshjob's ({}); left alone",
+                            describe(oref),
+                            w.name,
+                            script::WRAPPER_VERSION
+                        ),
+                    )
+                    .with_object(Some(oref.clone())),
+                ),
+                _ if current != script => {
+                    ed.replace_item(cmd, &child(path, "command"), 2, &Out::Literal(script));
+                }
+                _ => {}
+            }
+        }
+        How::Command { cmd, args } => {
+            let from_flow = cmd.value.flow;
+            let words: Vec<Out> = cmd
+                .value
+                .items()
+                .unwrap_or(&[])
+                .iter()
+                .map(|n| item_out(src, n, from_flow))
+                .collect();
+            match args {
+                None => {
+                    // The command's own text becomes `args`, byte for byte.
+                    ed.rename_key(path, &cmd.key, "command", "args");
+                    ed.insert_entry(c, path, Some(&cmd.key), "command", &wrapper_out(script));
+                }
+                Some(a) => {
+                    ed.replace_value(
+                        c,
+                        &cmd.key,
+                        &cmd.value,
+                        path,
+                        "command",
+                        &wrapper_out(script),
+                    );
+                    ed.prepend_items(&a.value, &child(path, "args"), &words);
+                }
+            }
+        }
+        How::Entrypoint { argv, args } => {
+            let words: Vec<Out> = argv.iter().map(|s| Out::Str(s.clone())).collect();
+            match args {
+                Some(a) => {
+                    ed.insert_entry(c, path, Some(&a.key), "command", &wrapper_out(script));
+                    ed.prepend_items(&a.value, &child(path, "args"), &words);
+                }
+                None => {
+                    ed.insert_entry(c, path, None, "command", &wrapper_out(script));
+                    ed.insert_entry(c, path, None, "args", &Out::Seq(words));
+                }
+            }
+        }
+    }
+}
+
+/// Makes sure list `key` of mapping `map` has an item named [`PEERS_VOLUME`].
+fn ensure_named_item(ed: &mut Editor<'_>, map: &Node, path: &[Seg], key: &str, item: Out) {
+    match map.entry(key) {
+        None => ed.insert_entry(map, path, None, key, &Out::Seq(vec![item])),
+        Some(e) if e.value.is_null() => {
+            ed.replace_value(map, &e.key, &e.value, path, key, &Out::Seq(vec![item]));
+        }
+        Some(e) => {
+            let present = e.value.items().is_some_and(|items| {
+                items
+                    .iter()
+                    .any(|i| str_of(i, "name") == Some(PEERS_VOLUME))
+            });
+            if !present && e.value.items().is_some() {
+                ed.append_items(&e.value, &child(path, key), &[item]);
+            }
+        }
+    }
+}

@@ -1,0 +1,315 @@
+//! Sets and lints a ProxyConfig mapping: the pod annotation `proxy.istio.io/config`, or
+//! `meshConfig.defaultConfig` of the mesh configuration.
+//!
+//! Keys the user set keep their values; a value that contradicts the tool is a warning
+//! (overwritten only with `--force`). Values Istio would reject are errors, fixed where the
+//! right value is known: a quoted boolean, an unquoted `proxyMetadata` value, a bad duration.
+
+use crate::config::Settings;
+use crate::finding::Finding;
+use crate::istio;
+use crate::yaml::edit::{Editor, Path, Seg};
+use crate::yaml::emit::Out;
+use crate::yaml::tree::{Kind, Node};
+use crate::yaml::value::{ScalarType, resolve};
+
+/// What the ProxyConfig should hold.
+#[derive(Clone, Debug)]
+pub struct Desired {
+    pub hold: bool,
+    pub drain: String,
+    pub exit_on_zero: bool,
+    pub force: bool,
+}
+
+impl Desired {
+    pub fn from_settings(s: &Settings) -> Self {
+        Desired {
+            hold: s.hold_application_until_proxy_starts,
+            drain: s.drain_duration.clone(),
+            exit_on_zero: s.exit_on_zero_active_connections,
+            force: s.force,
+        }
+    }
+
+    /// The settings as new mapping entries.
+    pub fn entries(&self) -> Vec<(String, Out)> {
+        let mut v = Vec::new();
+        if self.hold {
+            v.push((istio::HOLD_APPLICATION.to_string(), Out::Bool(true)));
+        }
+        v.push((
+            istio::TERMINATION_DRAIN_DURATION.to_string(),
+            Out::Str(self.drain.clone()),
+        ));
+        if self.exit_on_zero {
+            v.push((istio::PROXY_METADATA.to_string(), self.metadata()));
+        }
+        v
+    }
+
+    fn metadata(&self) -> Out {
+        Out::Map(vec![(
+            istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS.to_string(),
+            Out::Str("true".into()),
+        )])
+    }
+
+    /// The settings as fresh text (YAML block, or JSON).
+    pub fn fresh_text(&self, json: bool) -> String {
+        let st = crate::yaml::emit::Style {
+            json,
+            ..Default::default()
+        };
+        if json {
+            return crate::yaml::emit::flow(&Out::Map(self.entries()), &st);
+        }
+        let mut s = String::new();
+        for (k, v) in self.entries() {
+            s.push_str(&k);
+            s.push(':');
+            s.push_str(&crate::yaml::emit::after_key(&v, 0, &st));
+            s.push('\n');
+        }
+        s
+    }
+}
+
+fn scalar_type(n: &Node) -> Option<ScalarType> {
+    match &n.kind {
+        Kind::Scalar { value, style } => Some(resolve(value, *style, n.tag.as_deref(), n.empty)),
+        _ => None,
+    }
+}
+
+fn child(path: &[Seg], k: &str) -> Path {
+    let mut p = path.to_vec();
+    p.push(Seg::Key(k.to_string()));
+    p
+}
+
+/// Makes ProxyConfig mapping `map` (at `path` in `ed`'s document) hold `d`, and lints it.
+/// Findings carry offsets into `ed.src`.
+pub fn merge(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Vec<Finding>) {
+    let Some(entries) = map.entries() else {
+        out.push(Finding::error(map.start, "ProxyConfig must be a mapping"));
+        return;
+    };
+    for e in entries {
+        let Some(k) = e.key.as_str() else { continue };
+        if k == istio::MISSPELLED_HOLD_APPLICATION {
+            out.push(Finding::warning(
+                e.key.start,
+                format!(
+                    "`{k}` is not a ProxyConfig field and Istio ignores it; the field is `{}`",
+                    istio::HOLD_APPLICATION
+                ),
+            ));
+        } else if !istio::is_proxy_config_field(k) {
+            out.push(Finding::warning(
+                e.key.start,
+                format!("`{k}` is not a ProxyConfig field; Istio drops unknown fields silently"),
+            ));
+        }
+    }
+    hold(ed, map, path, d, out);
+    durations(ed, map, path, d, out);
+    metadata(ed, map, path, d, out);
+}
+
+fn hold(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Vec<Finding>) {
+    let key = istio::HOLD_APPLICATION;
+    let Some(e) = map.entry(key) else {
+        if d.hold {
+            ed.insert_entry(map, path, None, key, &Out::Bool(true));
+        }
+        return;
+    };
+    let v = &e.value;
+    let text = v.as_str().unwrap_or_default().to_ascii_lowercase();
+    let as_bool = match scalar_type(v) {
+        Some(ScalarType::Bool) => Some(matches!(text.as_str(), "true" | "yes" | "on" | "y")),
+        Some(ScalarType::Str) if text == "true" || text == "false" => {
+            let fix = if d.hold && !d.force {
+                text == "true"
+            } else {
+                d.hold
+            };
+            out.push(
+                Finding::error(
+                    v.start,
+                    format!(
+                        "`{key}` must be a boolean; Istio rejects the quoted string {:?}",
+                        v.as_str().unwrap_or_default()
+                    ),
+                )
+                .fixed(),
+            );
+            ed.replace_value(map, &e.key, v, path, key, &Out::Bool(fix));
+            if d.hold && !fix {
+                out.push(contradiction_hold(v.start));
+            }
+            return;
+        }
+        _ => {
+            out.push(Finding::error(
+                v.start,
+                format!("`{key}` must be a boolean (true or false)"),
+            ));
+            None
+        }
+    };
+    if as_bool == Some(false) && d.hold {
+        if d.force {
+            ed.replace_value(map, &e.key, v, path, key, &Out::Bool(true));
+        } else {
+            out.push(contradiction_hold(v.start));
+        }
+    }
+}
+
+fn contradiction_hold(at: usize) -> Finding {
+    Finding::warning(
+        at,
+        format!(
+            "keeping `{}: false`: the task may start before the proxy is ready, and its first \
+             connections fail (use --force to set true)",
+            istio::HOLD_APPLICATION
+        ),
+    )
+}
+
+fn durations(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Vec<Finding>) {
+    for &key in istio::DURATION_FIELDS {
+        let ours = key == istio::TERMINATION_DRAIN_DURATION;
+        let Some(e) = map.entry(key) else {
+            if ours {
+                ed.insert_entry(map, path, None, key, &Out::Str(d.drain.clone()));
+            }
+            continue;
+        };
+        let v = &e.value;
+        let valid = match (scalar_type(v), v.as_str()) {
+            (Some(ScalarType::Str), Some(s)) => istio::parse_go_duration(s).and_then(|n| {
+                if n < 0 {
+                    Err(format!("invalid duration {s:?}: must not be negative"))
+                } else {
+                    Ok(n)
+                }
+            }),
+            (Some(_), Some(s)) => Err(format!(
+                "`{s}` is a number, not a duration; write a Go duration string such as \"5s\", \
+                 \"500ms\" or \"1m30s\""
+            )),
+            _ => Err("must be a Go duration string such as \"5s\"".to_string()),
+        };
+        match valid {
+            Err(msg) => {
+                let f = Finding::error(v.start, format!("`{key}`: {msg}"));
+                if ours {
+                    out.push(f.fixed());
+                    ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.clone()));
+                } else {
+                    out.push(f);
+                }
+            }
+            Ok(n) if ours => {
+                let want = istio::parse_go_duration(&d.drain).unwrap_or(0);
+                if n != want {
+                    if d.force {
+                        ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.clone()));
+                    } else {
+                        out.push(Finding::warning(
+                            v.start,
+                            format!(
+                                "keeping `{key}: {}` instead of {}: without \
+                                 EXIT_ON_ZERO_ACTIVE_CONNECTIONS the proxy waits this long \
+                                 before it exits after SIGTERM (use --force to overwrite)",
+                                v.as_str().unwrap_or_default(),
+                                d.drain
+                            ),
+                        ));
+                    }
+                }
+            }
+            Ok(_) => {}
+        }
+    }
+}
+
+fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Vec<Finding>) {
+    let key = istio::PROXY_METADATA;
+    let Some(e) = map.entry(key) else {
+        if d.exit_on_zero {
+            ed.insert_entry(map, path, None, key, &d.metadata());
+        }
+        return;
+    };
+    let mpath = child(path, key);
+    let md = &e.value;
+    if md.is_null() {
+        if d.exit_on_zero {
+            ed.replace_value(map, &e.key, md, path, key, &d.metadata());
+        }
+        return;
+    }
+    let Some(entries) = md.entries() else {
+        out.push(Finding::error(
+            md.start,
+            "`proxyMetadata` must be a mapping of strings",
+        ));
+        return;
+    };
+    let exit_key = istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS;
+    for me in entries {
+        let Some(k) = me.key.as_str() else { continue };
+        let v = &me.value;
+        let ty = scalar_type(v);
+        let ours = k == exit_key && d.exit_on_zero;
+        let text = v.as_str().unwrap_or_default();
+        match ty {
+            Some(ScalarType::Str) => {
+                if ours && text != "true" {
+                    if d.force {
+                        ed.replace_value(md, &me.key, v, &mpath, k, &Out::Str("true".into()));
+                    } else {
+                        out.push(Finding::warning(
+                            v.start,
+                            format!(
+                                "keeping `{k}: {text:?}`: the proxy then sits out the whole \
+                                 terminationDrainDuration before it exits (use --force to set \"true\")"
+                            ),
+                        ));
+                    }
+                }
+            }
+            Some(_) => {
+                let fixed_text = if ours && d.force { "true" } else { text }.to_string();
+                out.push(
+                    Finding::error(
+                        v.start,
+                        format!(
+                            "proxyMetadata value `{k}: {text}` must be a quoted string; istiod \
+                             rejects the whole mesh config otherwise (istio#48991)"
+                        ),
+                    )
+                    .fixed(),
+                );
+                ed.replace_value(md, &me.key, v, &mpath, k, &Out::Str(fixed_text.clone()));
+                if ours && !matches!(fixed_text.as_str(), "true") {
+                    out.push(Finding::warning(
+                        v.start,
+                        format!("keeping `{k}: {fixed_text:?}` (use --force to set \"true\")"),
+                    ));
+                }
+            }
+            None => out.push(Finding::error(
+                v.start,
+                format!("proxyMetadata value `{k}` must be a string"),
+            )),
+        }
+    }
+    if d.exit_on_zero && md.entry(exit_key).is_none() {
+        ed.insert_entry(md, &mpath, None, exit_key, &Out::Str("true".into()));
+    }
+}

@@ -1,0 +1,222 @@
+//! Editing YAML that lives inside a string: the `proxy.istio.io/config` annotation and the
+//! `mesh` key of Istio's ConfigMap.
+//!
+//! The string's text is parsed and edited with the same engine as a file, so its comments
+//! and layout survive; then it is written back in the string's own style (a literal block
+//! keeps its indentation, a quoted string its quotes).
+
+use super::edit::{Editor, Seg, detect_style, splice};
+use super::emit;
+use super::tree::{Kind, Node, parse_stream};
+use super::value::Value;
+use granit_parser::ScalarStyle;
+
+/// Why embedded text could not be edited.
+#[derive(Debug, PartialEq, Eq)]
+pub enum EmbeddedError {
+    /// The text is not valid YAML (or JSON); the message says where.
+    Invalid(String),
+    /// The text holds more than one document.
+    MultiDoc,
+    /// The edited text did not read back as intended (a bug; nothing is written).
+    Verify,
+}
+
+/// Whether embedded text looks like JSON, so that additions are written as JSON.
+pub fn looks_json(text: &str) -> bool {
+    text.trim_start().starts_with('{')
+}
+
+/// Where the string sits: the column of its key and whether block style is allowed there
+/// (it is not inside a flow collection).
+#[derive(Clone, Copy, Debug)]
+pub struct Place {
+    pub key_col: usize,
+    pub block_allowed: bool,
+}
+
+/// Edits the YAML text held by string scalar `node` (at `path` in `outer`'s document) with
+/// `f`, which receives an editor over the inner text and the inner root.
+pub fn edit_in_string<R>(
+    outer: &mut Editor<'_>,
+    node: &Node,
+    place: Place,
+    path: &[Seg],
+    f: impl FnOnce(&mut Editor<'_>, &Node) -> R,
+) -> Result<R, EmbeddedError> {
+    let Kind::Scalar {
+        value: inner,
+        style,
+    } = &node.kind
+    else {
+        return Err(EmbeddedError::Invalid("not a string".into()));
+    };
+    let docs = parse_stream(inner).map_err(|e| {
+        let (line, col) = crate::finding::line_col(inner, e.offset);
+        EmbeddedError::Invalid(format!(
+            "line {line}, column {col} of the text: {}",
+            e.message
+        ))
+    })?;
+    if docs.len() > 1 {
+        return Err(EmbeddedError::MultiDoc);
+    }
+    let empty_root;
+    let root = match docs.first() {
+        Some(d) => &d.root,
+        None => {
+            empty_root = parse_stream("{}").map_err(|_| EmbeddedError::Verify)?;
+            &empty_root[0].root
+        }
+    };
+    let mut style_in = detect_style(inner, root);
+    style_in.json = looks_json(inner);
+    // An empty text is replaced whole; edit a stand-in `{}` and use its result.
+    let (text_in, stand_in) = if docs.is_empty() {
+        ("{}", true)
+    } else {
+        (inner.as_str(), false)
+    };
+    let mut ed = Editor::new(text_in, root, style_in);
+    let r = f(&mut ed, root);
+    if ed.edits.is_empty() {
+        return Ok(r);
+    }
+    let mut new_inner = splice(text_in, &ed.edits).map_err(|_| EmbeddedError::Verify)?;
+    if stand_in {
+        new_inner = reflow_stand_in(&ed.intended, &outer.style);
+    }
+    let reparsed = parse_stream(&new_inner).map_err(|_| EmbeddedError::Verify)?;
+    if reparsed.len() != 1 || !ed.intended.matches(&Value::from_node(&reparsed[0].root)) {
+        return Err(EmbeddedError::Verify);
+    }
+    let text = encode(&new_inner, *style, node, place, outer);
+    outer.replace_scalar_text(node, text, Value::YamlText(Box::new(ed.intended)), path);
+    Ok(r)
+}
+
+/// Block YAML text for a value built from nothing (the string was empty).
+fn reflow_stand_in(v: &Value, _st: &emit::Style) -> String {
+    let out = value_to_out(v);
+    let st = emit::Style::default();
+    match &out {
+        emit::Out::Map(entries) => {
+            let mut s = String::new();
+            for (k, val) in entries {
+                s.push_str(&emit::key_text(k, &st));
+                s.push(':');
+                s.push_str(&emit::after_key(val, 0, &st));
+                s.push('\n');
+            }
+            s
+        }
+        other => emit::flow(other, &st),
+    }
+}
+
+fn value_to_out(v: &Value) -> emit::Out {
+    use super::value::ScalarType;
+    match v {
+        Value::Map(entries) => emit::Out::Map(
+            entries
+                .iter()
+                .map(|(k, v)| (k.as_str().unwrap_or_default().to_string(), value_to_out(v)))
+                .collect(),
+        ),
+        Value::Seq(items) => emit::Out::Seq(items.iter().map(value_to_out).collect()),
+        Value::Scalar(ScalarType::Str, s) => emit::Out::Str(s.clone()),
+        Value::Scalar(_, s) => emit::Out::Raw {
+            text: s.clone(),
+            value: v.clone(),
+            flow_safe: true,
+        },
+        _ => emit::Out::Str(String::new()),
+    }
+}
+
+/// Writes `text` back as the scalar it came from, keeping that scalar's style where it can.
+fn encode(text: &str, style: ScalarStyle, node: &Node, place: Place, outer: &Editor<'_>) -> String {
+    let st = &outer.style;
+    let Place {
+        key_col,
+        block_allowed,
+    } = place;
+    let multiline = text.contains('\n');
+    match style {
+        ScalarStyle::Literal | ScalarStyle::Folded if block_allowed && emit::literal_ok(text) => {
+            let col = content_indent(outer.src, node).unwrap_or(key_col + st.step);
+            emit::literal_block(text, col, st)
+        }
+        ScalarStyle::SingleQuoted if !multiline => format!("'{}'", text.replace('\'', "''")),
+        ScalarStyle::Plain if !multiline && emit::plain_safe(text) => text.to_string(),
+        _ if multiline && block_allowed && emit::literal_ok(text) => {
+            emit::literal_block(text, key_col + st.step, st)
+        }
+        _ => emit::double_quoted(text),
+    }
+}
+
+/// Indentation of the first content line of a block scalar.
+fn content_indent(src: &str, node: &Node) -> Option<usize> {
+    let body = &src[node.start..node.end];
+    let after_header = body.find('\n')? + 1;
+    body[after_header..]
+        .split('\n')
+        .find(|l| !l.trim().is_empty())
+        .map(|l| l.len() - l.trim_start_matches(' ').len())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::emit::Out;
+    use crate::yaml::tree::parse_stream;
+
+    fn run(src: &str) -> String {
+        let docs = parse_stream(src).unwrap();
+        let root = &docs[0].root;
+        let mut ed = Editor::new(src, root, detect_style(src, root));
+        let e = root.entry("a").unwrap();
+        let col = ed.col(e.key.props_start);
+        let place = Place {
+            key_col: col,
+            block_allowed: true,
+        };
+        edit_in_string(
+            &mut ed,
+            &e.value,
+            place,
+            &[Seg::Key("a".into())],
+            |inner, r| {
+                inner.insert_entry(r, &[], None, "added", &Out::Bool(true));
+            },
+        )
+        .unwrap();
+        let out = splice(src, &ed.edits).unwrap();
+        let re = parse_stream(&out).unwrap();
+        assert!(ed.intended.matches(&Value::from_node(&re[0].root)), "{out}");
+        out
+    }
+
+    #[test]
+    fn literal_keeps_comments_and_indent() {
+        assert_eq!(
+            run("a: |\n    # keep\n    k: v\nb: 1\n"),
+            "a: |\n    # keep\n    k: v\n    added: true\nb: 1\n"
+        );
+    }
+
+    #[test]
+    fn json_stays_json() {
+        assert_eq!(
+            run("a: '{\"k\": \"v\"}'\n"),
+            "a: '{\"k\": \"v\", \"added\": true}'\n"
+        );
+    }
+
+    #[test]
+    fn one_line_yaml_becomes_a_block() {
+        assert_eq!(run("a: \"k: v\"\n"), "a: |-\n  k: v\n  added: true\n");
+        assert_eq!(run("a: \"\"\n"), "a: |\n  added: true\n");
+    }
+}
