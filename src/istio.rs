@@ -109,30 +109,6 @@ pub fn validate_drain_duration(s: &str) -> Result<(), String> {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn go_durations() {
-        assert_eq!(parse_go_duration("5s"), Ok(5_000_000_000));
-        assert_eq!(parse_go_duration("500ms"), Ok(500_000_000));
-        assert_eq!(parse_go_duration("1m30s"), Ok(90_000_000_000));
-        assert_eq!(parse_go_duration("1.5h"), Ok(5_400_000_000_000));
-        assert_eq!(parse_go_duration(".5s"), Ok(500_000_000));
-        assert_eq!(parse_go_duration("0"), Ok(0));
-        assert_eq!(parse_go_duration("-1s"), Ok(-1_000_000_000));
-        for bad in ["", "5", "5 s", "s", "1x", "1.s5", "--1s", " 5s", "5s "] {
-            assert!(
-                parse_go_duration(bad).is_err(),
-                "{bad:?} should be rejected"
-            );
-        }
-        assert!(validate_drain_duration("-1s").is_err());
-        assert!(validate_drain_duration("30s").is_ok());
-    }
-}
-
 /// ProxyConfig fields in their JSON (camelCase) spelling, from istio/api
 /// `mesh/v1alpha1/proxy.proto`. Istio drops any other key silently.
 pub const PROXY_CONFIG_FIELDS: &[&str] = &[
@@ -211,3 +187,27 @@ pub const DRAIN_INTERACTION_NOTE: &str = "with EXIT_ON_ZERO_ACTIVE_CONNECTIONS o
 ignores terminationDrainDuration: after SIGTERM it waits MINIMUM_DRAIN_DURATION (default 5s), \
 then exits once no connection is active; on Istio 1.26+ a POST to /quitquitquit skips the drain \
 entirely";
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn go_durations() {
+        assert_eq!(parse_go_duration("5s"), Ok(5_000_000_000));
+        assert_eq!(parse_go_duration("500ms"), Ok(500_000_000));
+        assert_eq!(parse_go_duration("1m30s"), Ok(90_000_000_000));
+        assert_eq!(parse_go_duration("1.5h"), Ok(5_400_000_000_000));
+        assert_eq!(parse_go_duration(".5s"), Ok(500_000_000));
+        assert_eq!(parse_go_duration("0"), Ok(0));
+        assert_eq!(parse_go_duration("-1s"), Ok(-1_000_000_000));
+        for bad in ["", "5", "5 s", "s", "1x", "1.s5", "--1s", " 5s", "5s "] {
+            assert!(
+                parse_go_duration(bad).is_err(),
+                "{bad:?} should be rejected"
+            );
+        }
+        assert!(validate_drain_duration("-1s").is_err());
+        assert!(validate_drain_duration("30s").is_ok());
+    }
+}

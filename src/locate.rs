@@ -131,7 +131,7 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
             }
             None => {
                 out.findings.push(note(
-                    |a, m| Finding::warning(a, m),
+                    Finding::warning,
                     obj.start,
                     format!(
                         "{} has no {}; nothing to do",
@@ -149,7 +149,7 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
     }
     if node.entries().is_none() {
         out.findings.push(note(
-            |a, m| Finding::warning(a, m),
+            Finding::warning,
             node.start,
             format!(
                 "{}: the pod template is not a mapping; skipped",
@@ -160,7 +160,7 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
     }
     if let Some(reason) = skip_reason(node) {
         out.findings.push(note(
-            |a, m| Finding::info(a, m),
+            Finding::info,
             node.start,
             format!("{}: skipped, {reason}", describe(&oref)),
         ));

@@ -73,7 +73,7 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
         }
     };
     if let Err(f) = verify(&out, &intended) {
-        return Outcome::fatal(text, f);
+        return Outcome::fatal(text, *f);
     }
     Outcome {
         text: out,
@@ -83,33 +83,33 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
 }
 
 /// Re-parses the edited text and checks every document against its intended value.
-fn verify(out: &str, intended: &[Value]) -> Result<(), Finding> {
+fn verify(out: &str, intended: &[Value]) -> Result<(), Box<Finding>> {
     let docs = parse_stream(out).map_err(|e| {
-        Finding::error(
+        Box::new(Finding::error(
             e.offset,
             format!(
                 "internal error: the edited text does not parse ({}); nothing written",
                 e.message
             ),
-        )
+        ))
     })?;
     if docs.len() != intended.len() {
-        return Err(Finding::error(
+        return Err(Box::new(Finding::error(
             0,
             format!(
                 "internal error: the edited text has {} documents instead of {}; nothing written",
                 docs.len(),
                 intended.len()
             ),
-        ));
+        )));
     }
     for (doc, want) in docs.iter().zip(intended) {
         if !want.matches(&Value::from_node(&doc.root)) {
-            return Err(Finding::error(
+            return Err(Box::new(Finding::error(
                 doc.root.start,
                 "internal error: an edited document does not read back as intended; nothing \
                  written",
-            ));
+            )));
         }
     }
     Ok(())

@@ -138,10 +138,9 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     let name = describe(oref);
     match res {
         Ok(true) => {
-            // Offsets inside the string do not map onto the file; point at the annotation.
             for f in inner_findings {
                 let mut f = f.with_object(Some(oref.clone()));
-                f.offset = at;
+                f.offset = embedded::outer_offset(ed.src, v, f.offset);
                 f.message = format!("{name}: {}: {}", istio::PROXY_CONFIG_ANNOTATION, f.message);
                 out.push(f);
             }

@@ -224,9 +224,7 @@ fn classify<'d>(
     oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) -> Option<Wrap<'d>> {
-    if c.entries().is_none() {
-        return None;
-    }
+    c.entries()?;
     let name = str_of(c, "name").unwrap_or_default().to_string();
     if name == istio::PROXY_CONTAINER {
         out.push(
@@ -245,6 +243,17 @@ fn classify<'d>(
     }
     if let Some(f) = shared_node_finding(c, oref) {
         out.push(f);
+        return None;
+    }
+    if let Some(k) = c.duplicate_key() {
+        out.push(err(
+            oref,
+            k.start,
+            format!(
+                "container {name:?} has the key `{}` twice; Kubernetes keeps only one, so                  meshjob will not guess which. Remove the duplicate",
+                k.as_str().unwrap_or_default()
+            ),
+        ));
         return None;
     }
     let image = str_of(c, "image").unwrap_or_default();

@@ -15,6 +15,9 @@ pub struct Edit {
     pub start: usize,
     pub end: usize,
     pub text: String,
+    /// Among insertions at one point, lower goes first. New lines are ordered deepest
+    /// first, so that an entry added to a nested mapping stays inside it.
+    pub order: i64,
 }
 
 /// Two edits overlap: a planning bug, reported instead of guessing.
@@ -27,7 +30,7 @@ pub struct Overlap {
 /// their order); any overlap is refused.
 pub fn splice(src: &str, edits: &[Edit]) -> Result<String, Overlap> {
     let mut order: Vec<&Edit> = edits.iter().collect();
-    order.sort_by_key(|e| (e.start, e.end));
+    order.sort_by_key(|e| (e.start, e.end, e.order));
     let mut out =
         String::with_capacity(src.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = 0;
@@ -100,7 +103,21 @@ impl<'a> Editor<'a> {
     }
 
     fn push(&mut self, start: usize, end: usize, text: String) {
-        self.edits.push(Edit { start, end, text });
+        self.edits.push(Edit {
+            start,
+            end,
+            text,
+            order: 0,
+        });
+    }
+
+    fn push_line(&mut self, at: usize, col: usize, text: String) {
+        self.edits.push(Edit {
+            start: at,
+            end: at,
+            text,
+            order: -(col as i64),
+        });
     }
 
     /// Column of byte offset `at` (indentation is ASCII, so bytes are columns).
@@ -181,11 +198,11 @@ impl<'a> Editor<'a> {
         match self.src[end..].find('\n') {
             Some(i) => {
                 let at = end + i + 1;
-                self.push(at, at, format!("{}{text}{nl}", " ".repeat(col)));
+                self.push_line(at, col, format!("{}{text}{nl}", " ".repeat(col)));
             }
             None => {
                 let at = self.src.len();
-                self.push(at, at, format!("{nl}{}{text}", " ".repeat(col)));
+                self.push_line(at, col, format!("{nl}{}{text}", " ".repeat(col)));
             }
         }
     }

@@ -156,6 +156,48 @@ fn encode(text: &str, style: ScalarStyle, node: &Node, place: Place, outer: &Edi
     }
 }
 
+/// Maps a byte offset in the text held by string scalar `node` back onto the file, so that
+/// findings inside an annotation point at their own line. Exact for block scalars and for
+/// one-line strings without escapes; otherwise the start of the string.
+pub fn outer_offset(src: &str, node: &Node, inner_offset: usize) -> usize {
+    let Kind::Scalar {
+        value: inner,
+        style,
+    } = &node.kind
+    else {
+        return node.start;
+    };
+    let inner_offset = inner_offset.min(inner.len());
+    let line = inner[..inner_offset].matches('\n').count();
+    let col = inner_offset - inner[..inner_offset].rfind('\n').map_or(0, |i| i + 1);
+    match style {
+        ScalarStyle::Literal => {
+            let Some(indent) = content_indent(src, node) else {
+                return node.start;
+            };
+            let body = &src[node.start..node.end];
+            let Some(header_end) = body.find('\n') else {
+                return node.start;
+            };
+            let mut at = node.start + header_end + 1;
+            for _ in 0..line {
+                match src[at..node.end].find('\n') {
+                    Some(i) => at += i + 1,
+                    None => return node.start,
+                }
+            }
+            (at + indent + col).min(src.len())
+        }
+        ScalarStyle::Plain if line == 0 => node.start + col,
+        ScalarStyle::SingleQuoted | ScalarStyle::DoubleQuoted
+            if line == 0 && src[node.start..node.end].len() == inner.len() + 2 =>
+        {
+            node.start + 1 + col
+        }
+        _ => node.start,
+    }
+}
+
 /// Indentation of the first content line of a block scalar.
 fn content_indent(src: &str, node: &Node) -> Option<usize> {
     let body = &src[node.start..node.end];

@@ -139,6 +139,18 @@ impl Node {
         }
     }
 
+    /// The first key that appears twice in this mapping, if any.
+    pub fn duplicate_key(&self) -> Option<&Node> {
+        let entries = self.entries()?;
+        entries.iter().enumerate().find_map(|(i, e)| {
+            let k = e.key.as_str()?;
+            entries[..i]
+                .iter()
+                .any(|p| p.key.as_str() == Some(k))
+                .then_some(&e.key)
+        })
+    }
+
     /// Whether this node spans more than one line.
     pub fn is_multiline(&self, src: &str) -> bool {
         src[self.props_start..self.end].contains('\n')

@@ -128,10 +128,14 @@ impl Value {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.matches(y))
             }
             (Value::Map(a), Value::Map(b)) => {
+                // Order does not matter; a key written twice (real manifests have them) is
+                // matched occurrence by occurrence.
                 a.len() == b.len()
-                    && a.iter().all(|(k, v)| {
+                    && a.iter().enumerate().all(|(i, (k, v))| {
+                        let nth = a[..i].iter().filter(|(k0, _)| k.matches(k0)).count();
                         b.iter()
-                            .find(|(k2, _)| k.matches(k2))
+                            .filter(|(k2, _)| k.matches(k2))
+                            .nth(nth)
                             .is_some_and(|(_, v2)| v.matches(v2))
                     })
             }

@@ -1,0 +1,198 @@
+//! Golden cases: each `testdata/<case>/` folder holds `input.yaml`, optional `args` (one
+//! flag per line), and the expected `expected.yaml` (output of `fix`), `expected.diff`
+//! (stdout of `check`) and `findings.txt` (stderr and exit status of `check`).
+//!
+//! Comparison is on raw bytes. `MESHJOB_UPDATE_GOLDEN=1 cargo test --test golden` rewrites
+//! the expectations. Every case is also run on its own output, which must change nothing.
+
+mod common;
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn update() -> bool {
+    std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1")
+}
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("testdata/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("input.yaml").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+fn case_args(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("args"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
+struct Run {
+    stdout: Vec<u8>,
+    stderr: Vec<u8>,
+    code: i32,
+}
+
+fn meshjob(dir: &Path, args: &[&str], extra: &[String], stdin: Option<&[u8]>) -> Run {
+    let mut cmd = Command::new(common::bin());
+    cmd.current_dir(dir)
+        .args(args)
+        .args(extra)
+        .env_remove("NO_COLOR")
+        .env_remove("CLICOLOR_FORCE")
+        .stdin(if stdin.is_some() {
+            Stdio::piped()
+        } else {
+            Stdio::null()
+        })
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let mut child = cmd.spawn().expect("run meshjob");
+    if let Some(input) = stdin {
+        child
+            .stdin
+            .take()
+            .expect("stdin")
+            .write_all(input)
+            .expect("write stdin");
+    }
+    let out = child.wait_with_output().expect("wait");
+    Run {
+        stdout: out.stdout,
+        stderr: out.stderr,
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+/// Compares `actual` with the file `name` in `dir`, or rewrites it when updating.
+fn expect(dir: &Path, name: &str, actual: &[u8], failures: &mut Vec<String>) {
+    let path = dir.join(name);
+    if update() {
+        std::fs::write(&path, actual).expect("write expectation");
+        return;
+    }
+    let want = std::fs::read(&path).unwrap_or_default();
+    if want != actual {
+        failures.push(format!(
+            "{}: {name} differs\n--- expected\n{}\n--- actual\n{}",
+            dir.display(),
+            String::from_utf8_lossy(&want),
+            String::from_utf8_lossy(actual)
+        ));
+    }
+}
+
+#[test]
+fn golden_cases() {
+    let mut failures = Vec::new();
+    let all = cases();
+    assert!(all.len() >= 20, "expected the golden cases in testdata/");
+    for dir in &all {
+        let extra = case_args(dir);
+        let input = std::fs::read(dir.join("input.yaml")).expect("input");
+        let check = meshjob(
+            dir,
+            &["check", "--color", "never", "input.yaml"],
+            &extra,
+            None,
+        );
+        let mut findings = check.stderr.clone();
+        findings.extend_from_slice(format!("exit status: {}\n", check.code).as_bytes());
+        expect(dir, "expected.diff", &check.stdout, &mut failures);
+        expect(dir, "findings.txt", &findings, &mut failures);
+        let fix = meshjob(dir, &["fix", "--color", "never", "-"], &extra, Some(&input));
+        expect(dir, "expected.yaml", &fix.stdout, &mut failures);
+        if fix.code == 2 {
+            // Refused input: the output must be the input, byte for byte.
+            if fix.stdout != input {
+                failures.push(format!(
+                    "{}: exit 2 but output differs from input",
+                    dir.display()
+                ));
+            }
+            continue;
+        }
+        // Idempotence: the output is a fixed point.
+        let again = meshjob(
+            dir,
+            &["fix", "--color", "never", "-"],
+            &extra,
+            Some(&fix.stdout),
+        );
+        if again.stdout != fix.stdout {
+            failures.push(format!(
+                "{}: a second fix changed the output:\n{}",
+                dir.display(),
+                String::from_utf8_lossy(&again.stdout)
+            ));
+        }
+        // `diff` prints exactly the changes `fix` makes.
+        let d = meshjob(
+            dir,
+            &["diff", "--color", "never", "input.yaml"],
+            &extra,
+            None,
+        );
+        if d.stdout != check.stdout || d.code != 0 {
+            failures.push(format!("{}: diff and check disagree", dir.display()));
+        }
+        apply_with_patch(dir, &input, &check.stdout, &fix.stdout, &mut failures);
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+/// The diff, applied with `patch -p1` to a copy of the input, gives the output of `fix`.
+fn apply_with_patch(
+    dir: &Path,
+    input: &[u8],
+    diff: &[u8],
+    fixed: &[u8],
+    failures: &mut Vec<String>,
+) {
+    if diff.is_empty() {
+        if input != fixed {
+            failures.push(format!(
+                "{}: no diff, yet fix changed the text",
+                dir.display()
+            ));
+        }
+        return;
+    }
+    if common::require_tool("patch", "to check that diffs apply with patch -p1").is_none() {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    std::fs::write(tmp.path().join("input.yaml"), input).expect("copy");
+    let mut child = Command::new("patch")
+        .args(["-p1", "--quiet", "--no-backup-if-mismatch"])
+        .current_dir(tmp.path())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("patch");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(diff)
+        .expect("feed");
+    let out = child.wait_with_output().expect("patch");
+    let patched = std::fs::read(tmp.path().join("input.yaml")).unwrap_or_default();
+    if !out.status.success() || patched != fixed {
+        failures.push(format!(
+            "{}: `patch -p1` with the diff does not give fix's output ({})",
+            dir.display(),
+            String::from_utf8_lossy(&out.stderr)
+        ));
+    }
+}
