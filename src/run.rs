@@ -33,8 +33,20 @@ impl Outcome {
     }
 }
 
+/// Per-file choices that are not settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProcessOptions {
+    /// Treat documents without apiVersion/kind as a bare MeshConfig (`--mesh-config`).
+    pub force_mesh: bool,
+}
+
 /// Processes one YAML stream.
 pub fn process(text: &str, settings: &Settings) -> Outcome {
+    process_with(text, settings, ProcessOptions::default())
+}
+
+/// Processes one YAML stream with per-file options.
+pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
     let docs = match parse_stream(text) {
         Ok(d) => d,
         Err(e) => {
@@ -48,7 +60,7 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
-        let p = plan::plan_doc(text, doc, settings);
+        let p = plan::plan_doc(text, doc, settings, opts);
         findings.extend(p.findings);
         edits.extend(p.editor.edits);
         intended.push(p.editor.intended);

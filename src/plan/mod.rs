@@ -18,7 +18,13 @@ pub struct DocPlan<'a> {
 }
 
 /// Plans one document of `src`.
-pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings) -> DocPlan<'a> {
+pub fn plan_doc<'a>(
+    src: &'a str,
+    doc: &Doc,
+    settings: &Settings,
+    opts: crate::run::ProcessOptions,
+) -> DocPlan<'a> {
+    let _ = opts;
     let located = locate::locate(&doc.root);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
