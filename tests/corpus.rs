@@ -35,7 +35,10 @@ fn corpus_sweep() {
     };
     let settings = Settings::default();
     let negative = negatives(&shared);
-    assert!(negative.len() >= 10, "SOURCES.md should list the look-alikes");
+    assert!(
+        negative.len() >= 10,
+        "SOURCES.md should list the look-alikes"
+    );
     let mut failures = Vec::new();
     let mut changed = 0;
     let mut total = 0;
@@ -69,7 +72,13 @@ fn corpus_sweep() {
         }
     }
     eprintln!("corpus sweep: {total} files, {changed} changed");
-    assert!(total >= 100, "expected the whole corpus, found {total} files");
-    assert!(changed >= 30, "expected the Jobs in the corpus to be rewritten");
+    assert!(
+        total >= 100,
+        "expected the whole corpus, found {total} files"
+    );
+    assert!(
+        changed >= 30,
+        "expected the Jobs in the corpus to be rewritten"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -410,11 +410,62 @@ pub fn detect_style(src: &str, root: &Node) -> Style {
             .max_by_key(|&(x, n)| (n, std::cmp::Reverse(x)))
             .map_or(default, |(x, _)| x)
     };
+    // A document written in flow style (JSON-like) keeps its quoting habits.
+    let (json, quote) = if root.flow {
+        let mut q = QuoteCount::default();
+        count_quotes(root, &mut q);
+        (q.keys > 0 && q.plain_keys == 0, q.values > q.plain_values)
+    } else {
+        (false, false)
+    };
     Style {
         nl,
         step: pick(&steps, 2).clamp(1, 8),
         seq_offset: pick(&offsets, 0).min(8),
-        json: false,
+        json,
+        quote,
+    }
+}
+
+#[derive(Default)]
+struct QuoteCount {
+    keys: usize,
+    plain_keys: usize,
+    values: usize,
+    plain_values: usize,
+}
+
+fn is_dq(n: &Node) -> bool {
+    matches!(
+        n.kind,
+        Kind::Scalar {
+            style: ScalarStyle::DoubleQuoted,
+            ..
+        }
+    )
+}
+
+fn is_plain_string(n: &Node) -> bool {
+    matches!(&n.kind, Kind::Scalar { value, style: ScalarStyle::Plain }
+        if super::value::plain_type(value) == super::value::ScalarType::Str && !n.empty)
+}
+
+fn count_quotes(n: &Node, q: &mut QuoteCount) {
+    match &n.kind {
+        Kind::Map(entries) => {
+            for e in entries {
+                if is_dq(&e.key) {
+                    q.keys += 1;
+                } else {
+                    q.plain_keys += 1;
+                }
+                count_quotes(&e.value, q);
+            }
+        }
+        Kind::Seq(items) => items.iter().for_each(|i| count_quotes(i, q)),
+        Kind::Scalar { .. } if is_dq(n) => q.values += 1,
+        Kind::Scalar { .. } if is_plain_string(n) => q.plain_values += 1,
+        _ => {}
     }
 }
 

@@ -60,6 +60,8 @@ pub struct Style {
     pub seq_offset: usize,
     /// Inside a JSON-looking text: quote every key and string.
     pub json: bool,
+    /// The surrounding flow document double-quotes its string values: do the same.
+    pub quote: bool,
 }
 
 impl Default for Style {
@@ -69,6 +71,7 @@ impl Default for Style {
             step: 2,
             seq_offset: 0,
             json: false,
+            quote: false,
         }
     }
 }
@@ -231,7 +234,14 @@ pub fn flow(out: &Out, st: &Style) -> String {
 
 /// A mapping key.
 pub fn key_text(k: &str, st: &Style) -> String {
-    scalar_text(k, st)
+    if st.json {
+        return serde_json::to_string(k).unwrap_or_else(|_| double_quoted(k));
+    }
+    if plain_safe(k) {
+        k.to_string()
+    } else {
+        double_quoted(k)
+    }
 }
 
 /// A string scalar: plain when safe, else double-quoted (always quoted in JSON).
@@ -239,7 +249,7 @@ pub fn scalar_text(s: &str, st: &Style) -> String {
     if st.json {
         return serde_json::to_string(s).unwrap_or_else(|_| double_quoted(s));
     }
-    if plain_safe(s) {
+    if plain_safe(s) && !st.quote {
         s.to_string()
     } else {
         double_quoted(s)
