@@ -84,11 +84,11 @@ pub fn from_yaml_error(err: &serde_saphyr::Error, text: &str, path: &str) -> Con
     };
     // Errors raised by serde for a field's value point at the field's key; point at the
     // value instead when it is on the same line.
-    let (line, column) = match err {
+    let column = match err {
         E::SerdeInvalidType { .. } | E::SerdeInvalidValue { .. } => {
-            (line, value_after_key(text, line, column).unwrap_or(column))
+            value_after_key(text, line, column).unwrap_or(column)
         }
-        _ => (line, column),
+        _ => column,
     };
     let message = match err {
         E::SerdeUnknownField {
@@ -109,7 +109,7 @@ pub fn from_yaml_error(err: &serde_saphyr::Error, text: &str, path: &str) -> Con
             "a config file holds one YAML document, but a second one starts here".to_string()
         }
         E::InvalidUtf8Input => "the config file is not valid UTF-8".to_string(),
-        E::QuotingRequired { .. } | E::InvalidBooleanStrict { .. } => {
+        E::QuotingRequired { .. } => {
             // serde-saphyr's wording names the value in brackets; ours names the fix.
             let found = scalar_at(text, line, column);
             format!("`{found}` is not a string here; quote it (\"{found}\") if a string is meant")
