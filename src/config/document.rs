@@ -1,0 +1,366 @@
+//! The config document's types. Their doc comments become the JSON Schema's descriptions.
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::ops::Deref;
+
+use schemars::JsonSchema;
+use serde::de::{self, IntoDeserializer};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// A meshjob configuration document: `.meshjob.yaml`, or the functionConfig of the KRM
+/// function and kustomize plugin.
+///
+/// ```yaml
+/// apiVersion: meshjob.dev/v1alpha1
+/// kind: MeshJobConfig
+/// metadata:
+///   name: meshjob
+/// spec:
+///   drainDuration: 10s
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct MeshJobConfig {
+    /// The schema version of this document. Always `meshjob.dev/v1alpha1`.
+    ///
+    /// ```yaml
+    /// apiVersion: meshjob.dev/v1alpha1
+    /// ```
+    pub api_version: ApiVersion,
+    /// The document type. Always `MeshJobConfig`.
+    ///
+    /// ```yaml
+    /// kind: MeshJobConfig
+    /// ```
+    pub kind: Kind,
+    /// Optional object metadata. meshjob ignores it; kustomize and KRM tools read it.
+    ///
+    /// ```yaml
+    /// metadata:
+    ///   name: meshjob
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub metadata: Option<Metadata>,
+    /// The settings. Every key is optional; a missing key keeps the built-in default.
+    /// `spec` itself may be missing, empty (`spec: {}`) or null (`spec:`).
+    ///
+    /// ```yaml
+    /// spec:
+    ///   quitUrl: http://localhost:15020/quitquitquit
+    ///   drainDuration: 5s
+    /// ```
+    #[serde(default, deserialize_with = "null_as_default")]
+    #[schemars(with = "Option<ConfigSpec>")]
+    pub spec: ConfigSpec,
+    /// Where the document came from (a file path, or `functionConfig`); used in the errors
+    /// of [`MeshJobConfig::apply_to`]. Not part of the document.
+    #[serde(skip)]
+    #[schemars(skip)]
+    pub origin: String,
+}
+
+/// The only accepted `apiVersion`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum ApiVersion {
+    #[default]
+    #[serde(rename = "meshjob.dev/v1alpha1")]
+    V1alpha1,
+}
+
+/// The only accepted `kind`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+pub enum Kind {
+    #[default]
+    MeshJobConfig,
+}
+
+/// Kubernetes-style object metadata; only the fields KRM tools use are accepted.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct Metadata {
+    /// A name for this configuration.
+    ///
+    /// ```yaml
+    /// name: meshjob
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// A namespace, for tools that expect one.
+    ///
+    /// ```yaml
+    /// namespace: batch
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub namespace: Option<String>,
+    /// Labels, for tools that select function configs by label.
+    ///
+    /// ```yaml
+    /// labels:
+    ///   app.kubernetes.io/name: meshjob
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub labels: Option<BTreeMap<String, String>>,
+    /// Annotations, such as kustomize's `config.kubernetes.io/function`.
+    ///
+    /// ```yaml
+    /// annotations:
+    ///   config.kubernetes.io/function: |
+    ///     exec:
+    ///       path: meshjob
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<BTreeMap<String, String>>,
+}
+
+/// meshjob's settings. Every key is optional: a missing or null key keeps the default, and a
+/// command-line flag overrides the key.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+pub struct ConfigSpec {
+    /// The URL the wrapper POSTs when the task ends, so that the sidecar exits. It must be
+    /// `http://HOST[:PORT]/PATH`; the path may use letters, digits and `-._~/%:@+,;=`.
+    /// Change it when the pod moves the status port with `status.sidecar.istio.io/port`.
+    /// Flag: `--quit-url`. Default: `http://localhost:15020/quitquitquit`.
+    ///
+    /// ```yaml
+    /// quitUrl: http://localhost:15020/quitquitquit
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = QUIT_URL_PATTERN))]
+    pub quit_url: Option<Located<String>>,
+
+    /// The proxy's `terminationDrainDuration`: a Go duration that is not negative, such as
+    /// `5s`, `500ms` or `1m30s`. Flag: `--drain-duration`. Default: `5s`.
+    ///
+    /// ```yaml
+    /// drainDuration: 5s
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(regex(pattern = DRAIN_DURATION_PATTERN))]
+    pub drain_duration: Option<Located<String>>,
+
+    /// Set `proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`, so that the proxy exits
+    /// once its last connection closes. Write `true` or `false`, unquoted.
+    /// Flag: `--exit-on-zero-active-connections`. Default: `true`.
+    ///
+    /// ```yaml
+    /// exitOnZeroActiveConnections: true
+    /// ```
+    #[serde(
+        default,
+        deserialize_with = "plain_scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub exit_on_zero_active_connections: Option<bool>,
+
+    /// Set `holdApplicationUntilProxyStarts: true`, so that the task starts only once the
+    /// proxy is ready. Write `true` or `false`, unquoted.
+    /// Flag: `--hold-application-until-proxy-starts`. Default: `true`.
+    ///
+    /// ```yaml
+    /// holdApplicationUntilProxyStarts: true
+    /// ```
+    #[serde(
+        default,
+        deserialize_with = "plain_scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub hold_application_until_proxy_starts: Option<bool>,
+
+    /// The entrypoint (ENTRYPOINT plus CMD) of images whose containers set `args` but no
+    /// `command`, so that they can be wrapped without pulling the image. A key is a full
+    /// image reference or a prefix of one; an exact match wins, then the longest prefix.
+    /// Each value is the argv, a non-empty list of strings (quote numbers: `"10"`).
+    /// Entries are added to, and replace, entries with the same key. Default: none.
+    ///
+    /// ```yaml
+    /// entrypoints:
+    ///   ghcr.io/acme/migrate:1.4.2: [/usr/local/bin/migrate]
+    ///   docker.io/library/python: [python3]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend(
+        "propertyNames" = { "pattern": "^\\S+$" },
+        "additionalProperties" = {
+            "type": "array",
+            "items": { "type": "string" },
+            "prefixItems": [{ "type": "string", "minLength": 1 }],
+            "minItems": 1
+        }
+    ))]
+    pub entrypoints: Option<BTreeMap<String, Located<Vec<String>>>>,
+
+    /// Whole seconds the wrapper waits for the proxy to become ready before it starts the
+    /// task; `0` does not wait. Useful where `holdApplicationUntilProxyStarts` is off.
+    /// Default: no wait.
+    ///
+    /// ```yaml
+    /// waitForProxy: 30
+    /// ```
+    #[serde(
+        default,
+        deserialize_with = "plain_scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub wait_for_proxy: Option<u32>,
+
+    /// Overwrite values the user set that contradict meshjob's (for example
+    /// `holdApplicationUntilProxyStarts: false` in `proxy.istio.io/config`) instead of
+    /// reporting them as warnings. Write `true` or `false`, unquoted. Default: `false`.
+    ///
+    /// ```yaml
+    /// force: false
+    /// ```
+    #[serde(
+        default,
+        deserialize_with = "plain_scalar",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub force: Option<bool>,
+}
+
+/// The schema's pattern for `quitUrl`; [`super::validate_quit_url`] accepts the same set.
+const QUIT_URL_PATTERN: &str = r"^http://([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?/[A-Za-z0-9._~/%:@+,;=-]+$";
+
+/// The schema's pattern for `drainDuration`: a non-negative Go duration.
+const DRAIN_DURATION_PATTERN: &str =
+    r"^(\+?|-)0$|^\+?(([0-9]+(\.[0-9]*)?|\.[0-9]+)(ns|us|µs|μs|ms|s|m|h))+$";
+
+/// A value with the line and column (1-based, in characters) where the YAML gave it, so
+/// that a value error found after parsing still points at the text. Line and column are 0
+/// when the value was not read from YAML. Equality ignores the position.
+#[derive(Clone, Debug, Default)]
+pub struct Located<T> {
+    pub value: T,
+    pub line: usize,
+    pub column: usize,
+}
+
+impl<T> Located<T> {
+    /// A value that was not read from a file.
+    pub fn new(value: T) -> Self {
+        Located {
+            value,
+            line: 0,
+            column: 0,
+        }
+    }
+}
+
+impl<T> From<T> for Located<T> {
+    fn from(value: T) -> Self {
+        Located::new(value)
+    }
+}
+
+impl<T> Deref for Located<T> {
+    type Target = T;
+    fn deref(&self) -> &T {
+        &self.value
+    }
+}
+
+impl<T: PartialEq> PartialEq for Located<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.value == other.value
+    }
+}
+
+impl<T: Eq> Eq for Located<T> {}
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Located<T> {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let spanned = serde_saphyr::Spanned::<T>::deserialize(deserializer)?;
+        let at = spanned.referenced;
+        Ok(Located {
+            value: spanned.value,
+            line: usize::try_from(at.line()).unwrap_or(0),
+            column: usize::try_from(at.column()).unwrap_or(0),
+        })
+    }
+}
+
+impl<T: Serialize> Serialize for Located<T> {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        self.value.serialize(serializer)
+    }
+}
+
+impl<T: JsonSchema> JsonSchema for Located<T> {
+    fn inline_schema() -> bool {
+        T::inline_schema()
+    }
+    fn schema_name() -> std::borrow::Cow<'static, str> {
+        T::schema_name()
+    }
+    fn schema_id() -> std::borrow::Cow<'static, str> {
+        T::schema_id()
+    }
+    fn json_schema(generator: &mut schemars::SchemaGenerator) -> schemars::Schema {
+        T::json_schema(generator)
+    }
+}
+
+/// `spec:` with no value means the same as no `spec` at all.
+fn null_as_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de> + Default,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
+}
+
+/// Reads a boolean or an integer only from a plain YAML scalar, the way the schema (and
+/// Kubernetes) types it: `"true"`, `yes` and `"30"` are strings, and rejected.
+fn plain_scalar<'de, D, T>(deserializer: D) -> Result<Option<T>, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Deserialize<'de>,
+{
+    struct PlainScalar<T>(std::marker::PhantomData<T>);
+
+    impl<'de, T: Deserialize<'de>> de::Visitor<'de> for PlainScalar<T> {
+        type Value = Option<T>;
+
+        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            f.write_str("an unquoted boolean or whole number")
+        }
+        fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+            T::deserialize(v.into_deserializer()).map(Some)
+        }
+        fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+            T::deserialize(v.into_deserializer()).map(Some)
+        }
+        fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+            T::deserialize(v.into_deserializer()).map(Some)
+        }
+        fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+            T::deserialize(v.into_deserializer()).map(Some)
+        }
+        fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+            T::deserialize(de::value::StrDeserializer::<E>::new(v)).map(Some)
+        }
+        fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+            Ok(None)
+        }
+        fn visit_some<D2: Deserializer<'de>>(self, d: D2) -> Result<Self::Value, D2::Error> {
+            d.deserialize_any(self)
+        }
+        // Containers are handed to `T` so that the error reads like serde's own, for
+        // example "invalid type: sequence, expected a boolean".
+        fn visit_seq<A: de::SeqAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            let empty = std::iter::empty::<()>();
+            T::deserialize(de::value::SeqDeserializer::<_, A::Error>::new(empty)).map(Some)
+        }
+        fn visit_map<A: de::MapAccess<'de>>(self, _: A) -> Result<Self::Value, A::Error> {
+            let empty = std::iter::empty::<((), ())>();
+            T::deserialize(de::value::MapDeserializer::<_, A::Error>::new(empty)).map(Some)
+        }
+    }
+
+    deserializer.deserialize_any(PlainScalar(std::marker::PhantomData))
+}

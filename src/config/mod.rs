@@ -1,0 +1,310 @@
+//! Configuration: `.meshjob.yaml`, the KRM functionConfig and the effective settings.
+//!
+//! The settings of a run are layered: [`Settings::default`] (built from `crate::istio`), then
+//! the config document ([`MeshJobConfig::apply_to`]), then command-line flags. The document
+//! types are the one source of the JSON Schema ([`schema_json`]).
+
+mod document;
+mod parse;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+pub use document::{ApiVersion, ConfigSpec, Kind, Located, MeshJobConfig, Metadata};
+pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
+
+/// The config file looked up from the current directory upward.
+pub const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
+/// The only `apiVersion` of a config document.
+pub const API_VERSION: &str = "meshjob.dev/v1alpha1";
+/// The only `kind` of a config document.
+pub const KIND: &str = "MeshJobConfig";
+
+/// The effective settings of one run: defaults, then the config file, then flags.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Settings {
+    /// URL the wrapper POSTs when the task ends.
+    pub quit_url: String,
+    /// `terminationDrainDuration` to set (a Go duration, already validated).
+    pub drain_duration: String,
+    /// Set `proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`.
+    pub exit_on_zero_active_connections: bool,
+    /// Set `holdApplicationUntilProxyStarts: true`.
+    pub hold_application_until_proxy_starts: bool,
+    /// Image reference or prefix -> the image's entrypoint argv, for containers without
+    /// `command`. The longest matching prefix wins.
+    pub entrypoints: BTreeMap<String, Vec<String>>,
+    /// Seconds the wrapper waits for the proxy to be ready before starting the task; `None`
+    /// (the default) does not wait.
+    pub wait_for_proxy_seconds: Option<u32>,
+    /// Overwrite user values that contradict the tool's instead of warning.
+    pub force: bool,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        Settings {
+            quit_url: crate::istio::DEFAULT_QUIT_URL.to_string(),
+            drain_duration: crate::istio::DEFAULT_DRAIN_DURATION.to_string(),
+            exit_on_zero_active_connections: true,
+            hold_application_until_proxy_starts: true,
+            entrypoints: BTreeMap::new(),
+            wait_for_proxy_seconds: None,
+            force: false,
+        }
+    }
+}
+
+impl Settings {
+    /// The entrypoint argv configured for `image`: an exact reference match first, then the
+    /// longest prefix.
+    pub fn entrypoint_for(&self, image: &str) -> Option<&[String]> {
+        if let Some(argv) = self.entrypoints.get(image) {
+            return Some(argv);
+        }
+        self.entrypoints
+            .iter()
+            .filter(|(prefix, _)| image.starts_with(prefix.as_str()))
+            .max_by_key(|(prefix, _)| prefix.len())
+            .map(|(_, argv)| argv.as_slice())
+    }
+}
+
+/// The nearest [`CONFIG_FILE_NAME`] in `start_dir` or one of its ancestors. A relative
+/// `start_dir` is taken from the current directory; the result is then absolute.
+pub fn discover(start_dir: &Path) -> Option<PathBuf> {
+    let start = std::path::absolute(start_dir).ok()?;
+    start
+        .ancestors()
+        .map(|dir| dir.join(CONFIG_FILE_NAME))
+        .find(|candidate| candidate.is_file())
+}
+
+/// Reads, parses and validates the config file at `path`.
+pub fn load(path: &Path) -> Result<MeshJobConfig, ConfigError> {
+    let name = path.display().to_string();
+    let bytes = std::fs::read(path)
+        .map_err(|e| ConfigError::new(&name, 0, 0, format!("cannot read the config file: {e}")))?;
+    let text = String::from_utf8(bytes).map_err(|e| {
+        let bad = e.utf8_error().valid_up_to();
+        let text = String::from_utf8_lossy(e.as_bytes());
+        let (line, column) = crate::finding::line_col(&text, bad);
+        ConfigError::new(&name, line, column, "the config file is not valid UTF-8")
+    })?;
+    parse(&text, &name)
+}
+
+impl MeshJobConfig {
+    /// Checks the values that the types alone do not: the quit URL, the drain duration and
+    /// the entrypoints.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        let spec = &self.spec;
+        let error = |at: (usize, usize), message: String| {
+            let origin = match self.origin.as_str() {
+                "" => "functionConfig",
+                origin => origin,
+            };
+            ConfigError::new(origin, at.0, at.1, message)
+        };
+        if let Some(url) = &spec.quit_url {
+            validate_quit_url(url)
+                .map_err(|why| error(position(url), format!("invalid `quitUrl`: {why}")))?;
+        }
+        if let Some(duration) = &spec.drain_duration {
+            crate::istio::validate_drain_duration(duration).map_err(|why| {
+                error(
+                    position(duration),
+                    format!("invalid `drainDuration`: {why}"),
+                )
+            })?;
+        }
+        for (image, argv) in spec.entrypoints.iter().flatten() {
+            let why = if image.trim().is_empty() {
+                Some("an image reference or prefix must not be empty".to_string())
+            } else if image.chars().any(char::is_whitespace) {
+                Some(format!(
+                    "image reference {image:?} must not contain whitespace"
+                ))
+            } else if argv.first().is_none_or(String::is_empty) {
+                Some(format!(
+                    "the entrypoint of {image:?} must be a non-empty list whose first item \
+                     is the program, such as [/usr/local/bin/migrate]"
+                ))
+            } else {
+                None
+            };
+            if let Some(why) = why {
+                return Err(error(
+                    position(argv),
+                    format!("invalid `entrypoints`: {why}"),
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Validates, then overrides `settings` with every key the document sets. `entrypoints`
+    /// entries are added to (and replace same-key entries of) the existing map. Nothing is
+    /// changed when validation fails.
+    pub fn apply_to(&self, settings: &mut Settings) -> Result<(), ConfigError> {
+        self.validate()?;
+        let spec = &self.spec;
+        if let Some(url) = &spec.quit_url {
+            settings.quit_url.clone_from(url);
+        }
+        if let Some(duration) = &spec.drain_duration {
+            settings.drain_duration.clone_from(duration);
+        }
+        if let Some(on) = spec.exit_on_zero_active_connections {
+            settings.exit_on_zero_active_connections = on;
+        }
+        if let Some(on) = spec.hold_application_until_proxy_starts {
+            settings.hold_application_until_proxy_starts = on;
+        }
+        for (image, argv) in spec.entrypoints.iter().flatten() {
+            settings
+                .entrypoints
+                .insert(image.clone(), argv.value.clone());
+        }
+        if let Some(seconds) = spec.wait_for_proxy {
+            settings.wait_for_proxy_seconds = (seconds > 0).then_some(seconds);
+        }
+        if let Some(on) = spec.force {
+            settings.force = on;
+        }
+        Ok(())
+    }
+
+    /// The document that sets every one of `settings` explicitly.
+    pub fn from_settings(settings: &Settings) -> Self {
+        MeshJobConfig {
+            metadata: Some(Metadata {
+                name: Some("meshjob".to_string()),
+                ..Metadata::default()
+            }),
+            spec: ConfigSpec {
+                quit_url: Some(settings.quit_url.clone().into()),
+                drain_duration: Some(settings.drain_duration.clone().into()),
+                exit_on_zero_active_connections: Some(settings.exit_on_zero_active_connections),
+                hold_application_until_proxy_starts: Some(
+                    settings.hold_application_until_proxy_starts,
+                ),
+                entrypoints: Some(
+                    (settings.entrypoints.iter())
+                        .map(|(image, argv)| (image.clone(), argv.clone().into()))
+                        .collect(),
+                ),
+                wait_for_proxy: Some(settings.wait_for_proxy_seconds.unwrap_or(0)),
+                force: Some(settings.force),
+            },
+            ..MeshJobConfig::default()
+        }
+    }
+}
+
+fn position<T>(value: &Located<T>) -> (usize, usize) {
+    (value.line, value.column)
+}
+
+/// `quitUrl` must be `http://HOST[:PORT]/PATH`. The URL ends up in a shell script, so the
+/// path is held to characters that need no quoting care (the schema's pattern agrees).
+pub fn validate_quit_url(url: &str) -> Result<(), String> {
+    const EXAMPLE: &str = "such as http://localhost:15020/quitquitquit";
+    let Some(rest) = url.strip_prefix("http://") else {
+        return Err(if url.starts_with("https://") {
+            format!(
+                "{url:?} uses https, but pilot-agent's status port serves plain http; write http://, {EXAMPLE}"
+            )
+        } else {
+            format!("{url:?} must be http://HOST[:PORT]/PATH, {EXAMPLE}")
+        });
+    };
+    let Some(slash) = rest.find('/') else {
+        return Err(format!("{url:?} has no path; add one, {EXAMPLE}"));
+    };
+    let (authority, path) = rest.split_at(slash);
+    let (host, port) = match authority.strip_prefix('[') {
+        Some(bracketed) => match bracketed.split_once(']') {
+            Some((ip6, after))
+                if !ip6.is_empty()
+                    && ip6
+                        .chars()
+                        .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.') =>
+            {
+                (ip6, after)
+            }
+            _ => {
+                return Err(format!(
+                    "{url:?} has an invalid IPv6 host; write it as [::1]"
+                ));
+            }
+        },
+        None => match authority.find(':') {
+            Some(colon) => authority.split_at(colon),
+            None => (authority, ""),
+        },
+    };
+    let bracketed = authority.starts_with('[');
+    let host_ok = bracketed
+        || (host
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
+            && host.starts_with(|c: char| c.is_ascii_alphanumeric())
+            && host.ends_with(|c: char| c.is_ascii_alphanumeric()));
+    if !host_ok {
+        return Err(format!("{url:?} has an invalid host {host:?}, {EXAMPLE}"));
+    }
+    if !port.is_empty() {
+        let digits = port.strip_prefix(':').unwrap_or(port);
+        let valid = digits.len() <= 5
+            && digits.bytes().all(|b| b.is_ascii_digit())
+            && digits
+                .parse::<u32>()
+                .is_ok_and(|p| (1..=65535).contains(&p));
+        if !port.starts_with(':') || !valid {
+            return Err(format!(
+                "{url:?} has an invalid port {digits:?}; use 1-65535"
+            ));
+        }
+    }
+    const PATH_CHARS: &str = "-._~/%:@+,;=";
+    if path.len() < 2 {
+        return Err(format!("{url:?} has an empty path, {EXAMPLE}"));
+    }
+    if let Some(bad) = path
+        .chars()
+        .find(|c| !c.is_ascii_alphanumeric() && !PATH_CHARS.contains(*c))
+    {
+        return Err(format!(
+            "{url:?} has {bad:?} in its path; only letters, digits and {PATH_CHARS} are allowed"
+        ));
+    }
+    Ok(())
+}
+
+/// The JSON Schema of the config document: pretty JSON with a final newline.
+pub fn schema_json() -> String {
+    let schema = schemars::schema_for!(MeshJobConfig);
+    let mut json = serde_json::to_string_pretty(&schema).unwrap_or_default();
+    json.push('\n');
+    json
+}
+
+/// The keys of `spec`, as the schema lists them.
+pub(crate) fn spec_keys() -> Vec<String> {
+    let schema = schemars::schema_for!(ConfigSpec);
+    (schema.get("properties").and_then(|p| p.as_object()))
+        .map(|props| props.keys().cloned().collect())
+        .unwrap_or_default()
+}
+
+/// A config document of the effective `settings`, for `meshjob config`. It parses back to
+/// the same settings.
+pub fn render_effective(settings: &Settings) -> String {
+    let config = MeshJobConfig::from_settings(settings);
+    serde_saphyr::to_string(&config)
+        .unwrap_or_else(|e| format!("# internal error: cannot render the settings: {e}\n"))
+}
+
+#[cfg(test)]
+mod tests;
