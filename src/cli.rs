@@ -40,6 +40,10 @@ pub enum Command {
     Check(RunArgs),
     /// Rewrite files in place (stdin to stdout); exit 1 if error findings remain.
     Fix(RunArgs),
+    /// Print the effective configuration (defaults, then the config file, then flags).
+    Config(RunArgs),
+    /// Print the JSON Schema of the configuration file and KRM functionConfig.
+    Schema,
 }
 
 #[derive(Args, Debug, Clone)]
@@ -120,19 +124,48 @@ pub fn main() -> ExitCode {
         Command::Diff(a) => (Mode::Diff, a),
         Command::Check(a) => (Mode::Check, a),
         Command::Fix(a) => (Mode::Fix, a),
+        Command::Config(a) => {
+            return ExitCode::from(match settings_from(&a) {
+                Ok(s) => {
+                    print!("{}", crate::config::render_effective(&s));
+                    EXIT_OK
+                }
+                Err(m) => usage_error(&m),
+            });
+        }
+        Command::Schema => {
+            print!("{}", crate::config::schema_json());
+            return ExitCode::from(EXIT_OK);
+        }
     };
     ExitCode::from(run_files(mode, &args))
 }
 
 fn usage_error(msg: &str) -> u8 {
-    eprintln!("meshjob: error: {msg}");
+    // Config errors arrive already as `path:line:col: error: ...`.
+    if msg.contains(": error: ") {
+        eprintln!("{msg}");
+    } else {
+        eprintln!("meshjob: error: {msg}");
+    }
     EXIT_TROUBLE
 }
 
 /// The effective settings: defaults, then the config file, then flags.
 pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
     let mut s = Settings::default();
+    let file = match &args.config {
+        Some(p) => Some(std::path::PathBuf::from(p)),
+        None => std::env::current_dir()
+            .ok()
+            .and_then(|d| crate::config::discover(&d)),
+    };
+    if let Some(path) = file {
+        let cfg = crate::config::load(&path).map_err(|e| e.to_string())?;
+        cfg.apply_to(&mut s).map_err(|e| e.to_string())?;
+    }
     if let Some(u) = &args.quit_url {
+        crate::config::validate_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
         script::parse_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
         s.quit_url = u.clone();
     }
@@ -147,7 +180,8 @@ pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
         s.hold_application_until_proxy_starts = b;
     }
     if let Some(w) = args.wait_for_proxy {
-        s.wait_for_proxy_seconds = Some(w);
+        // 0 means no wait, as in the config file.
+        s.wait_for_proxy_seconds = (w > 0).then_some(w);
     }
     if args.force {
         s.force = true;
