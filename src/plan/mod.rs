@@ -33,7 +33,7 @@ pub fn plan_doc<'a>(
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
         let mark = editor.edits.len();
-        let before = editor.intended.clone();
+        let before = editor.snapshot(&target.path);
         container::plan(&mut editor, target, settings, &mut pod_findings);
         annotation::plan(&mut editor, target, &desired, &mut pod_findings);
         let refused = pod_findings
@@ -41,7 +41,9 @@ pub fn plan_doc<'a>(
             .any(|f| f.severity == Severity::Error && f.message.contains(locate::REFUSAL));
         if refused {
             editor.edits.truncate(mark);
-            editor.intended = before;
+            if let Some(v) = before {
+                editor.restore(&target.path, v);
+            }
         }
         findings.extend(pod_findings);
     }

@@ -90,6 +90,18 @@ impl<'a> Editor<'a> {
         }
     }
 
+    /// A copy of the intended value at `path`, to restore if planning there is abandoned.
+    pub fn snapshot(&mut self, path: &[Seg]) -> Option<Value> {
+        self.intended_at(path).map(|v| v.clone())
+    }
+
+    /// Puts back a value taken with [`Editor::snapshot`].
+    pub fn restore(&mut self, path: &[Seg], value: Value) {
+        if let Some(v) = self.intended_at(path) {
+            *v = value;
+        }
+    }
+
     fn intended_at(&mut self, path: &[Seg]) -> Option<&mut Value> {
         let mut v = &mut self.intended;
         for seg in path {
