@@ -26,6 +26,16 @@ fn fresh(d: &Desired, json: bool) -> Out {
     Out::YamlText { text, value }
 }
 
+/// `{proxy.istio.io/config: <fresh>}`, wrapped in `{annotations: ...}` when `with_annotations`.
+fn fresh_map(d: &Desired, json: bool, with_annotations: bool) -> Out {
+    let anns = Out::Map(vec![(istio::PROXY_CONFIG_ANNOTATION.into(), fresh(d, json))]);
+    if with_annotations {
+        Out::Map(vec![("annotations".into(), anns)])
+    } else {
+        anns
+    }
+}
+
 /// Plans the annotation edits for one pod template.
 pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<Finding>) {
     let tpl = t.template;
@@ -69,10 +79,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
         return;
     }
     let Some(ann_entry) = meta.entry("annotations") else {
-        let value = Out::Map(vec![(
-            istio::PROXY_CONFIG_ANNOTATION.into(),
-            fresh(d, meta.flow),
-        )]);
+        let value = fresh_map(d, meta.flow, false);
         ed.insert_entry(meta, &mpath, None, "annotations", &value);
         return;
     };
@@ -83,10 +90,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
         return;
     }
     if anns.is_null() {
-        let value = Out::Map(vec![(
-            istio::PROXY_CONFIG_ANNOTATION.into(),
-            fresh(d, meta.flow),
-        )]);
+        let value = fresh_map(d, meta.flow, false);
         ed.replace_value(meta, &ann_entry.key, anns, &mpath, "annotations", &value);
         return;
     }
