@@ -365,6 +365,15 @@ impl<'a> Editor<'a> {
         }
     }
 
+    /// Applies `edits` inside a string scalar (which then means `value`), e.g. lines added
+    /// to the YAML held by a block scalar.
+    pub fn splice_into_scalar(&mut self, edits: Vec<Edit>, value: Value, path: &[Seg]) {
+        self.edits.extend(edits);
+        if let Some(v) = self.intended_at(path) {
+            *v = value;
+        }
+    }
+
     /// Replaces a whole string scalar's text (quotes included), e.g. an annotation.
     pub fn replace_scalar_text(&mut self, node: &Node, text: String, value: Value, path: &[Seg]) {
         self.push(node.props_start, node.end, text);

@@ -5,7 +5,7 @@
 //! and layout survive; then it is written back in the string's own style (a literal block
 //! keeps its indentation, a quoted string its quotes).
 
-use super::edit::{Editor, Seg, detect_style, splice};
+use super::edit::{Edit, Editor, Seg, detect_style, splice};
 use super::emit;
 use super::tree::{Kind, Node, parse_stream};
 use super::value::Value;
@@ -90,9 +90,101 @@ pub fn edit_in_string<R>(
     if reparsed.len() != 1 || !ed.intended.matches(&Value::from_node(&reparsed[0].root)) {
         return Err(EmbeddedError::Verify);
     }
+    let value = Value::YamlText(Box::new(ed.intended));
+    if *style == ScalarStyle::Literal
+        && place.block_allowed
+        && !stand_in
+        && let Some(edits) = edits_in_block(outer, node, place, inner, &new_inner, &ed.edits)
+    {
+        // Only the edited lines change: whitespace-only lines, trailing spaces and the
+        // header of the block stay as they are.
+        outer.splice_into_scalar(edits, value, path);
+        return Ok(r);
+    }
     let text = encode(&new_inner, *style, node, place, outer);
-    outer.replace_scalar_text(node, text, Value::YamlText(Box::new(ed.intended)), path);
+    outer.replace_scalar_text(node, text, value, path);
     Ok(r)
+}
+
+/// The edits of the text held by literal block scalar `node`, moved onto the file: each
+/// inner offset maps to its line of the block, and inserted lines get the block's
+/// indentation and line break. `None` when the mapping is not exact (an indentation
+/// indicator, odd indentation), or when the result does not read back as `new_inner`; the
+/// caller then rewrites the whole scalar.
+fn edits_in_block(
+    outer: &Editor<'_>,
+    node: &Node,
+    place: Place,
+    inner: &str,
+    new_inner: &str,
+    inner_edits: &[Edit],
+) -> Option<Vec<Edit>> {
+    let src = outer.src;
+    let body = &src[node.start..node.end];
+    let header_len = body.find('\n')?;
+    if body[..header_len].contains(|c: char| c.is_ascii_digit()) {
+        return None;
+    }
+    let indent = content_indent(src, node)?;
+    // Start of each line of the block in the file (possibly past the block's end, where
+    // an insertion after the last line lands).
+    let mut line_starts = vec![node.start + header_len + 1];
+    for _ in 0..inner.matches('\n').count() {
+        let last = *line_starts.last()?;
+        line_starts.push(last + src.get(last..)?.find('\n')? + 1);
+    }
+    let map = |p: usize| -> Option<(usize, bool)> {
+        let line = inner[..p].matches('\n').count();
+        let col = p - inner[..p].rfind('\n').map_or(0, |i| i + 1);
+        let start = *line_starts.get(line)?;
+        if col == 0 {
+            return Some((start.min(src.len()), true));
+        }
+        let at = start + indent + col;
+        let spaces = src.get(start..start + indent)?;
+        (spaces.bytes().all(|b| b == b' ') && at <= src.len()).then_some((at, false))
+    };
+    let nl = outer.style.nl;
+    let pad = " ".repeat(indent);
+    let mut edits = Vec::with_capacity(inner_edits.len());
+    for e in inner_edits {
+        let (start, at_line_start) = map(e.start)?;
+        let (end, _) = map(e.end)?;
+        let mut text = String::new();
+        for (i, seg) in e.text.split('\n').enumerate() {
+            if i > 0 {
+                text.push_str(nl);
+            }
+            if !seg.is_empty() && (i > 0 || at_line_start) {
+                text.push_str(&pad);
+            }
+            text.push_str(seg);
+        }
+        edits.push(Edit {
+            start,
+            end,
+            text,
+            order: e.order,
+        });
+    }
+    // Read the new block back on its own, under a key at the original column.
+    let shift = node.start;
+    let local: Vec<Edit> = edits
+        .iter()
+        .map(|e| {
+            Some(Edit {
+                start: e.start.checked_sub(shift)?,
+                end: e.end.checked_sub(shift)?,
+                ..e.clone()
+            })
+        })
+        .collect::<Option<_>>()?;
+    let tail_end = edits.iter().map(|e| e.end).max()?.max(node.end);
+    let block = splice(&src[shift..tail_end], &local).ok()?;
+    let probe = format!("{}x: {block}{nl}", " ".repeat(place.key_col));
+    let docs = parse_stream(&probe).ok()?;
+    let read = docs.first()?.root.get("x")?.as_str()?.to_string();
+    (read == new_inner).then_some(edits)
 }
 
 /// Block YAML text for a value built from nothing (the string was empty).
@@ -245,6 +337,19 @@ mod tests {
         assert_eq!(
             run("a: |\n    # keep\n    k: v\nb: 1\n"),
             "a: |\n    # keep\n    k: v\n    added: true\nb: 1\n"
+        );
+    }
+
+    #[test]
+    fn literal_edits_only_touch_their_lines() {
+        // Whitespace-only lines and trailing spaces are kept; only the new line is added.
+        assert_eq!(
+            run("a: |-\n    k: v \n      \n    m: n\nb: 1\n"),
+            "a: |-\n    k: v \n      \n    m: n\n    added: true\nb: 1\n"
+        );
+        assert_eq!(
+            run("a: |\r\n  k: v\r\n\r\nb: 1\r\n"),
+            "a: |\r\n  k: v\r\n  added: true\r\n\r\nb: 1\r\n"
         );
     }
 
