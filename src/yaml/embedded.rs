@@ -22,9 +22,10 @@ pub enum EmbeddedError {
     Verify,
 }
 
-/// Whether embedded text looks like JSON, so that additions are written as JSON.
+/// Whether embedded text is JSON, so that additions are written as JSON. A YAML flow
+/// mapping (`{a: b}`) also starts with a brace, but its additions follow its own style.
 pub fn looks_json(text: &str) -> bool {
-    text.trim_start().starts_with('{')
+    text.trim_start().starts_with('{') && serde_json::from_str::<serde_json::Value>(text).is_ok()
 }
 
 /// Where the string sits: the column of its key and whether block style is allowed there
@@ -359,6 +360,11 @@ mod tests {
             run("a: '{\"k\": \"v\"}'\n"),
             "a: '{\"k\": \"v\", \"added\": true}'\n"
         );
+    }
+
+    #[test]
+    fn yaml_flow_stays_yaml_flow() {
+        assert_eq!(run("a: '{k: v}'\n"), "a: '{k: v, added: true}'\n");
     }
 
     #[test]
