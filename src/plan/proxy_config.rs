@@ -130,11 +130,9 @@ fn hold(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Ve
     let as_bool = match scalar_type(v) {
         Some(ScalarType::Bool) => Some(matches!(text.as_str(), "true" | "yes" | "on" | "y")),
         Some(ScalarType::Str) if text == "true" || text == "false" => {
-            let fix = if d.hold && !d.force {
-                text == "true"
-            } else {
-                d.hold
-            };
+            // The quoted text says what the user meant; only --force overrides it, and only
+            // where the tool sets the field itself (not mesh-wide).
+            let fix = (d.hold && d.force) || text == "true";
             out.push(
                 Finding::error(
                     v.start,
