@@ -87,6 +87,11 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
+    /// Treat documents without apiVersion/kind as a bare MeshConfig (the file
+    /// `istioctl kube-inject --meshConfigFile` reads), even when detection would not.
+    #[arg(long)]
+    pub mesh_config: bool,
+
     /// Show only warnings and errors.
     #[arg(short, long)]
     pub quiet: bool,
@@ -213,6 +218,8 @@ struct Tally {
     changed: Vec<String>,
     errors_left: bool,
     errors_any: bool,
+    /// The once-per-run note has been shown.
+    noted: bool,
     json: Vec<serde_json::Value>,
 }
 
@@ -278,7 +285,10 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
                 continue;
             }
         };
-        let outcome = run::process(text, &settings);
+        let opts = run::ProcessOptions {
+            force_mesh: args.mesh_config,
+        };
+        let outcome = run::process_with(text, &settings, opts);
         if let Some(f) = outcome.fatal {
             tally.trouble = true;
             let mut f = f;
@@ -292,6 +302,9 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
         let mut findings = outcome.findings;
         findings.sort_by_key(|f| f.offset);
         for f in findings {
+            if run::is_once_note(&f) && std::mem::replace(&mut tally.noted, true) {
+                continue;
+            }
             if f.severity == Severity::Error {
                 tally.errors_any = true;
                 if !f.fixed {

@@ -182,6 +182,109 @@ fn snake_to_camel(s: &str) -> String {
     out
 }
 
+/// API group of the IstioOperator CR; its MeshConfig is `spec.meshConfig`.
+pub const ISTIO_OPERATOR_GROUP: &str = "install.istio.io";
+pub const ISTIO_OPERATOR_KIND: &str = "IstioOperator";
+/// API group of the Sail operator; its `Istio` CR holds istiod Helm values in `spec.values`.
+pub const SAIL_GROUP: &str = "sailoperator.io";
+pub const SAIL_ISTIO_KIND: &str = "Istio";
+/// Written by the Sail operator from the `Istio` CR; edits to it are reverted.
+pub const SAIL_REVISION_KIND: &str = "IstioRevision";
+/// The Helm values key (istiod chart) and IstioOperator field holding MeshConfig.
+pub const MESH_CONFIG: &str = "meshConfig";
+/// The MeshConfig field holding the mesh-wide ProxyConfig.
+pub const DEFAULT_CONFIG: &str = "defaultConfig";
+/// The key of the mesh ConfigMap holding MeshConfig as YAML text.
+pub const MESH_CONFIGMAP_KEY: &str = "mesh";
+/// Its sibling key, which meshjob leaves alone.
+pub const MESH_NETWORKS_KEY: &str = "meshNetworks";
+/// Where the istiod chart's own values.yaml keeps its defaults; users set their values
+/// beside it, in their own file.
+pub const HELM_INTERNAL_DEFAULTS: &str = "_internal_defaults_do_not_set";
+
+/// Whether a ConfigMap name is the mesh ConfigMap's: `istio`, or `istio-<revision>`.
+pub fn is_mesh_configmap_name(name: &str) -> bool {
+    name == "istio"
+        || name
+            .strip_prefix("istio-")
+            .is_some_and(|rev| !rev.is_empty())
+}
+
+/// MeshConfig fields (JSON spelling) from istio/api `mesh/v1alpha1/config.proto`, including
+/// fields older releases had (Mixer, SDS), so that old bare mesh files are recognised. Used
+/// to tell a bare MeshConfig file from other YAML without apiVersion/kind.
+pub const MESH_CONFIG_FIELDS: &[&str] = &[
+    "proxyListenPort",
+    "proxyInboundListenPort",
+    "proxyHttpPort",
+    "connectTimeout",
+    "protocolDetectionTimeout",
+    "tcpKeepalive",
+    "ingressClass",
+    "ingressService",
+    "ingressControllerMode",
+    "ingressSelector",
+    "enableTracing",
+    "accessLogFile",
+    "accessLogFormat",
+    "accessLogEncoding",
+    "enableEnvoyAccessLogService",
+    "disableEnvoyListenerLog",
+    "defaultConfig",
+    "outboundTrafficPolicy",
+    "inboundTrafficPolicy",
+    "configSources",
+    "enableAutoMtls",
+    "trustDomain",
+    "trustDomainAliases",
+    "caCertificates",
+    "defaultServiceExportTo",
+    "defaultVirtualServiceExportTo",
+    "defaultDestinationRuleExportTo",
+    "rootNamespace",
+    "localityLbSetting",
+    "dnsRefreshRate",
+    "h2UpgradePolicy",
+    "inboundClusterStatName",
+    "outboundClusterStatName",
+    "certificates",
+    "thriftConfig",
+    "serviceSettings",
+    "enablePrometheusMerge",
+    "verifyCertificateAtClient",
+    "ca",
+    "extensionProviders",
+    "defaultProviders",
+    "discoverySelectors",
+    "pathNormalization",
+    "defaultHttpRetryPolicy",
+    "meshMTLS",
+    "tlsDefaults",
+    "serviceScopeConfigs",
+    // Removed fields, still found in old files.
+    "mixerCheckServer",
+    "mixerReportServer",
+    "disablePolicyChecks",
+    "disableMixerHttpReports",
+    "policyCheckFailOpen",
+    "sidecarToTelemetrySessionAffinity",
+    "reportBatchMaxEntries",
+    "reportBatchMaxTime",
+    "sdsUdsPath",
+    "sdsRefreshDelay",
+    "enableSdsTokenMount",
+    "sdsUseK8sSaJwt",
+    "authPolicy",
+    "rdsRefreshDelay",
+    "mixerAddress",
+];
+
+/// Whether `key` names a MeshConfig field (camelCase or snake_case).
+pub fn is_mesh_config_field(key: &str) -> bool {
+    let camel = snake_to_camel(key);
+    MESH_CONFIG_FIELDS.contains(&camel.as_str())
+}
+
 /// What each setting costs or does, said once per run (FACTS.md, EXIT_ON_ZERO_ACTIVE_CONNECTIONS).
 pub const DRAIN_INTERACTION_NOTE: &str = "with EXIT_ON_ZERO_ACTIVE_CONNECTIONS on, pilot-agent \
 ignores terminationDrainDuration: after SIGTERM it waits MINIMUM_DRAIN_DURATION (default 5s), \
@@ -209,5 +312,16 @@ mod tests {
         }
         assert!(validate_drain_duration("-1s").is_err());
         assert!(validate_drain_duration("30s").is_ok());
+    }
+
+    #[test]
+    fn mesh_names_and_fields() {
+        assert!(is_mesh_configmap_name("istio"));
+        assert!(is_mesh_configmap_name("istio-1-22"));
+        assert!(!is_mesh_configmap_name("istio-"));
+        assert!(!is_mesh_configmap_name("istiod"));
+        assert!(is_mesh_config_field("defaultConfig"));
+        assert!(is_mesh_config_field("access_log_file"));
+        assert!(!is_mesh_config_field("resources"));
     }
 }

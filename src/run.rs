@@ -65,6 +65,7 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         edits.extend(p.editor.edits);
         intended.push(p.editor.intended);
     }
+    once_per_text(&mut findings);
     if edits.is_empty() {
         return Outcome {
             text: text.to_string(),
@@ -92,6 +93,23 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         findings,
         fatal: None,
     }
+}
+
+/// Keeps only the first of the notes that are said once (the drain interaction).
+fn once_per_text(findings: &mut Vec<Finding>) {
+    let mut seen = false;
+    findings.retain(|f| {
+        let note = is_once_note(f);
+        let keep = !(note && seen);
+        seen |= note;
+        keep
+    });
+}
+
+/// Whether `f` is a note said once per run rather than once per place.
+pub fn is_once_note(f: &Finding) -> bool {
+    f.severity == crate::finding::Severity::Info
+        && f.message == crate::istio::DRAIN_INTERACTION_NOTE
 }
 
 /// Re-parses the edited text and checks every document against its intended value.

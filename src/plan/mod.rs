@@ -2,6 +2,7 @@
 
 pub mod annotation;
 pub mod container;
+pub mod mesh;
 pub mod proxy_config;
 pub mod script;
 
@@ -24,7 +25,6 @@ pub fn plan_doc<'a>(
     settings: &Settings,
     opts: crate::run::ProcessOptions,
 ) -> DocPlan<'a> {
-    let _ = opts;
     let located = locate::locate(&doc.root);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
@@ -47,5 +47,13 @@ pub fn plan_doc<'a>(
         }
         findings.extend(pod_findings);
     }
+    // Mesh configuration lives in other kinds than Jobs, so a stream may hold both.
+    mesh::plan(
+        &mut editor,
+        &doc.root,
+        &desired,
+        opts.force_mesh,
+        &mut findings,
+    );
     DocPlan { editor, findings }
 }

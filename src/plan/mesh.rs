@@ -1,0 +1,411 @@
+//! Istio mesh configuration: finds where a document keeps MeshConfig, sets the mesh-wide
+//! proxy defaults (`defaultConfig.terminationDrainDuration` and
+//! `defaultConfig.proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS`) there, and lints them.
+//!
+//! Locations: an IstioOperator's `spec.meshConfig`, the `istio` / `istio-<rev>` ConfigMap's
+//! `data.mesh` string, istiod Helm values (`meshConfig`), a Sail `Istio` CR
+//! (`spec.values.meshConfig`) and a bare MeshConfig file. `holdApplicationUntilProxyStarts`
+//! is linted but not set here: mesh-wide it would delay the start of every meshed pod, and
+//! the pod annotation already sets it on the Jobs that need it.
+
+use super::proxy_config::{self, Desired};
+use crate::finding::{Finding, ObjectRef};
+use crate::istio;
+use crate::locate::{describe, is_list, object_ref, shared_node_finding, str_of};
+use crate::yaml::edit::{Editor, Path, Seg, path_string};
+use crate::yaml::embedded::{self, EmbeddedError, Place};
+use crate::yaml::emit::Out;
+use crate::yaml::tree::{Kind, Node};
+
+/// Where a document keeps its MeshConfig.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Location {
+    /// `spec.meshConfig` (or `spec.values.meshConfig` when only that is written).
+    Operator,
+    /// `data.mesh`, a string holding MeshConfig YAML.
+    ConfigMap,
+    /// Top-level `meshConfig` of istiod Helm values.
+    HelmValues,
+    /// `spec.values.meshConfig` of a Sail `Istio` CR.
+    Sail,
+    /// The document is a MeshConfig.
+    Bare,
+}
+
+/// What to do with one object.
+enum Verdict {
+    Edit(Location),
+    /// Looks like mesh configuration but is not edited; the reason is shown as an info.
+    LeaveAlone(String),
+    /// Nothing mesh-related.
+    Ignore,
+}
+
+/// The mesh-wide settings: the pod settings without `holdApplicationUntilProxyStarts`.
+pub fn desired(pod: &Desired) -> Desired {
+    Desired {
+        hold: false,
+        ..pod.clone()
+    }
+}
+
+/// Plans the mesh-config edits of one document (or of the items of a `kind: List`).
+pub fn plan(
+    ed: &mut Editor<'_>,
+    root: &Node,
+    pod: &Desired,
+    force_mesh: bool,
+    out: &mut Vec<Finding>,
+) {
+    let d = desired(pod);
+    if root.entries().is_none() {
+        return;
+    }
+    if is_list(root) {
+        if let Some(items) = root.get("items").and_then(Node::items) {
+            for (i, item) in items.iter().enumerate() {
+                let path = vec![Seg::Key("items".into()), Seg::Index(i)];
+                object(ed, item, path, &d, false, out);
+            }
+        }
+    } else {
+        object(ed, root, Vec::new(), &d, force_mesh, out);
+    }
+}
+
+fn key(k: &str) -> Seg {
+    Seg::Key(k.to_string())
+}
+
+fn group(api_version: &str) -> &str {
+    api_version.split_once('/').map_or("", |(g, _)| g)
+}
+
+fn classify(obj: &Node, force_mesh: bool) -> Verdict {
+    let api = str_of(obj, "apiVersion");
+    let kind = str_of(obj, "kind");
+    let oref = object_ref(obj);
+    match (api, kind) {
+        (Some(a), Some(istio::ISTIO_OPERATOR_KIND)) if group(a) == istio::ISTIO_OPERATOR_GROUP => {
+            Verdict::Edit(Location::Operator)
+        }
+        (Some(a), Some(istio::SAIL_ISTIO_KIND)) if group(a) == istio::SAIL_GROUP => {
+            Verdict::Edit(Location::Sail)
+        }
+        (Some(a), Some(istio::SAIL_REVISION_KIND)) if group(a) == istio::SAIL_GROUP => {
+            Verdict::LeaveAlone(
+                "the Sail operator writes IstioRevision objects from the Istio CR and reverts \
+                 edits; set spec.values.meshConfig in the Istio CR instead; left alone"
+                    .to_string(),
+            )
+        }
+        (Some("v1"), Some("ConfigMap")) if istio::is_mesh_configmap_name(&oref.name) => {
+            let data = obj.get("data");
+            let has = |k: &str| data.is_some_and(|d| d.get(k).is_some());
+            if has(istio::MESH_CONFIGMAP_KEY) {
+                Verdict::Edit(Location::ConfigMap)
+            } else if oref.name != "istio" && !has(istio::MESH_NETWORKS_KEY) {
+                // istio-galley-configuration, istio-ca-root-cert, ...: other istio-* maps.
+                Verdict::Ignore
+            } else {
+                Verdict::LeaveAlone(format!(
+                    "no data.{} key, so not a mesh config; left alone",
+                    istio::MESH_CONFIGMAP_KEY
+                ))
+            }
+        }
+        (None, None) => classify_untyped(obj, force_mesh),
+        _ => Verdict::Ignore,
+    }
+}
+
+/// A document without apiVersion and kind: istiod Helm values, a bare MeshConfig, or
+/// something else.
+fn classify_untyped(obj: &Node, force_mesh: bool) -> Verdict {
+    let entries = obj.entries().unwrap_or(&[]);
+    if obj.get(istio::MESH_CONFIG).is_some() {
+        return Verdict::Edit(Location::HelmValues);
+    }
+    if obj
+        .get(istio::HELM_INTERNAL_DEFAULTS)
+        .is_some_and(|n| n.get(istio::MESH_CONFIG).is_some())
+    {
+        return Verdict::LeaveAlone(format!(
+            "these are the istiod chart's built-in defaults ({}.{}); set {} in your own values \
+             file instead; left alone",
+            istio::HELM_INTERNAL_DEFAULTS,
+            istio::MESH_CONFIG,
+            istio::MESH_CONFIG
+        ));
+    }
+    if force_mesh {
+        return Verdict::Edit(Location::Bare);
+    }
+    let keys: Vec<&str> = entries.iter().filter_map(|e| e.key.as_str()).collect();
+    let others: Vec<&str> = keys
+        .iter()
+        .copied()
+        .filter(|k| !istio::is_mesh_config_field(k))
+        .collect();
+    if !keys.is_empty() && keys.len() == entries.len() && others.is_empty() {
+        return Verdict::Edit(Location::Bare);
+    }
+    if keys.contains(&istio::DEFAULT_CONFIG) {
+        return Verdict::LeaveAlone(format!(
+            "has `{}` but also keys that are not MeshConfig fields ({}), so it may not be a \
+             mesh config; left alone (pass --mesh-config to edit it as one)",
+            istio::DEFAULT_CONFIG,
+            others.join(", ")
+        ));
+    }
+    Verdict::Ignore
+}
+
+fn object(
+    ed: &mut Editor<'_>,
+    obj: &Node,
+    path: Path,
+    d: &Desired,
+    force_mesh: bool,
+    out: &mut Vec<Finding>,
+) {
+    let oref = object_ref(obj);
+    let typed = !oref.kind.is_empty();
+    let ctx = Ctx {
+        oref: typed.then_some(oref),
+    };
+    let chain: &[&str] = match classify(obj, force_mesh) {
+        Verdict::Ignore => return,
+        Verdict::LeaveAlone(why) => {
+            out.push(ctx.finding(Finding::info(obj.start, why)));
+            return;
+        }
+        Verdict::Edit(Location::ConfigMap) => return config_map(ed, obj, path, d, &ctx, out),
+        Verdict::Edit(Location::Operator) => {
+            let spec = obj.get("spec");
+            let values_only = spec.is_some_and(|s| {
+                s.get(istio::MESH_CONFIG).is_none()
+                    && s.get("values")
+                        .is_some_and(|v| v.get(istio::MESH_CONFIG).is_some())
+            });
+            if values_only {
+                &["spec", "values", istio::MESH_CONFIG, istio::DEFAULT_CONFIG]
+            } else {
+                &["spec", istio::MESH_CONFIG, istio::DEFAULT_CONFIG]
+            }
+        }
+        Verdict::Edit(Location::Sail) => {
+            &["spec", "values", istio::MESH_CONFIG, istio::DEFAULT_CONFIG]
+        }
+        Verdict::Edit(Location::HelmValues) => &[istio::MESH_CONFIG, istio::DEFAULT_CONFIG],
+        Verdict::Edit(Location::Bare) => &[istio::DEFAULT_CONFIG],
+    };
+    let at = obj.start;
+    let mut found = Vec::new();
+    ensure(ed, obj, path, chain, d, &mut found);
+    out.extend(found.into_iter().map(|f| ctx.finding(f)));
+    note(at, d, out);
+}
+
+/// The once-per-run explanation of how the two mesh-wide settings interact.
+fn note(at: usize, d: &Desired, out: &mut Vec<Finding>) {
+    if d.exit_on_zero {
+        out.push(Finding::info(at, istio::DRAIN_INTERACTION_NOTE));
+    }
+}
+
+/// Who findings are about: the object, when the document is one.
+struct Ctx {
+    oref: Option<ObjectRef>,
+}
+
+impl Ctx {
+    fn finding(&self, f: Finding) -> Finding {
+        match &self.oref {
+            Some(o) => {
+                let mut f = f.with_object(Some(o.clone()));
+                f.message = format!("{}: {}", describe(o), f.message);
+                f
+            }
+            None => f,
+        }
+    }
+}
+
+/// The value to write for the missing keys `rest`, ending in the ProxyConfig settings.
+fn nested(rest: &[&str], d: &Desired) -> Out {
+    rest.iter().rev().fold(Out::Map(d.entries()), |inner, k| {
+        Out::Map(vec![(k.to_string(), inner)])
+    })
+}
+
+/// Walks `keys` down from mapping `map` (at `path`), creating what is missing, and merges
+/// the settings into the ProxyConfig mapping at the end. Findings are prefixed with the
+/// ProxyConfig's path and carry offsets into `ed.src`.
+fn ensure(
+    ed: &mut Editor<'_>,
+    map: &Node,
+    path: Path,
+    keys: &[&str],
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
+    let here = |p: &Path| {
+        let s = path_string(p);
+        if s.is_empty() {
+            "the document".to_string()
+        } else {
+            s
+        }
+    };
+    if let Some(f) = shared_node_finding(map, &ObjectRef::default()) {
+        // Refuse to edit through an anchor, alias or merge key.
+        let msg = f.message.trim_start_matches(": ").to_string();
+        out.push(Finding::error(f.offset, format!("{}: {msg}", here(&path))));
+        return;
+    }
+    let Some((k, rest)) = keys.split_first() else {
+        let mut found = Vec::new();
+        proxy_config::merge(ed, map, &path, d, &mut found);
+        let loc = here(&path);
+        out.extend(found.into_iter().map(|mut f| {
+            f.message = format!("{loc}: {}", f.message);
+            f
+        }));
+        return;
+    };
+    let Some(e) = map.entry(k) else {
+        ed.insert_entry(map, &path, None, k, &nested(rest, d));
+        return;
+    };
+    let mut child = path.clone();
+    child.push(key(k));
+    let v = &e.value;
+    if v.entries().is_some() || v.anchor.is_some() || matches!(v.kind, Kind::Alias(_)) {
+        // An anchored or aliased node is refused one level down.
+        ensure(ed, v, child, rest, d, out);
+    } else if v.is_null() {
+        ed.replace_value(map, &e.key, v, &path, k, &nested(rest, d));
+    } else {
+        out.push(Finding::error(
+            v.start,
+            format!("{}: must be a mapping; left alone", here(&child)),
+        ));
+    }
+}
+
+/// The mesh ConfigMap: edits the MeshConfig YAML inside `data.mesh`, keeping the string's
+/// style, and leaves every other key (`meshNetworks`) alone.
+fn config_map(
+    ed: &mut Editor<'_>,
+    obj: &Node,
+    path: Path,
+    d: &Desired,
+    ctx: &Ctx,
+    out: &mut Vec<Finding>,
+) {
+    let Some(data) = obj.get("data") else { return };
+    let Some(entry) = data.entry(istio::MESH_CONFIGMAP_KEY) else {
+        return;
+    };
+    let mesh = &entry.value;
+    let mut mpath = path;
+    mpath.push(key("data"));
+    mpath.push(key(istio::MESH_CONFIGMAP_KEY));
+    let at = mesh.start;
+    let err = |msg: String| ctx.finding(Finding::error(at, format!("data.mesh: {msg}")));
+    if data.anchor.is_some() || mesh.anchor.is_some() || !matches!(mesh.kind, Kind::Scalar { .. }) {
+        out.push(err(
+            "must be a plain string holding MeshConfig YAML (no anchor or alias); left alone"
+                .into(),
+        ));
+        return;
+    }
+    let place = Place {
+        key_col: ed.col(entry.key.props_start),
+        block_allowed: !data.flow,
+    };
+    let mut inner_found = Vec::new();
+    let res = embedded::edit_in_string(ed, mesh, place, &mpath, |inner, root| {
+        if root.entries().is_some() {
+            ensure(
+                inner,
+                root,
+                Vec::new(),
+                &[istio::DEFAULT_CONFIG],
+                d,
+                &mut inner_found,
+            );
+            true
+        } else {
+            false
+        }
+    });
+    match res {
+        Ok(true) => {
+            for mut f in inner_found {
+                f.offset = embedded::outer_offset(ed.src, mesh, f.offset);
+                f.message = format!("data.mesh: {}", f.message.replace("the document: ", ""));
+                out.push(ctx.finding(f));
+            }
+            note(at, d, out);
+        }
+        Ok(false) => out.push(err(
+            "does not hold a MeshConfig mapping; fix it by hand".into()
+        )),
+        Err(EmbeddedError::Invalid(why)) => out.push(err(format!(
+            "is not valid YAML ({why}); istiod ignores the whole ConfigMap"
+        ))),
+        Err(EmbeddedError::MultiDoc) => out.push(err("holds several YAML documents".into())),
+        Err(EmbeddedError::Verify) => out.push(err(
+            "internal error: the edited text did not read back as intended; left unchanged".into(),
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::tree::parse_stream;
+
+    fn verdict(src: &str, force: bool) -> &'static str {
+        let docs = parse_stream(src).unwrap();
+        match classify(&docs[0].root, force) {
+            Verdict::Edit(Location::Operator) => "operator",
+            Verdict::Edit(Location::ConfigMap) => "configmap",
+            Verdict::Edit(Location::HelmValues) => "helm",
+            Verdict::Edit(Location::Sail) => "sail",
+            Verdict::Edit(Location::Bare) => "bare",
+            Verdict::LeaveAlone(_) => "alone",
+            Verdict::Ignore => "ignore",
+        }
+    }
+
+    #[test]
+    fn detection() {
+        let iop = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\n";
+        assert_eq!(verdict(iop, false), "operator");
+        let sail = "apiVersion: sailoperator.io/v1\nkind: Istio\n";
+        assert_eq!(verdict(sail, false), "sail");
+        let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio-rev}\ndata: {mesh: ''}\n";
+        assert_eq!(verdict(cm, false), "configmap");
+        let other_cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio-x}\ndata: {a: b}\n";
+        assert_eq!(verdict(other_cm, false), "ignore");
+        assert_eq!(verdict("meshConfig: {}\nglobal: {}\n", false), "helm");
+        assert_eq!(
+            verdict("defaultConfig: {}\nenableTracing: true\n", false),
+            "bare"
+        );
+        assert_eq!(verdict("defaultConfig: {}\nreplicas: 1\n", false), "alone");
+        assert_eq!(verdict("defaultConfig: {}\nreplicas: 1\n", true), "bare");
+        // Unrelated YAML without apiVersion/kind never fires on its own.
+        assert_eq!(verdict("resources:\n- a.yaml\n", false), "ignore");
+        assert_eq!(verdict("replicaCount: 1\nimage: {}\n", false), "ignore");
+        assert_eq!(
+            verdict("accessLogFile: x\nresources: {}\n", false),
+            "ignore"
+        );
+        let job = "apiVersion: batch/v1\nkind: Job\n";
+        assert_eq!(verdict(job, true), "ignore");
+    }
+}
