@@ -28,7 +28,10 @@ fn fresh(d: &Desired, json: bool) -> Out {
 
 /// `{proxy.istio.io/config: <fresh>}`, wrapped in `{annotations: ...}` when `with_annotations`.
 fn fresh_map(d: &Desired, json: bool, with_annotations: bool) -> Out {
-    let anns = Out::Map(vec![(istio::PROXY_CONFIG_ANNOTATION.into(), fresh(d, json))]);
+    let anns = Out::Map(vec![(
+        istio::PROXY_CONFIG_ANNOTATION.into(),
+        fresh(d, json),
+    )]);
     if with_annotations {
         Out::Map(vec![("annotations".into(), anns)])
     } else {
