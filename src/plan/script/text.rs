@@ -96,6 +96,7 @@ for c in curl wget bash python3 perl; do
   fi
 done
 # GNU wget retries 20 times unless told not to; busybox wget has -T only in some builds.
+# No client may use an HTTP proxy from the environment: the endpoint is on this host.
 wget_gnu=
 wget_t=
 if [ "$client" = wget ]; then
@@ -108,7 +109,7 @@ fi
 http_status() {
   case $client in
   curl)
-    curl -s -o /dev/null -D - --connect-timeout 2 -m "$5" -X "$1" \
+    curl -s -o /dev/null -D - --noproxy '*' --connect-timeout 2 -m "$5" -X "$1" \
       -H 'Content-Length: 0' "http://$2:$3$4"
     ;;
   wget)
@@ -117,7 +118,7 @@ http_status() {
     h_secs=$5
     set -- -S -O /dev/null
     if [ "$h_method" = POST ]; then set -- "$@" --post-data=; fi
-    if [ -n "$wget_gnu" ]; then set -- "$@" -t 1; fi
+    if [ -n "$wget_gnu" ]; then set -- "$@" -t 1 --no-proxy; else set -- "$@" -Y off; fi
     if [ -n "$wget_t" ]; then set -- "$@" -T "$h_secs"; fi
     # -S prints the status line on stderr.
     wget "$@" "$h_url" 2>&1

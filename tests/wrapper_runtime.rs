@@ -1,0 +1,1047 @@
+//! Runs generated wrapper scripts under real shells (dash, bash, `bash --posix`, busybox sh)
+//! against a loopback HTTP listener that stands in for the proxy's quit endpoint.
+//!
+//! Every wrapper runs with a PATH made of symlinks to exactly the tools a test allows, so
+//! the HTTP client the script picks is known. Shells are required tools (skipped loudly, or
+//! failed under MESHJOB_REQUIRE_TOOLS); a missing curl/GNU wget/python3/perl on the host only
+//! drops the cases that need it, with a note.
+
+mod common;
+
+use meshjob::plan::script::{Peers, ScriptOptions, parse_quit_url, render};
+use std::ffi::OsString;
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{TcpListener, TcpStream};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant};
+
+// ---------------------------------------------------------------------------------------
+// The stand-in endpoint
+
+#[derive(Debug, Clone)]
+struct Request {
+    method: String,
+    path: String,
+    user_agent: Option<String>,
+}
+
+/// A loopback HTTP listener that records each request and answers `200 OK`. GET
+/// `/healthz/ready` is answered 503 for the first `not_ready_for` requests.
+struct Endpoint {
+    port: u16,
+    log: Arc<Mutex<Vec<Request>>>,
+}
+
+impl Endpoint {
+    fn start() -> Endpoint {
+        Endpoint::start_ready_after(0)
+    }
+
+    fn start_ready_after(not_ready_for: usize) -> Endpoint {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
+        let port = listener.local_addr().unwrap().port();
+        let log = Arc::new(Mutex::new(Vec::new()));
+        let shared = Arc::clone(&log);
+        thread::spawn(move || {
+            for conn in listener.incoming() {
+                let Ok(conn) = conn else { continue };
+                let log = Arc::clone(&shared);
+                thread::spawn(move || serve(conn, &log, not_ready_for));
+            }
+        });
+        Endpoint { port, log }
+    }
+
+    fn url(&self) -> String {
+        format!("http://127.0.0.1:{}/quitquitquit", self.port)
+    }
+
+    fn requests(&self) -> Vec<Request> {
+        self.log.lock().unwrap().clone()
+    }
+
+    fn quits(&self) -> Vec<Request> {
+        self.requests()
+            .into_iter()
+            .filter(|r| r.path == "/quitquitquit")
+            .collect()
+    }
+}
+
+fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
+    let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
+    let mut reader = BufReader::new(&conn);
+    let mut line = String::new();
+    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+        return;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next().unwrap_or_default().to_string();
+    let path = parts.next().unwrap_or_default().to_string();
+    let mut user_agent = None;
+    let mut length = 0usize;
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).unwrap_or(0) == 0 {
+            break;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((name, value)) = h.split_once(':') {
+            let value = value.trim();
+            if name.eq_ignore_ascii_case("user-agent") {
+                user_agent = Some(value.to_string());
+            } else if name.eq_ignore_ascii_case("content-length") {
+                length = value.parse().unwrap_or(0);
+            }
+        }
+    }
+    let mut body = vec![0; length.min(1 << 16)];
+    let _ = reader.read_exact(&mut body);
+    let status = {
+        let mut log = log.lock().unwrap();
+        let gets_so_far = log.iter().filter(|r| r.path == "/healthz/ready").count();
+        let status = if path == "/healthz/ready" && gets_so_far < not_ready_for {
+            "503 Service Unavailable"
+        } else {
+            "200 OK"
+        };
+        log.push(Request {
+            method,
+            path,
+            user_agent,
+        });
+        status
+    };
+    let reply = format!("HTTP/1.1 {status}\r\nContent-Length: 2\r\nConnection: close\r\n\r\nOK");
+    let mut conn = conn;
+    let _ = conn.write_all(reply.as_bytes());
+    let _ = conn.shutdown(std::net::Shutdown::Both);
+}
+
+/// A port on 127.0.0.1 where nothing listens.
+fn closed_port() -> u16 {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap().port()
+}
+
+// ---------------------------------------------------------------------------------------
+// Shells and PATHs
+
+#[derive(Clone)]
+struct Shell {
+    name: &'static str,
+    argv: Vec<OsString>,
+}
+
+/// The shells to run every case under; a missing one is skipped loudly.
+fn shells() -> Vec<Shell> {
+    let mut out = Vec::new();
+    if let Some(p) = common::require_tool("dash", "runs the wrapper as Debian's /bin/sh") {
+        out.push(Shell {
+            name: "dash",
+            argv: vec![p.into()],
+        });
+    }
+    if let Some(p) = common::require_tool("bash", "runs the wrapper as bash and bash --posix") {
+        out.push(Shell {
+            name: "bash",
+            argv: vec![p.clone().into()],
+        });
+        out.push(Shell {
+            name: "bash --posix",
+            argv: vec![p.into(), "--posix".into()],
+        });
+    }
+    if let Some(p) = common::require_tool("busybox", "runs the wrapper as busybox ash") {
+        out.push(Shell {
+            name: "busybox sh",
+            argv: vec![p.into(), "sh".into()],
+        });
+    }
+    out
+}
+
+/// Runs `case` once per shell, all at the same time; a failure names the shell.
+fn for_each_shell(case: impl Fn(&Shell) + Sync) {
+    let shells = shells();
+    thread::scope(|s| {
+        let handles: Vec<_> = shells
+            .iter()
+            .map(|sh| (sh.name, s.spawn(|| case(sh))))
+            .collect();
+        let failed: Vec<_> = handles
+            .into_iter()
+            .filter_map(|(name, h)| h.join().is_err().then_some(name))
+            .collect();
+        assert!(failed.is_empty(), "failed under: {failed:?}");
+    });
+}
+
+/// An HTTP client the wrapper may find on PATH.
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Client {
+    Curl,
+    GnuWget,
+    BusyboxWget,
+    Bash,
+    Python3,
+    Perl,
+}
+
+const ALL_CLIENTS: [Client; 6] = [
+    Client::Curl,
+    Client::GnuWget,
+    Client::BusyboxWget,
+    Client::Bash,
+    Client::Python3,
+    Client::Perl,
+];
+
+impl Client {
+    /// The name on PATH and the file it points to, or None when the host lacks it.
+    fn resolve(self) -> Option<(&'static str, PathBuf)> {
+        let found = match self {
+            Client::Curl => common::which("curl"),
+            Client::GnuWget => common::which("wget").filter(|p| !is_busybox(p)),
+            Client::BusyboxWget => common::which("busybox"),
+            Client::Bash => common::which("bash"),
+            Client::Python3 => real_python3(),
+            Client::Perl => common::which("perl"),
+        };
+        let name = match self {
+            Client::Curl => "curl",
+            Client::GnuWget | Client::BusyboxWget => "wget",
+            Client::Bash => "bash",
+            Client::Python3 => "python3",
+            Client::Perl => "perl",
+        };
+        found.map(|p| (name, p))
+    }
+}
+
+fn is_busybox(p: &Path) -> bool {
+    std::fs::canonicalize(p)
+        .map(|c| c.file_name().is_some_and(|n| n == "busybox"))
+        .unwrap_or(false)
+}
+
+/// python3 itself, not a version manager's shim that would need more of PATH.
+fn real_python3() -> Option<PathBuf> {
+    let shim = common::which("python3")?;
+    let out = Command::new(shim)
+        .args(["-c", "import sys; print(sys.executable)"])
+        .output()
+        .ok()?;
+    let exe = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
+    exe.is_file().then_some(exe)
+}
+
+/// A directory for PATH holding `sleep` and `cat` plus the given clients. None (with a
+/// note) when the host lacks one of the clients.
+fn tool_dir(clients: &[Client]) -> Option<tempfile::TempDir> {
+    let dir = tempfile::tempdir().unwrap();
+    for base in ["sleep", "cat"] {
+        let p = common::which(base).expect("sleep and cat are on the host");
+        std::os::unix::fs::symlink(p, dir.path().join(base)).unwrap();
+    }
+    for &c in clients {
+        let Some((name, target)) = c.resolve() else {
+            eprintln!("note: {c:?} is not on this host; the cases that need it are left out");
+            return None;
+        };
+        std::os::unix::fs::symlink(target, dir.path().join(name)).unwrap();
+    }
+    Some(dir)
+}
+
+/// The host's /bin/sh, by absolute path, for small task helpers.
+fn host_sh() -> PathBuf {
+    common::which("sh").expect("sh on the host")
+}
+
+// ---------------------------------------------------------------------------------------
+// Running a wrapper
+
+fn options(quit_url: &str) -> ScriptOptions {
+    ScriptOptions {
+        quit: parse_quit_url(quit_url).unwrap(),
+        stop_proxy_on_failure: true,
+        peers: None,
+        wait_for_proxy_seconds: None,
+    }
+}
+
+/// Longest any single wrapper run may take before the test kills it and fails.
+const RUN_LIMIT: Duration = Duration::from_secs(12);
+
+struct Running {
+    child: Child,
+    started: Instant,
+    out: thread::JoinHandle<Vec<u8>>,
+    err: thread::JoinHandle<Vec<u8>>,
+}
+
+struct Done {
+    status: ExitStatus,
+    /// When the wrapper exited.
+    exited: Instant,
+    stdout: Vec<u8>,
+    stderr: String,
+    elapsed: Duration,
+}
+
+impl Done {
+    fn code(&self) -> i32 {
+        self.status
+            .code()
+            .unwrap_or_else(|| panic!("wrapper died of a signal: {:?}", self.status))
+    }
+}
+
+/// Starts `sh -c <script> meshjob <task...>` with PATH = `path`, stdin = `stdin` (then EOF).
+fn spawn(sh: &Shell, script: &str, path: &Path, task: &[OsString], stdin: &[u8]) -> Running {
+    let mut cmd = Command::new(&sh.argv[0]);
+    cmd.args(&sh.argv[1..])
+        .arg("-c")
+        .arg(script)
+        .arg("meshjob")
+        .args(task)
+        .env("PATH", path)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    for v in [
+        "http_proxy",
+        "HTTP_PROXY",
+        "https_proxy",
+        "all_proxy",
+        "ALL_PROXY",
+    ] {
+        cmd.env_remove(v);
+    }
+    let mut child = cmd.spawn().expect("spawn the shell");
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let mut so = child.stdout.take().unwrap();
+    let mut se = child.stderr.take().unwrap();
+    Running {
+        child,
+        started: Instant::now(),
+        out: thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = so.read_to_end(&mut v);
+            v
+        }),
+        err: thread::spawn(move || {
+            let mut v = Vec::new();
+            let _ = se.read_to_end(&mut v);
+            v
+        }),
+    }
+}
+
+impl Running {
+    fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    fn finish(mut self) -> Done {
+        let status = loop {
+            if let Some(st) = self.child.try_wait().unwrap() {
+                break st;
+            }
+            if self.started.elapsed() > RUN_LIMIT {
+                let _ = self.child.kill();
+                let _ = self.child.wait();
+                panic!("wrapper still running after {RUN_LIMIT:?}");
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        let exited = Instant::now();
+        let elapsed = exited - self.started;
+        let stdout = self.out.join().unwrap();
+        let stderr = String::from_utf8_lossy(&self.err.join().unwrap()).into_owned();
+        Done {
+            status,
+            exited,
+            stdout,
+            stderr,
+            elapsed,
+        }
+    }
+}
+
+fn run(sh: &Shell, script: &str, path: &Path, task: &[OsString]) -> Done {
+    spawn(sh, script, path, task, b"").finish()
+}
+
+fn args(list: &[&str]) -> Vec<OsString> {
+    list.iter().map(OsString::from).collect()
+}
+
+/// A task that runs `code` in the host's sh, with `$1...` = `rest`.
+fn sh_task(code: &str, rest: &[&str]) -> Vec<OsString> {
+    let mut v: Vec<OsString> = vec![host_sh().into(), "-c".into(), code.into(), "task".into()];
+    v.extend(rest.iter().map(OsString::from));
+    v
+}
+
+fn send_signal(pid: u32, sig: &str) {
+    let ok = Command::new(host_sh())
+        .args(["-c", &format!("kill -s {sig} {pid}")])
+        .status()
+        .unwrap()
+        .success();
+    assert!(ok, "kill -s {sig} {pid}");
+}
+
+/// Polls until `cond` holds; false after `limit`.
+fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if cond() {
+            return true;
+        }
+        thread::sleep(Duration::from_millis(10));
+    }
+    cond()
+}
+
+fn assert_one_quit(ep: &Endpoint, what: &str) {
+    let quits = ep.quits();
+    assert_eq!(quits.len(), 1, "{what}: quits {quits:?}");
+    assert_eq!(quits[0].method, "POST", "{what}");
+}
+
+// ---------------------------------------------------------------------------------------
+// Exit codes
+
+#[test]
+fn exit_codes_pass_through_and_the_proxy_is_stopped() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Curl])
+            .or_else(|| tool_dir(&[Client::Bash]))
+            .unwrap();
+        let not_exec = tools.path().join("not-executable");
+        std::fs::write(&not_exec, "#!/bin/sh\nexit 0\n").unwrap();
+        let cases: Vec<(Vec<OsString>, i32)> = vec![
+            (sh_task("exit 0", &[]), 0),
+            (sh_task("exit 1", &[]), 1),
+            (sh_task("exit 42", &[]), 42),
+            (sh_task("exit 255", &[]), 255),
+            (args(&["meshjob-no-such-command"]), 127),
+            (vec![not_exec.clone().into()], 126),
+        ];
+        for (task, want) in cases {
+            let ep = Endpoint::start();
+            let done = run(sh, &render(&options(&ep.url())), tools.path(), &task);
+            let what = format!("{}: {task:?}", sh.name);
+            assert_eq!(done.code(), want, "{what}; stderr {}", done.stderr);
+            assert_one_quit(&ep, &what);
+        }
+    });
+}
+
+#[test]
+fn a_task_killed_by_sigkill_gives_137() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        // The helper shell kills itself: `$$` is fine here, it is not in the wrapper.
+        let task = sh_task("kill -9 $$", &[]);
+        let done = run(sh, &render(&options(&ep.url())), tools.path(), &task);
+        assert_eq!(done.code(), 137, "{}: {}", sh.name, done.stderr);
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Signals
+
+/// Starts a wrapper whose task writes `started` and then sleeps; returns once it started.
+fn start_sleeping_task(sh: &Shell, script: &str, tools: &Path, task_code: &str) -> Running {
+    let work = tools.join("started");
+    let task = sh_task(task_code, &[work.to_str().unwrap()]);
+    let running = spawn(sh, script, tools, &task, b"");
+    assert!(
+        eventually(Duration::from_secs(5), || work.exists()),
+        "{}: the task never started",
+        sh.name
+    );
+    running
+}
+
+#[test]
+fn sigterm_reaches_the_task_and_the_wrapper_exits_143() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Curl])
+            .or_else(|| tool_dir(&[Client::Bash]))
+            .unwrap();
+        let ep = Endpoint::start();
+        let got = tools.path().join("got-term");
+        let code = format!(
+            "trap 'echo term >{}; exit 143' TERM; : >\"$1\"; while :; do sleep 1 <&- >&- 2>&- & wait $!; done",
+            got.display()
+        );
+        let running = start_sleeping_task(sh, &render(&options(&ep.url())), tools.path(), &code);
+        let sent = Instant::now();
+        send_signal(running.pid(), "TERM");
+        let done = running.finish();
+        assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
+        let took = done.exited - sent;
+        assert!(took < Duration::from_secs(2), "{}: {took:?}", sh.name);
+        assert!(got.exists(), "{}: the task did not get SIGTERM", sh.name);
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+#[test]
+fn sigterm_stops_a_plain_sleep_quickly() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let code = ": >\"$1\"; exec sleep 30";
+        let running = start_sleeping_task(sh, &render(&options(&ep.url())), tools.path(), code);
+        let sent = Instant::now();
+        send_signal(running.pid(), "TERM");
+        let done = running.finish();
+        assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
+        let took = done.exited - sent;
+        assert!(took < Duration::from_secs(2), "{}: {took:?}", sh.name);
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+#[test]
+fn sigint_is_passed_on_as_sigterm() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let code = ": >\"$1\"; exec sleep 30";
+        let running = start_sleeping_task(sh, &render(&options(&ep.url())), tools.path(), code);
+        send_signal(running.pid(), "INT");
+        let done = running.finish();
+        assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
+        assert!(done.elapsed < Duration::from_secs(5), "{}", sh.name);
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+#[test]
+fn a_task_that_handles_sigterm_keeps_its_own_exit_code() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let code =
+            "trap 'exit 7' TERM; : >\"$1\"; while :; do sleep 1 <&- >&- 2>&- & wait $!; done";
+        let running = start_sleeping_task(sh, &render(&options(&ep.url())), tools.path(), code);
+        send_signal(running.pid(), "TERM");
+        let done = running.finish();
+        assert_eq!(done.code(), 7, "{}: {}", sh.name, done.stderr);
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// stdin, argv
+
+#[test]
+fn stdin_reaches_the_task() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let script = render(&options(&ep.url()));
+        let data = b"first line\nsecond \x01 line\n".repeat(5000);
+        let done = spawn(sh, &script, tools.path(), &args(&["cat"]), &data).finish();
+        assert_eq!(done.code(), 0, "{}: {}", sh.name, done.stderr);
+        assert!(done.stdout == data, "{}: cat got other bytes", sh.name);
+
+        let out = tools.path().join("read");
+        let task = sh_task(
+            "read -r line && printf '%s' \"$line\" >\"$1\"",
+            &[out.to_str().unwrap()],
+        );
+        let done = spawn(sh, &script, tools.path(), &task, b"hello stdin\n").finish();
+        assert_eq!(done.code(), 0, "{}: {}", sh.name, done.stderr);
+        assert_eq!(
+            std::fs::read_to_string(&out).unwrap(),
+            "hello stdin",
+            "{}",
+            sh.name
+        );
+    });
+}
+
+#[test]
+fn argv_arrives_byte_for_byte() {
+    let awkward = [
+        "plain",
+        "with space",
+        "  leading and trailing  ",
+        "it's \"quoted\"",
+        "$HOME $(id) ${PATH} $$ $1",
+        "`echo backticks`",
+        "*",
+        "[a-z]?",
+        "line one\nline two",
+        "",
+        "tab\there",
+        "-n",
+        "--",
+        "back\\slash",
+        "caf\u{e9} \u{1f600}",
+    ];
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let task = sh_task("printf '%s\\0' \"$@\"", &awkward);
+        let done = run(sh, &render(&options(&ep.url())), tools.path(), &task);
+        assert_eq!(done.code(), 0, "{}: {}", sh.name, done.stderr);
+        let want: Vec<u8> = awkward
+            .iter()
+            .flat_map(|a| [a.as_bytes(), b"\0"].concat())
+            .collect();
+        assert_eq!(
+            String::from_utf8_lossy(&done.stdout),
+            String::from_utf8_lossy(&want),
+            "{}",
+            sh.name
+        );
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// HTTP clients
+
+#[test]
+fn every_client_delivers_the_quit() {
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let Some(tools) = tool_dir(&[client]) else {
+                continue;
+            };
+            let ep = Endpoint::start();
+            let done = run(
+                sh,
+                &render(&options(&ep.url())),
+                tools.path(),
+                &sh_task("exit 5", &[]),
+            );
+            let what = format!("{} with {client:?}", sh.name);
+            assert_eq!(done.code(), 5, "{what}: {}", done.stderr);
+            assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+            assert_one_quit(&ep, &what);
+            let ua = ep.quits()[0].user_agent.clone().unwrap_or_default();
+            match client {
+                Client::Curl => assert!(ua.starts_with("curl/"), "{what}: {ua}"),
+                Client::GnuWget | Client::BusyboxWget => {
+                    assert!(ua.to_ascii_lowercase().starts_with("wget"), "{what}: {ua}")
+                }
+                _ => assert!(ua.is_empty(), "{what}: {ua}"),
+            }
+        }
+    });
+}
+
+#[test]
+fn without_curl_busybox_wget_is_used() {
+    for_each_shell(|sh| {
+        // bash and python3 are there too, but wget comes first.
+        let tools = tool_dir(&[Client::BusyboxWget, Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let done = run(
+            sh,
+            &render(&options(&ep.url())),
+            tools.path(),
+            &sh_task("exit 0", &[]),
+        );
+        assert_eq!(done.code(), 0, "{}: {}", sh.name, done.stderr);
+        assert_one_quit(&ep, sh.name);
+        let ua = ep.quits()[0].user_agent.clone().unwrap_or_default();
+        assert!(
+            ua.to_ascii_lowercase().starts_with("wget"),
+            "{}: {ua}",
+            sh.name
+        );
+    });
+}
+
+#[test]
+fn without_curl_and_wget_bash_dev_tcp_is_used() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let done = run(
+            sh,
+            &render(&options(&ep.url())),
+            tools.path(),
+            &sh_task("exit 3", &[]),
+        );
+        assert_eq!(done.code(), 3, "{}: {}", sh.name, done.stderr);
+        assert_one_quit(&ep, sh.name);
+        assert_eq!(ep.quits()[0].user_agent, None, "{}", sh.name);
+    });
+}
+
+#[test]
+fn without_any_client_one_line_on_stderr_and_the_code_is_kept() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[]).unwrap();
+        let ep = Endpoint::start();
+        let done = run(
+            sh,
+            &render(&options(&ep.url())),
+            tools.path(),
+            &sh_task("exit 9", &[]),
+        );
+        assert_eq!(done.code(), 9, "{}", sh.name);
+        assert_eq!(
+            done.stderr.lines().count(),
+            1,
+            "{}: {:?}",
+            sh.name,
+            done.stderr
+        );
+        assert!(
+            done.stderr.contains("cannot stop the Istio proxy"),
+            "{}",
+            sh.name
+        );
+        assert!(ep.requests().is_empty(), "{}", sh.name);
+    });
+}
+
+#[test]
+fn a_down_endpoint_keeps_the_exit_code_and_time_is_bounded() {
+    for_each_shell(|sh| {
+        // The clients in parallel too: each run takes about 2s.
+        thread::scope(|s| {
+            for client in ALL_CLIENTS {
+                s.spawn(move || {
+                    let Some(tools) = tool_dir(&[client]) else {
+                        return;
+                    };
+                    let url = format!("http://127.0.0.1:{}/quitquitquit", closed_port());
+                    let task = sh_task("exit 4", &[]);
+                    let done = run(sh, &render(&options(&url)), tools.path(), &task);
+                    let what = format!("{} with {client:?}", sh.name);
+                    assert_eq!(done.code(), 4, "{what}: {}", done.stderr);
+                    // 3 refused tries and 2 pauses of 1s.
+                    assert!(
+                        done.elapsed < Duration::from_secs(6),
+                        "{what}: {:?}",
+                        done.elapsed
+                    );
+                    assert!(
+                        done.elapsed >= Duration::from_secs(2),
+                        "{what}: no retries?"
+                    );
+                    assert_eq!(done.stderr.lines().count(), 1, "{what}: {:?}", done.stderr);
+                    assert!(
+                        done.stderr.contains("did not answer"),
+                        "{what}: {}",
+                        done.stderr
+                    );
+                });
+            }
+        });
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// restartPolicy OnFailure
+
+#[test]
+fn on_failure_policy_stops_the_proxy_only_after_success() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        for (code, want_quits) in [("exit 1", 0), ("exit 0", 1), ("kill -9 $$", 0)] {
+            let ep = Endpoint::start();
+            let mut opts = options(&ep.url());
+            opts.stop_proxy_on_failure = false;
+            let done = run(sh, &render(&opts), tools.path(), &sh_task(code, &[]));
+            let what = format!("{}: {code}", sh.name);
+            // (A shell reports "Killed" on stderr: that line is the shell's, not ours.)
+            assert!(
+                !done.stderr.contains("meshjob: the"),
+                "{what}: {}",
+                done.stderr
+            );
+            assert_eq!(ep.quits().len(), want_quits, "{what}");
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Several wrapped containers
+
+fn peer_options(url: &str, dir: &Path, me: &str, stop_on_failure: bool) -> ScriptOptions {
+    ScriptOptions {
+        stop_proxy_on_failure: stop_on_failure,
+        peers: Some(Peers {
+            dir: dir.to_str().unwrap().to_string(),
+            me: me.to_string(),
+            all: vec!["main".to_string(), "side-car_2".to_string()],
+        }),
+        ..options(url)
+    }
+}
+
+/// A task that waits until the file `$1` exists, then exits `$2`.
+const WAIT_FOR_GO: &str = "while [ ! -e \"$1\" ]; do sleep 0.02; done; exit \"$2\"";
+
+#[test]
+fn two_containers_stop_the_proxy_after_the_second_one() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let peers = tempfile::tempdir().unwrap();
+        let go = tools.path().join("go");
+        let go = go.to_str().unwrap();
+        let ep = Endpoint::start();
+        let side = render(&peer_options(&ep.url(), peers.path(), "side-car_2", true));
+        let main = render(&peer_options(&ep.url(), peers.path(), "main", true));
+
+        let slow = spawn(
+            sh,
+            &side,
+            tools.path(),
+            &sh_task(WAIT_FOR_GO, &[go, "0"]),
+            b"",
+        );
+        let done = run(sh, &main, tools.path(), &sh_task("exit 0", &[]));
+        assert_eq!(done.code(), 0, "{}: {}", sh.name, done.stderr);
+        assert!(
+            ep.quits().is_empty(),
+            "{}: quit before the second finished",
+            sh.name
+        );
+
+        std::fs::write(go, "").unwrap();
+        let done = slow.finish();
+        assert_eq!(done.code(), 0, "{}: {}", sh.name, done.stderr);
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+#[test]
+fn a_failed_container_counts_as_done_under_restart_policy_never() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let peers = tempfile::tempdir().unwrap();
+        let ep = Endpoint::start();
+        let main = render(&peer_options(&ep.url(), peers.path(), "main", true));
+        let side = render(&peer_options(&ep.url(), peers.path(), "side-car_2", true));
+        assert_eq!(
+            run(sh, &main, tools.path(), &sh_task("exit 2", &[])).code(),
+            2
+        );
+        assert!(ep.quits().is_empty(), "{}", sh.name);
+        assert_eq!(
+            run(sh, &side, tools.path(), &sh_task("exit 0", &[])).code(),
+            0
+        );
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+#[test]
+fn a_failed_container_is_not_done_under_restart_policy_on_failure() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let peers = tempfile::tempdir().unwrap();
+        let ep = Endpoint::start();
+        let main = render(&peer_options(&ep.url(), peers.path(), "main", false));
+        let side = render(&peer_options(&ep.url(), peers.path(), "side-car_2", false));
+        // main fails (the kubelet would rerun it), side succeeds: the proxy must stay.
+        assert_eq!(
+            run(sh, &main, tools.path(), &sh_task("exit 2", &[])).code(),
+            2
+        );
+        assert_eq!(
+            run(sh, &side, tools.path(), &sh_task("exit 0", &[])).code(),
+            0
+        );
+        assert!(ep.quits().is_empty(), "{}", sh.name);
+        // The rerun of main succeeds: now both are done.
+        assert_eq!(
+            run(sh, &main, tools.path(), &sh_task("exit 0", &[])).code(),
+            0
+        );
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+#[test]
+fn two_containers_finishing_together_stop_the_proxy_at_least_once() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        for round in 0..8 {
+            let peers = tempfile::tempdir().unwrap();
+            let go = peers.path().join("go");
+            let go = go.to_str().unwrap();
+            let ep = Endpoint::start();
+            let a = render(&peer_options(&ep.url(), peers.path(), "main", true));
+            let b = render(&peer_options(&ep.url(), peers.path(), "side-car_2", true));
+            let ra = spawn(sh, &a, tools.path(), &sh_task(WAIT_FOR_GO, &[go, "0"]), b"");
+            let rb = spawn(sh, &b, tools.path(), &sh_task(WAIT_FOR_GO, &[go, "1"]), b"");
+            std::fs::write(go, "").unwrap();
+            assert_eq!(ra.finish().code(), 0);
+            assert_eq!(rb.finish().code(), 1);
+            let n = ep.quits().len();
+            assert!((1..=2).contains(&n), "{} round {round}: {n} quits", sh.name);
+        }
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// Waiting for the proxy to be ready
+
+/// Points the readiness poll at `port` instead of the proxy's 15021.
+fn with_ready_port(script: &str, port: u16) -> String {
+    let fixed = script.replace("ready_port=15021\n", &format!("ready_port={port}\n"));
+    assert_ne!(fixed, script, "the script has no ready_port line");
+    fixed
+}
+
+#[test]
+fn the_task_starts_after_the_proxy_is_ready() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start_ready_after(2);
+        let mut opts = options(&ep.url());
+        opts.wait_for_proxy_seconds = Some(8);
+        let script = with_ready_port(&render(&opts), ep.port);
+        let mark = tools.path().join("ran");
+        let task = sh_task(": >\"$1\"", &[mark.to_str().unwrap()]);
+        let done = run(sh, &script, tools.path(), &task);
+        assert_eq!(done.code(), 0, "{}: {}", sh.name, done.stderr);
+        assert!(done.stderr.is_empty(), "{}: {}", sh.name, done.stderr);
+        assert!(mark.exists(), "{}", sh.name);
+        let paths: Vec<_> = ep
+            .requests()
+            .into_iter()
+            .map(|r| (r.method, r.path))
+            .collect();
+        let want = [
+            ("GET", "/healthz/ready"),
+            ("GET", "/healthz/ready"),
+            ("GET", "/healthz/ready"),
+            ("POST", "/quitquitquit"),
+        ]
+        .map(|(m, p)| (m.to_string(), p.to_string()));
+        assert_eq!(paths, want, "{}", sh.name);
+    });
+}
+
+#[test]
+fn a_proxy_that_never_gets_ready_is_given_up_on() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let mut opts = options(&ep.url());
+        opts.wait_for_proxy_seconds = Some(2);
+        let script = with_ready_port(&render(&opts), closed_port());
+        let done = run(sh, &script, tools.path(), &sh_task("exit 6", &[]));
+        assert_eq!(done.code(), 6, "{}: {}", sh.name, done.stderr);
+        assert!(
+            done.stderr.contains("not ready after 2s"),
+            "{}: {}",
+            sh.name,
+            done.stderr
+        );
+        assert!(done.elapsed >= Duration::from_secs(2), "{}", sh.name);
+        assert!(
+            done.elapsed < Duration::from_secs(6),
+            "{}: {:?}",
+            sh.name,
+            done.elapsed
+        );
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+#[test]
+fn sigterm_while_waiting_for_the_proxy_skips_the_task() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start_ready_after(usize::MAX);
+        let mut opts = options(&ep.url());
+        opts.wait_for_proxy_seconds = Some(10);
+        let script = with_ready_port(&render(&opts), ep.port);
+        let mark = tools.path().join("ran");
+        let task = sh_task(": >\"$1\"", &[mark.to_str().unwrap()]);
+        let running = spawn(sh, &script, tools.path(), &task, b"");
+        // The first poll shows that the trap is set.
+        assert!(eventually(Duration::from_secs(5), || !ep
+            .requests()
+            .is_empty()));
+        send_signal(running.pid(), "TERM");
+        let done = running.finish();
+        assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
+        assert!(
+            done.elapsed < Duration::from_secs(4),
+            "{}: {:?}",
+            sh.name,
+            done.elapsed
+        );
+        assert!(!mark.exists(), "{}: the task ran", sh.name);
+        assert_one_quit(&ep, sh.name);
+    });
+}
+
+// ---------------------------------------------------------------------------------------
+// shellcheck
+
+#[test]
+fn shellcheck_finds_nothing() {
+    let Some(shellcheck) = common::require_tool("shellcheck", "lints the generated script") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    for stop_proxy_on_failure in [true, false] {
+        for with_peers in [false, true] {
+            for wait in [None, Some(20)] {
+                let mut opts = peer_options(
+                    "http://localhost:15020/quitquitquit",
+                    dir.path(),
+                    "main",
+                    stop_proxy_on_failure,
+                );
+                if !with_peers {
+                    opts.peers = None;
+                }
+                opts.wait_for_proxy_seconds = wait;
+                let script = render(&opts);
+                let mut child = Command::new(&shellcheck)
+                    .args(["-s", "sh", "-"])
+                    .stdin(Stdio::piped())
+                    .stdout(Stdio::piped())
+                    .stderr(Stdio::piped())
+                    .spawn()
+                    .unwrap();
+                child
+                    .stdin
+                    .take()
+                    .unwrap()
+                    .write_all(script.as_bytes())
+                    .unwrap();
+                let out = child.wait_with_output().unwrap();
+                assert!(
+                    out.status.success() && out.stdout.is_empty(),
+                    "shellcheck on {opts:?}:\n{}{}",
+                    String::from_utf8_lossy(&out.stdout),
+                    String::from_utf8_lossy(&out.stderr)
+                );
+            }
+        }
+    }
+}
