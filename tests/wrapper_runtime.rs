@@ -124,10 +124,32 @@ fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
     let _ = conn.shutdown(std::net::Shutdown::Both);
 }
 
-/// A port on 127.0.0.1 where nothing listens.
+/// A port on 127.0.0.1 where nothing listens. It lies below the kernel's range for
+/// ephemeral ports, so no listener of another test (all bind port 0) can take it later.
 fn closed_port() -> u16 {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap().port()
+    static NEXT: std::sync::atomic::AtomicU16 = std::sync::atomic::AtomicU16::new(0);
+    let range =
+        std::fs::read_to_string("/proc/sys/net/ipv4/ip_local_port_range").unwrap_or_default();
+    let low: u16 = range
+        .split_whitespace()
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or(32768);
+    let span = low.saturating_sub(10_000).max(1);
+    let start = 10_000 + (std::process::id() % u32::from(span)) as u16;
+    for _ in 0..span {
+        let step = NEXT.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        let port = 10_000 + (start - 10_000 + step) % span;
+        let addr = std::net::SocketAddr::from(([127, 0, 0, 1], port));
+        let refused = matches!(
+            TcpStream::connect_timeout(&addr, Duration::from_secs(1)),
+            Err(e) if e.kind() == std::io::ErrorKind::ConnectionRefused
+        );
+        if refused {
+            return port;
+        }
+    }
+    panic!("no closed port below {low} on 127.0.0.1");
 }
 
 // ---------------------------------------------------------------------------------------
@@ -497,8 +519,9 @@ fn sigterm_reaches_the_task_and_the_wrapper_exits_143() {
         send_signal(running.pid(), "TERM");
         let done = running.finish();
         assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
+        // Quickly, not after a grace period: about 0.1s on an idle host.
         let took = done.exited - sent;
-        assert!(took < Duration::from_secs(2), "{}: {took:?}", sh.name);
+        assert!(took < Duration::from_secs(5), "{}: {took:?}", sh.name);
         assert!(got.exists(), "{}: the task did not get SIGTERM", sh.name);
         assert_one_quit(&ep, sh.name);
     });
@@ -515,8 +538,9 @@ fn sigterm_stops_a_plain_sleep_quickly() {
         send_signal(running.pid(), "TERM");
         let done = running.finish();
         assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
+        // Quickly, not after a grace period: about 0.1s on an idle host.
         let took = done.exited - sent;
-        assert!(took < Duration::from_secs(2), "{}: {took:?}", sh.name);
+        assert!(took < Duration::from_secs(5), "{}: {took:?}", sh.name);
         assert_one_quit(&ep, sh.name);
     });
 }
@@ -531,7 +555,7 @@ fn sigint_is_passed_on_as_sigterm() {
         send_signal(running.pid(), "INT");
         let done = running.finish();
         assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
-        assert!(done.elapsed < Duration::from_secs(5), "{}", sh.name);
+        assert!(done.elapsed < Duration::from_secs(8), "{}", sh.name);
         assert_one_quit(&ep, sh.name);
     });
 }
@@ -720,40 +744,55 @@ fn without_any_client_one_line_on_stderr_and_the_code_is_kept() {
     });
 }
 
+/// A wrapper whose quit endpoint is a closed port: the task's code stays, three tries are
+/// made, and the run ends well within the bound. Each try is refused at once, so the run
+/// takes the two 1s pauses plus the client's start-up; the upper limit leaves room for a
+/// slow, busy host.
+fn check_down_endpoint(sh: &Shell, client: Client) {
+    let Some(tools) = tool_dir(&[client]) else {
+        return;
+    };
+    let url = format!("http://127.0.0.1:{}/quitquitquit", closed_port());
+    let done = run(
+        sh,
+        &render(&options(&url)),
+        tools.path(),
+        &sh_task("exit 4", &[]),
+    );
+    let what = format!("{} with {client:?}", sh.name);
+    assert_eq!(done.code(), 4, "{what}: {}", done.stderr);
+    assert!(
+        done.elapsed < Duration::from_secs(10),
+        "{what}: {:?}",
+        done.elapsed
+    );
+    assert!(
+        done.elapsed >= Duration::from_secs(2),
+        "{what}: no retries?"
+    );
+    assert_eq!(done.stderr.lines().count(), 1, "{what}: {:?}", done.stderr);
+    assert!(
+        done.stderr.contains("did not answer"),
+        "{what}: {}",
+        done.stderr
+    );
+}
+
 #[test]
 fn a_down_endpoint_keeps_the_exit_code_and_time_is_bounded() {
-    for_each_shell(|sh| {
-        // The clients in parallel too: each run takes about 2s.
-        thread::scope(|s| {
-            for client in ALL_CLIENTS {
-                s.spawn(move || {
-                    let Some(tools) = tool_dir(&[client]) else {
-                        return;
-                    };
-                    let url = format!("http://127.0.0.1:{}/quitquitquit", closed_port());
-                    let task = sh_task("exit 4", &[]);
-                    let done = run(sh, &render(&options(&url)), tools.path(), &task);
-                    let what = format!("{} with {client:?}", sh.name);
-                    assert_eq!(done.code(), 4, "{what}: {}", done.stderr);
-                    // 3 refused tries and 2 pauses of 1s.
-                    assert!(
-                        done.elapsed < Duration::from_secs(6),
-                        "{what}: {:?}",
-                        done.elapsed
-                    );
-                    assert!(
-                        done.elapsed >= Duration::from_secs(2),
-                        "{what}: no retries?"
-                    );
-                    assert_eq!(done.stderr.lines().count(), 1, "{what}: {:?}", done.stderr);
-                    assert!(
-                        done.stderr.contains("did not answer"),
-                        "{what}: {}",
-                        done.stderr
-                    );
-                });
-            }
-        });
+    for_each_shell(|sh| check_down_endpoint(sh, Client::Bash));
+}
+
+#[test]
+fn a_down_endpoint_is_given_up_on_by_every_client() {
+    let Some(sh) = shells().into_iter().next() else {
+        return;
+    };
+    thread::scope(|s| {
+        for client in ALL_CLIENTS {
+            let sh = &sh;
+            s.spawn(move || check_down_endpoint(sh, client));
+        }
     });
 }
 
@@ -931,14 +970,19 @@ fn the_task_starts_after_the_proxy_is_ready() {
             .into_iter()
             .map(|r| (r.method, r.path))
             .collect();
-        let want = [
-            ("GET", "/healthz/ready"),
-            ("GET", "/healthz/ready"),
-            ("GET", "/healthz/ready"),
-            ("POST", "/quitquitquit"),
-        ]
-        .map(|(m, p)| (m.to_string(), p.to_string()));
-        assert_eq!(paths, want, "{}", sh.name);
+        // Polls until the third answer (the first 2xx), then the task, then the quit. (A
+        // slow host may time out a poll and make one more.)
+        let (last, polls) = paths.split_last().unwrap();
+        assert_eq!(
+            last,
+            &("POST".into(), "/quitquitquit".into()),
+            "{}",
+            sh.name
+        );
+        assert!(polls.len() >= 3, "{}: {paths:?}", sh.name);
+        for p in polls {
+            assert_eq!(p, &("GET".into(), "/healthz/ready".into()), "{}", sh.name);
+        }
     });
 }
 
@@ -960,7 +1004,7 @@ fn a_proxy_that_never_gets_ready_is_given_up_on() {
         );
         assert!(done.elapsed >= Duration::from_secs(2), "{}", sh.name);
         assert!(
-            done.elapsed < Duration::from_secs(6),
+            done.elapsed < Duration::from_secs(9),
             "{}: {:?}",
             sh.name,
             done.elapsed
@@ -984,15 +1028,13 @@ fn sigterm_while_waiting_for_the_proxy_skips_the_task() {
         assert!(eventually(Duration::from_secs(5), || !ep
             .requests()
             .is_empty()));
+        let sent = Instant::now();
         send_signal(running.pid(), "TERM");
         let done = running.finish();
         assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
-        assert!(
-            done.elapsed < Duration::from_secs(4),
-            "{}: {:?}",
-            sh.name,
-            done.elapsed
-        );
+        // The trap runs once the current poll or pause (1s at most) is over.
+        let took = done.exited - sent;
+        assert!(took < Duration::from_secs(5), "{}: {took:?}", sh.name);
         assert!(!mark.exists(), "{}: the task ran", sh.name);
         assert_one_quit(&ep, sh.name);
     });
