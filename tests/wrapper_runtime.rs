@@ -1087,3 +1087,71 @@ fn shellcheck_finds_nothing() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// As PID 1, the way a container runs it
+
+/// `unshare` arguments that start a command as PID 1 of a new PID namespace here, if any.
+fn pid_namespace_prefix() -> Option<Vec<OsString>> {
+    let unshare = common::which("unshare")?;
+    let tries: [&[&str]; 2] = [
+        &["--pid", "--fork"],
+        &["--user", "--map-root-user", "--pid", "--fork"],
+    ];
+    tries.into_iter().find_map(|t| {
+        let ok = Command::new(&unshare)
+            .args(t)
+            .arg("true")
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        ok.then(|| {
+            let mut v = vec![unshare.clone().into_os_string()];
+            v.extend(t.iter().map(OsString::from));
+            v
+        })
+    })
+}
+
+#[test]
+fn as_pid_1_sigterm_still_stops_the_task() {
+    let Some(prefix) = pid_namespace_prefix() else {
+        eprintln!("note: cannot make a PID namespace here (unshare); the PID 1 case is left out");
+        return;
+    };
+    for_each_shell(|sh| {
+        let as_pid1 = Shell {
+            name: sh.name,
+            argv: prefix.iter().chain(&sh.argv).cloned().collect(),
+        };
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        let ep = Endpoint::start();
+        let code = ": >\"$1\"; exec sleep 30";
+        let running =
+            start_sleeping_task(&as_pid1, &render(&options(&ep.url())), tools.path(), code);
+        // The wrapper is unshare's child; inside its namespace it is PID 1.
+        let children = format!("/proc/{0}/task/{0}/children", running.pid());
+        let wrapper: u32 = std::fs::read_to_string(&children)
+            .unwrap()
+            .split_whitespace()
+            .next()
+            .expect("unshare has a child")
+            .parse()
+            .unwrap();
+        let status = std::fs::read_to_string(format!("/proc/{wrapper}/status")).unwrap();
+        assert!(
+            status
+                .lines()
+                .any(|l| l.starts_with("NSpid:") && l.ends_with("\t1")),
+            "{}: not PID 1 in its namespace:\n{status}",
+            sh.name
+        );
+        let sent = Instant::now();
+        send_signal(wrapper, "TERM");
+        let done = running.finish();
+        assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
+        let took = done.exited - sent;
+        assert!(took < Duration::from_secs(5), "{}: {took:?}", sh.name);
+        assert_one_quit(&ep, sh.name);
+    });
+}
