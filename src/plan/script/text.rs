@@ -96,7 +96,6 @@ for c in curl wget bash python3 perl; do
   fi
 done
 # GNU wget retries 20 times unless told not to; busybox wget has -T only in some builds.
-# No client may use an HTTP proxy from the environment: the endpoint is on this host.
 wget_gnu=
 wget_t=
 if [ "$client" = wget ]; then
@@ -106,6 +105,7 @@ fi
 
 # Sends one request ($1 method, $2 host, $3 port, $4 path, $5 seconds allowed) and prints
 # the response's status line ("HTTP/1.1 200 OK"), or nothing when no response came.
+# No client may use an HTTP proxy from the environment: the endpoint is on this host.
 http_status() {
   case $client in
   curl)
