@@ -44,6 +44,24 @@ pub enum Command {
     Config(RunArgs),
     /// Print the JSON Schema of the configuration file and KRM functionConfig.
     Schema,
+    /// KRM function: read a ResourceList on stdin, write it back with its items rewritten
+    /// and the findings in `results`; exit 1 on an error result.
+    Krm,
+    /// kustomize legacy exec plugin.
+    #[command(subcommand)]
+    Kustomize(KustomizeCommand),
+}
+
+#[derive(Subcommand, Debug)]
+pub enum KustomizeCommand {
+    /// Link this binary in as the MeshJobConfig transformer plugin
+    /// (<DIR>/meshjob.dev/v1alpha1/meshjobconfig/MeshJobConfig).
+    Install {
+        /// Plugin home [default: $KUSTOMIZE_PLUGIN_HOME, else $XDG_CONFIG_HOME/kustomize/plugin,
+        /// else ~/.config/kustomize/plugin].
+        #[arg(long, value_name = "DIR")]
+        dir: Option<std::path::PathBuf>,
+    },
 }
 
 #[derive(Args, Debug, Clone)]
@@ -113,6 +131,9 @@ enum Mode {
 
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
+    if let Some(code) = host_dispatch() {
+        return ExitCode::from(code);
+    }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -138,12 +159,62 @@ pub fn main() -> ExitCode {
                 Err(m) => usage_error(&m),
             });
         }
+        Command::Krm => return ExitCode::from(run_krm()),
+        Command::Kustomize(KustomizeCommand::Install { dir }) => {
+            return ExitCode::from(match crate::kustomize::install(dir.as_deref()) {
+                Ok(p) => {
+                    println!("installed the kustomize plugin at {}", p.display());
+                    EXIT_OK
+                }
+                Err(m) => usage_error(&m),
+            });
+        }
         Command::Schema => {
             print!("{}", crate::config::schema_json());
             return ExitCode::from(EXIT_OK);
         }
     };
     ExitCode::from(run_files(mode, &args))
+}
+
+/// How a host program runs the binary without a subcommand: kustomize runs the legacy
+/// plugin by its kind (argv[0] `MeshJobConfig`, config path in argv[1]); an orchestrator
+/// runs a KRM exec function with no arguments and a ResourceList on stdin.
+fn host_dispatch() -> Option<u8> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .first()
+        .is_some_and(|a| crate::kustomize::invoked_as_plugin(a))
+    {
+        return Some(crate::kustomize::exec_plugin(&args));
+    }
+    if args.len() == 1 && !std::io::stdin().is_terminal() {
+        return Some(run_krm());
+    }
+    None
+}
+
+fn run_krm() -> u8 {
+    let mut input = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
+        return usage_error(&format!("cannot read stdin: {e}"));
+    }
+    let reply = match source::decode(&input) {
+        Ok(text) => crate::krm::run(text),
+        Err((_, m)) => return usage_error(&format!("stdin: {m}")),
+    };
+    eprint!("{}", reply.stderr);
+    if let Some(out) = reply.stdout {
+        let mut stdout = std::io::stdout().lock();
+        if stdout
+            .write_all(out.as_bytes())
+            .and_then(|()| stdout.flush())
+            .is_err()
+        {
+            return EXIT_TROUBLE;
+        }
+    }
+    reply.code
 }
 
 fn usage_error(msg: &str) -> u8 {

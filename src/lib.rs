@@ -9,6 +9,7 @@ pub mod config;
 pub mod finding;
 pub mod istio;
 pub mod krm;
+pub mod kustomize;
 pub mod locate;
 pub mod output;
 pub mod plan;

@@ -1,0 +1,141 @@
+//! kustomize legacy exec plugin: the binary, installed as
+//! `<plugin home>/meshjob.dev/v1alpha1/meshjobconfig/MeshJobConfig`, transforms the resource
+//! stream that kustomize pipes through it.
+//!
+//! The protocol, as kustomize's `api/internal/plugins/execplugin/execplugin.go` implements
+//! it (`invokePlugin`, `getEnv`, `Transform`):
+//! - kustomize writes the plugin's config object (our `MeshJobConfig`) to a temp file named
+//!   `kust-plugin-config-*` and runs the executable with that path as argv[1]; more
+//!   arguments follow only when the config has `argsOneLiner` or `argsFromFile`;
+//! - the same config is also in `KUSTOMIZE_PLUGIN_CONFIG_STRING`, and the kustomization
+//!   directory in `KUSTOMIZE_PLUGIN_CONFIG_ROOT`, which is also the working directory;
+//! - for a transformer, stdin is every resource as a `---`-separated YAML stream, each with
+//!   a `kustomize.config.k8s.io/id` annotation that kustomize uses to map output resources
+//!   back (`utils.UpdateResMapValues`); stdout must be the transformed stream;
+//! - stderr is passed through to the user, and a non-zero exit fails the build.
+//!
+//! The plugin home is `$KUSTOMIZE_PLUGIN_HOME`, else `$XDG_CONFIG_HOME/kustomize/plugin`,
+//! else `$HOME/.config/kustomize/plugin` (kustomize's `konfig` package).
+
+use crate::cli::{EXIT_FINDINGS, EXIT_OK, EXIT_TROUBLE};
+use crate::finding::Severity;
+use crate::output::report::Located;
+use crate::run;
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
+
+/// The name kustomize runs the plugin by: the config's `kind`.
+pub const PLUGIN_NAME: &str = crate::config::KIND;
+
+/// Where the plugin goes below the plugin home: `<group>/<version>/<lowercase kind>/<kind>`.
+pub fn plugin_rel_path() -> PathBuf {
+    Path::new("meshjob.dev")
+        .join("v1alpha1")
+        .join(PLUGIN_NAME.to_ascii_lowercase())
+        .join(PLUGIN_NAME)
+}
+
+/// Whether argv[0] says the binary runs as the kustomize plugin.
+pub fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
+    Path::new(argv0).file_name() == Some(std::ffi::OsStr::new(PLUGIN_NAME))
+}
+
+/// The plugin home kustomize looks in.
+pub fn default_plugin_home() -> Result<PathBuf, String> {
+    let set = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(p) = set("KUSTOMIZE_PLUGIN_HOME") {
+        return Ok(p);
+    }
+    let config = match set("XDG_CONFIG_HOME") {
+        Some(p) => p,
+        None => set("HOME")
+            .ok_or("neither XDG_CONFIG_HOME nor HOME is set; pass --dir")?
+            .join(".config"),
+    };
+    Ok(config.join("kustomize").join("plugin"))
+}
+
+/// `meshjob kustomize install`: links this binary into the plugin home (`dir`, or the
+/// default), replacing whatever is there. Falls back to a copy where a link cannot be made.
+pub fn install(dir: Option<&Path>) -> Result<PathBuf, String> {
+    let home = match dir {
+        Some(d) => d.to_path_buf(),
+        None => default_plugin_home()?,
+    };
+    let exe = std::env::current_exe()
+        .and_then(std::fs::canonicalize)
+        .map_err(|e| format!("cannot find this executable: {e}"))?;
+    let target = home.join(plugin_rel_path());
+    let parent = target.parent().unwrap_or(&home);
+    std::fs::create_dir_all(parent)
+        .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    let tmp = parent.join(format!(".{PLUGIN_NAME}.meshjob-{}.tmp", std::process::id()));
+    let _ = std::fs::remove_file(&tmp);
+    let made =
+        std::os::unix::fs::symlink(&exe, &tmp).or_else(|_| std::fs::copy(&exe, &tmp).map(|_| ()));
+    made.and_then(|()| std::fs::rename(&tmp, &target))
+        .map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            format!("cannot install {}: {e}", target.display())
+        })?;
+    Ok(target)
+}
+
+/// The binary run as the plugin: config file in argv[1], resources on stdin, transformed
+/// resources on stdout, findings on stderr. Exit 1 when errors are left, 2 on trouble.
+pub fn exec_plugin(args: &[OsString]) -> u8 {
+    let fail = |m: String| {
+        eprintln!("meshjob (kustomize plugin): error: {m}");
+        EXIT_TROUBLE
+    };
+    let Some(config_path) = args.get(1) else {
+        return fail(format!(
+            "run by kustomize as {PLUGIN_NAME} with the plugin config file as the first \
+             argument; got none"
+        ));
+    };
+    let origin = Path::new(config_path).display().to_string();
+    let config = match std::fs::read_to_string(config_path) {
+        Ok(t) => t,
+        Err(e) => return fail(format!("cannot read the plugin config {origin}: {e}")),
+    };
+    let settings = match crate::krm::config_settings(&config, &origin) {
+        Ok(s) => s,
+        Err(m) => return fail(m),
+    };
+    let mut bytes = Vec::new();
+    if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
+        return fail(format!("cannot read the resources on stdin: {e}"));
+    }
+    let text = match crate::source::decode(&bytes) {
+        Ok(t) => t,
+        Err((_, m)) => return fail(format!("resources on stdin: {m}")),
+    };
+    let outcome = run::process(text, &settings);
+    if let Some(f) = outcome.fatal {
+        let l = Located::new("stdin", text, f);
+        return fail(format!("{}:{}: {}", l.line, l.col, l.finding.message));
+    }
+    let mut errors_left = false;
+    let mut err = std::io::stderr().lock();
+    for f in outcome.findings {
+        errors_left |= f.severity == Severity::Error && !f.fixed;
+        // Stream positions mean nothing to the user; the message names the object.
+        let fixed = if f.fixed { " (fixed)" } else { "" };
+        let _ = writeln!(err, "meshjob: {}: {}{fixed}", f.severity, f.message);
+    }
+    let mut out = std::io::stdout().lock();
+    if out
+        .write_all(outcome.text.as_bytes())
+        .and_then(|()| out.flush())
+        .is_err()
+    {
+        return EXIT_TROUBLE;
+    }
+    if errors_left { EXIT_FINDINGS } else { EXIT_OK }
+}

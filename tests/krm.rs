@@ -1,0 +1,191 @@
+//! Golden cases for the KRM function: each `testdata/krm/<case>/` holds `input.yaml` (a
+//! ResourceList, fed to `meshjob krm` on stdin), `expected.yaml` (stdout, absent when there is
+//! none) and `expected.stderr` (stderr, then the exit status).
+//!
+//! Comparison is on raw bytes; `MESHJOB_UPDATE_GOLDEN=1 cargo test --test krm` rewrites the
+//! expectations. Every case also checks that kustomize's annotations come back
+//! byte-identical and that a second run leaves the items alone.
+
+mod common;
+
+use meshjob::yaml::tree::{Node, parse_stream};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+fn update() -> bool {
+    std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1")
+}
+
+fn cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/krm");
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+        .expect("testdata/krm/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.join("input.yaml").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
+struct Run {
+    stdout: String,
+    stderr: String,
+    code: i32,
+}
+
+fn run(args: &[&str], input: &[u8]) -> Run {
+    let mut child = Command::new(common::bin())
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run meshjob");
+    child
+        .stdin
+        .take()
+        .expect("stdin")
+        .write_all(input)
+        .expect("write stdin");
+    let out = child.wait_with_output().expect("wait");
+    Run {
+        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
+        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
+        code: out.status.code().unwrap_or(-1),
+    }
+}
+
+fn compare(path: &Path, actual: &str, failures: &mut Vec<String>) {
+    if update() {
+        if actual.is_empty() && path.extension().is_some_and(|e| e == "yaml") {
+            let _ = std::fs::remove_file(path);
+        } else {
+            std::fs::write(path, actual).expect("write expectation");
+        }
+        return;
+    }
+    let expected = std::fs::read_to_string(path).unwrap_or_default();
+    if expected != actual {
+        failures.push(format!(
+            "{}:\n--- expected\n{expected}\n--- actual\n{actual}",
+            path.display()
+        ));
+    }
+}
+
+fn root(text: &str) -> Node {
+    let docs = parse_stream(text).expect("output parses");
+    assert_eq!(docs.len(), 1, "one ResourceList document");
+    docs[0].root.clone()
+}
+
+fn items(root: &Node) -> Vec<Node> {
+    root.get("items")
+        .and_then(Node::items)
+        .map(<[Node]>::to_vec)
+        .unwrap_or_default()
+}
+
+/// `key: value` text of every kustomize annotation of every item, in order.
+fn kustomize_annotations(text: &str) -> Vec<String> {
+    let prefixes = [
+        "config.kubernetes.io/",
+        "internal.config.kubernetes.io/",
+        "kustomize.config.k8s.io/",
+    ];
+    let mut v = Vec::new();
+    for item in items(&root(text)) {
+        let Some(entries) = item
+            .path(&["metadata", "annotations"])
+            .and_then(Node::entries)
+        else {
+            continue;
+        };
+        for e in entries {
+            if e.key
+                .as_str()
+                .is_some_and(|k| prefixes.iter().any(|p| k.starts_with(p)))
+            {
+                v.push(text[e.key.props_start..e.value.end].to_string());
+            }
+        }
+    }
+    v
+}
+
+fn items_text(text: &str) -> String {
+    let r = root(text);
+    r.get("items")
+        .map(|n| text[n.props_start..n.end].to_string())
+        .unwrap_or_default()
+}
+
+#[test]
+fn krm_golden_cases() {
+    let mut failures = Vec::new();
+    let all = cases();
+    assert!(all.len() >= 6, "expected the KRM cases under testdata/krm/");
+    for dir in all {
+        let input = std::fs::read_to_string(dir.join("input.yaml")).expect("input");
+        let r = run(&["krm"], input.as_bytes());
+        compare(&dir.join("expected.yaml"), &r.stdout, &mut failures);
+        compare(
+            &dir.join("expected.stderr"),
+            &format!("{}exit status: {}\n", r.stderr, r.code),
+            &mut failures,
+        );
+        if r.code == 2 {
+            assert!(
+                r.stdout.is_empty(),
+                "{}: no output on trouble",
+                dir.display()
+            );
+            continue;
+        }
+        assert_eq!(
+            kustomize_annotations(&input),
+            kustomize_annotations(&r.stdout),
+            "{}: kustomize annotations must come back byte-identical",
+            dir.display()
+        );
+        let again = run(&["krm"], r.stdout.as_bytes());
+        assert_eq!(
+            items_text(&again.stdout),
+            items_text(&r.stdout),
+            "{}: a second run must leave the items alone",
+            dir.display()
+        );
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+}
+
+#[test]
+fn no_arguments_and_a_resource_list_on_stdin_runs_the_function() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/krm/v1-kustomize-annotations");
+    let input = std::fs::read(dir.join("input.yaml")).expect("input");
+    let bare = run(&[], &input);
+    let krm = run(&["krm"], &input);
+    assert_eq!(bare.code, 0, "{}", bare.stderr);
+    assert_eq!(bare.stdout, krm.stdout);
+}
+
+#[test]
+fn results_say_error_only_for_what_is_left_unfixed() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/krm/error-result-exits-1");
+    let r = run(
+        &["krm"],
+        &std::fs::read(dir.join("input.yaml")).expect("input"),
+    );
+    assert_eq!(r.code, 1);
+    let results = root(&r.stdout);
+    let results = results
+        .get("results")
+        .and_then(Node::items)
+        .expect("results");
+    let sev: Vec<&str> = results
+        .iter()
+        .filter_map(|n| n.get("severity").and_then(Node::as_str))
+        .collect();
+    assert_eq!(sev, ["info", "error", "info", "warning"]);
+}
