@@ -52,7 +52,14 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         Err(e) => {
             return Outcome::fatal(
                 text,
-                Finding::error(e.offset, format!("invalid YAML: {}", e.message)),
+                Finding::error(
+                    e.offset,
+                    format!(
+                        "invalid YAML: {}; meshjob edits only YAML that parses: fix the syntax \
+                         at this line and column, then run again",
+                        e.message
+                    ),
+                ),
             );
         }
     };
