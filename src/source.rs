@@ -134,7 +134,9 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
     std::str::from_utf8(bytes).map_err(|e| {
         (
             e.valid_up_to(),
-            "not UTF-8 text; YAML manifests must be UTF-8".to_string(),
+            "not UTF-8 text; YAML manifests must be UTF-8: re-encode the file (for example \
+             `iconv -f LATIN1 -t UTF-8`)"
+                .to_string(),
         )
     })
 }
