@@ -52,3 +52,20 @@ fn regression_inputs_keep_the_invariants() {
         }
     }
 }
+
+/// A nested insertion at the end of a text without a final line break is made, not refused.
+#[test]
+fn nested_insert_at_end_without_final_newline() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/regressions/mesh-config-no-final-newline-nested-insert.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    for t in [text.clone(), text.replace("\r\n", "\n")] {
+        let out = meshjob::run::process(&t, &meshjob::config::Settings::default());
+        assert!(out.fatal.is_none(), "{:?}", out.fatal);
+        let nl = if t.contains('\r') { "\r\n" } else { "\n" };
+        let want = format!(
+            "defaultConfig:{nl}  proxyMetadata:{nl}    EXIT_ON_ZERO_ACTIVE_CONNECTIONS: \"true\"{nl}  terminationDrainDuration: 5s"
+        );
+        assert_eq!(out.text, want);
+    }
+}
