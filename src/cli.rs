@@ -9,7 +9,7 @@ use crate::plan::script;
 use crate::run;
 use crate::source::{self, Origin};
 use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::io::{IsTerminal, Read, Write};
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 
 /// Exit statuses (DESIGN.md, "Command line").
@@ -326,7 +326,7 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
     let mut reports: Vec<Located> = Vec::new();
     for origin in origins {
         let name = origin.display();
-        let bytes = match read(&origin) {
+        let bytes = match source::read(&origin) {
             Ok(b) => b,
             Err(m) => {
                 tally.trouble = true;
@@ -428,25 +428,6 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
             Mode::Check if !tally.changed.is_empty() || tally.errors_any => EXIT_FINDINGS,
             Mode::Fix if tally.errors_left => EXIT_FINDINGS,
             _ => EXIT_OK,
-        }
-    }
-}
-
-fn read(origin: &Origin) -> Result<Vec<u8>, String> {
-    match origin {
-        Origin::Stdin => {
-            let mut b = Vec::new();
-            std::io::stdin()
-                .read_to_end(&mut b)
-                .map_err(|e| format!("cannot read stdin: {e}"))?;
-            Ok(b)
-        }
-        Origin::File(p) => {
-            let meta = std::fs::metadata(p).map_err(|e| format!("cannot read: {e}"))?;
-            if !meta.is_file() {
-                return Err("not a regular file; skipped".into());
-            }
-            std::fs::read(p).map_err(|e| format!("cannot read: {e}"))
         }
     }
 }

@@ -52,7 +52,14 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         Err(e) => {
             return Outcome::fatal(
                 text,
-                Finding::error(e.offset, format!("invalid YAML: {}", e.message)),
+                Finding::error(
+                    e.offset,
+                    format!(
+                        "invalid YAML: {}; meshjob edits only YAML that parses: fix the syntax \
+                         at this line and column, then run again",
+                        e.message
+                    ),
+                ),
             );
         }
     };
@@ -85,7 +92,10 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
             );
         }
     };
-    if let Err(f) = verify(&out, &intended) {
+    if let Err(mut f) = verify(&out, &intended) {
+        // The failure's offset is in the edited text; show it at the first edit instead,
+        // which is in the input.
+        f.offset = edits.iter().map(|e| e.start).min().unwrap_or(0);
         return Outcome::fatal(text, *f);
     }
     Outcome {

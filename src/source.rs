@@ -1,6 +1,13 @@
 //! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
 
+use std::io::Read;
 use std::path::{Path, PathBuf};
+
+/// The largest input meshjob edits. Real manifests, Helm renders included, are far smaller;
+/// the cap keeps time and memory bounded whatever is piped in. Peak memory is linear, at
+/// most about 110 bytes per input byte (every document edited), so under 4 GiB at the cap;
+/// `scripts/big-inputs.sh` measures it.
+pub const MAX_INPUT_BYTES: u64 = 32 << 20;
 
 /// Where a text comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -33,7 +40,7 @@ pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
         match std::fs::metadata(p) {
             Ok(m) if m.is_dir() => walk(p, &mut out, &mut errors),
             Ok(_) => out.push(Origin::File(p.to_path_buf())),
-            Err(e) => errors.push((a.clone(), format!("cannot read: {e}"))),
+            Err(e) => errors.push((a.clone(), cannot_read(&e))),
         }
     }
     (out, errors)
@@ -72,6 +79,54 @@ fn walk(dir: &Path, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
     }
 }
 
+/// Reads one input whole, refusing special files (FIFOs, devices) and inputs over
+/// [`MAX_INPUT_BYTES`] before reading them.
+pub fn read(origin: &Origin) -> Result<Vec<u8>, String> {
+    let too_big = || {
+        format!(
+            "larger than {} MiB; meshjob does not edit inputs this big (split the stream into \
+             several files)",
+            MAX_INPUT_BYTES >> 20
+        )
+    };
+    let mut bytes = Vec::new();
+    match origin {
+        Origin::Stdin => {
+            std::io::stdin()
+                .lock()
+                .take(MAX_INPUT_BYTES + 1)
+                .read_to_end(&mut bytes)
+                .map_err(|e| format!("cannot read stdin: {e}"))?;
+        }
+        Origin::File(p) => {
+            let meta = std::fs::metadata(p).map_err(|e| cannot_read(&e))?;
+            if !meta.is_file() {
+                return Err("not a regular file (a FIFO, device or socket); skipped".into());
+            }
+            if meta.len() > MAX_INPUT_BYTES {
+                return Err(too_big());
+            }
+            std::fs::File::open(p)
+                .and_then(|f| f.take(MAX_INPUT_BYTES + 1).read_to_end(&mut bytes))
+                .map_err(|e| cannot_read(&e))?;
+        }
+    }
+    if bytes.len() as u64 > MAX_INPUT_BYTES {
+        return Err(too_big());
+    }
+    Ok(bytes)
+}
+
+/// "cannot read: ..." with a hint for the usual causes.
+fn cannot_read(e: &std::io::Error) -> String {
+    let hint = match e.kind() {
+        std::io::ErrorKind::NotFound => "; check the path",
+        std::io::ErrorKind::PermissionDenied => "; check the file's permissions",
+        _ => "",
+    };
+    format!("cannot read: {e}{hint}")
+}
+
 /// Why bytes are not a text meshjob can edit, with the byte offset of the problem.
 pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
     if let Some(i) = bytes.iter().position(|&b| b == 0) {
@@ -80,7 +135,9 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
     std::str::from_utf8(bytes).map_err(|e| {
         (
             e.valid_up_to(),
-            "not UTF-8 text; YAML manifests must be UTF-8".to_string(),
+            "not UTF-8 text; YAML manifests must be UTF-8: re-encode the file (for example \
+             `iconv -f LATIN1 -t UTF-8`)"
+                .to_string(),
         )
     })
 }

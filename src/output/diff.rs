@@ -8,19 +8,35 @@ pub fn unified(path: &str, old: &str, new: &str) -> String {
         return String::new();
     }
     let path = path.trim_start_matches("./");
+    // Lines end at `\n` only, as `patch` and `git apply` count them: similar's own line
+    // splitting also breaks at a lone `\r`, which shifts the hunk headers.
+    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
     let diff = TextDiff::configure()
         .algorithm(similar::Algorithm::Myers)
-        .diff_lines(old, new);
+        .diff_slices(&old_lines, &new_lines);
     let mut out = String::new();
     out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
-    let body = diff
-        .unified_diff()
-        .context_radius(3)
-        .missing_newline_hint(true)
-        .to_string();
-    out.push_str(&body);
-    if !out.ends_with('\n') {
-        out.push('\n');
+    for ops in diff.grouped_ops(3) {
+        out.push_str(&format!(
+            "{}\n",
+            similar::udiff::UnifiedHunkHeader::new(&ops)
+        ));
+        for op in &ops {
+            for change in diff.iter_changes(op) {
+                let sign = match change.tag() {
+                    similar::ChangeTag::Equal => ' ',
+                    similar::ChangeTag::Delete => '-',
+                    similar::ChangeTag::Insert => '+',
+                };
+                let line: &str = change.value();
+                out.push(sign);
+                out.push_str(line);
+                if !line.ends_with('\n') {
+                    out.push_str("\n\\ No newline at end of file\n");
+                }
+            }
+        }
     }
     out
 }
@@ -66,5 +82,12 @@ mod tests {
         );
         assert!(d.contains("\\ No newline at end of file"), "{d}");
         assert_eq!(unified("x", "same", "same"), "");
+    }
+
+    #[test]
+    fn a_lone_carriage_return_is_not_a_line_break() {
+        // Found by fuzzing: the hunk must start at line 2 as patch counts lines.
+        let d = unified("x", "a\rb\nc\nd\n", "a\rb\nc\nD\n");
+        assert!(d.contains("@@ -1,3 +1,3 @@\n a\rb\n c\n-d\n+D\n"), "{d:?}");
     }
 }

@@ -12,6 +12,10 @@ use crate::yaml::tree::{Entry, Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
 
+/// The hint for a `command` or `args` that meshjob will not rewrite.
+const SPELL_OUT: &str = "write the list out in each container (expand the anchor or alias by \
+                         hand), then run again";
+
 /// The shared volume through which several wrappers agree on who finished last.
 pub const PEERS_VOLUME: &str = "meshjob";
 pub const PEERS_MOUNT: &str = "/var/run/meshjob";
@@ -265,7 +269,10 @@ fn classify<'d>(
         out.push(err(
             oref,
             a.value.start,
-            format!("container {name:?}: `args` must be a list of strings (no anchors or aliases)"),
+            format!(
+                "container {name:?}: `args` must be a list of strings (no anchors or aliases) \
+                 to be moved; {SPELL_OUT}"
+            ),
         ));
         return None;
     }
@@ -280,7 +287,7 @@ fn classify<'d>(
                 e.value.start,
                 format!(
                     "container {name:?}: `command` must be a list of strings (no anchors or \
-                     aliases) to be wrapped"
+                     aliases) to be wrapped; {SPELL_OUT}"
                 ),
             ));
             return None;

@@ -26,6 +26,10 @@ pub struct Overlap {
     pub at: usize,
 }
 
+/// The order of new lines added at the end of a text that has no final line break: after
+/// every edit that extends the last line itself (those have order 0).
+const AFTER_LAST_LINE: i64 = 1 << 32;
+
 /// Splices edits into `src`. Edits are sorted by position (insertions at one point keep
 /// their order); any overlap is refused.
 pub fn splice(src: &str, edits: &[Edit]) -> Result<String, Overlap> {
@@ -213,8 +217,16 @@ impl<'a> Editor<'a> {
                 self.push_line(at, col, format!("{}{text}{nl}", " ".repeat(col)));
             }
             None => {
+                // No line break at the end of the text: the new line starts with one, and
+                // goes after whatever else is appended to the last line (a value given to an
+                // empty `key:` there), still deepest first among new lines.
                 let at = self.src.len();
-                self.push_line(at, col, format!("{nl}{}{text}", " ".repeat(col)));
+                self.edits.push(Edit {
+                    start: at,
+                    end: at,
+                    text: format!("{nl}{}{text}", " ".repeat(col)),
+                    order: AFTER_LAST_LINE - col as i64,
+                });
             }
         }
     }

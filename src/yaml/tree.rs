@@ -170,7 +170,7 @@ pub fn parse_stream(src: &str) -> Result<Vec<Doc>, ParseError> {
     for item in Parser::new_from_str_with_options(src, options()) {
         let (event, span) = item.map_err(|e| ParseError {
             offset: e.marker().byte_offset().unwrap_or(src.len()).min(src.len()),
-            message: e.info(),
+            message: describe(&e.info()),
         })?;
         b.event(event, span)?;
     }
@@ -185,6 +185,17 @@ pub fn parse_stream(src: &str) -> Result<Vec<Doc>, ParseError> {
         b.docs[i].range.end = end;
     }
     Ok(b.docs)
+}
+
+/// The parser's message, reworded where it is obscure.
+fn describe(info: &str) -> String {
+    if info.contains("recursion limit") {
+        // granit-parser stops at 255 levels, so the tree's recursive walks stay shallow.
+        "collections nested more than 255 levels deep (recursion limit exceeded)".to_string()
+    } else {
+        // One finding is one line: the parser may add "\nwhile parsing ..." context.
+        info.replace('\n', "; ")
+    }
 }
 
 enum Frame {

@@ -54,3 +54,6 @@ pub fn shared_dir() -> Option<PathBuf> {
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_meshjob"))
 }
+
+pub mod invariants;
+pub mod patch;

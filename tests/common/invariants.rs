@@ -1,0 +1,49 @@
+//! The invariants every input must keep, whatever it is: shared by the property tests, the
+//! YAML test suite sweep, the regression cases and the fuzz target (`fuzz/`), so that all of
+//! them assert the same thing.
+//!
+//! For any text: no panic; on a fatal error the text is returned unchanged and the error
+//! points inside it; otherwise the output parses, a second run changes nothing, and the
+//! unified diff applied to the input gives the output.
+
+use super::patch;
+use meshjob::config::Settings;
+use meshjob::run::{self, Outcome};
+use meshjob::yaml::tree::parse_stream;
+
+/// Runs `fix` on `input` and checks the invariants. Returns the outcome for further checks.
+pub fn check(input: &str) -> Result<Outcome, String> {
+    let settings = Settings::default();
+    let out = run::process(input, &settings);
+    if let Some(f) = &out.fatal {
+        if out.text != input {
+            return Err(format!("fatal ({}) but the text was changed", f.message));
+        }
+        if f.offset > input.len() {
+            return Err(format!(
+                "fatal error offset {} past the end ({})",
+                f.offset,
+                input.len()
+            ));
+        }
+        return Ok(out);
+    }
+    if out.text != input {
+        parse_stream(&out.text)
+            .map_err(|e| format!("the output does not parse: {} at {}", e.message, e.offset))?;
+        let diff = meshjob::output::diff::unified("input.yaml", input, &out.text);
+        let patched =
+            patch::apply(input, &diff).map_err(|e| format!("diff does not apply: {e}"))?;
+        if patched != out.text {
+            return Err("the diff applied to the input does not give the output".into());
+        }
+        let again = run::process(&out.text, &settings);
+        if let Some(f) = &again.fatal {
+            return Err(format!("fix on its own output is fatal: {}", f.message));
+        }
+        if again.text != out.text {
+            return Err("fix is not idempotent: a second run changed the output".into());
+        }
+    }
+    Ok(out)
+}

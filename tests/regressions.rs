@@ -1,0 +1,71 @@
+//! Every input in `testdata/regressions/` keeps the invariants of `common::invariants` (the
+//! same ones the fuzz target asserts), and its diff applies with the real `patch` too.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+
+#[test]
+fn regression_inputs_keep_the_invariants() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/regressions");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("testdata/regressions")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    let patch = common::require_tool("patch", "applies the diff of each regression input");
+    for path in files {
+        let bytes = std::fs::read(&path).expect("read");
+        let Ok(text) = meshjob::source::decode(&bytes) else {
+            continue;
+        };
+        let out =
+            common::invariants::check(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        if let (Some(patch), None) = (&patch, &out.fatal) {
+            let work = tempfile::tempdir().expect("tempdir");
+            std::fs::write(work.path().join("input.yaml"), text).unwrap();
+            let diff = meshjob::output::diff::unified("input.yaml", text, &out.text);
+            let mut child = Command::new(patch)
+                .args(["-p1", "--quiet", "--fuzz=0", "--no-backup-if-mismatch"])
+                .current_dir(work.path())
+                .stdin(Stdio::piped())
+                .spawn()
+                .expect("run patch");
+            use std::io::Write;
+            child
+                .stdin
+                .take()
+                .unwrap()
+                .write_all(diff.as_bytes())
+                .unwrap();
+            assert!(child.wait().unwrap().success(), "{}", path.display());
+            let patched = std::fs::read_to_string(work.path().join("input.yaml")).unwrap();
+            assert_eq!(
+                patched,
+                out.text,
+                "{}: patch gives the output",
+                path.display()
+            );
+        }
+    }
+}
+
+/// A nested insertion at the end of a text without a final line break is made, not refused.
+#[test]
+fn nested_insert_at_end_without_final_newline() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("testdata/regressions/mesh-config-no-final-newline-nested-insert.yaml");
+    let text = std::fs::read_to_string(path).unwrap();
+    for t in [text.clone(), text.replace("\r\n", "\n")] {
+        let out = meshjob::run::process(&t, &meshjob::config::Settings::default());
+        assert!(out.fatal.is_none(), "{:?}", out.fatal);
+        let nl = if t.contains('\r') { "\r\n" } else { "\n" };
+        let want = format!(
+            "defaultConfig:{nl}  proxyMetadata:{nl}    EXIT_ON_ZERO_ACTIVE_CONNECTIONS: \"true\"{nl}  terminationDrainDuration: 5s"
+        );
+        assert_eq!(out.text, want);
+    }
+}

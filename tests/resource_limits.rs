@@ -1,0 +1,297 @@
+//! Hostile sizes and shapes end fast, with a clear error or a correct result.
+//!
+//! - an alias bomb ("billion laughs") is never expanded: aliases stay names;
+//! - nesting past 255 levels (granit-parser's limit, which also keeps the tree's recursive
+//!   walks shallow) is a clean error, even at 10,000 levels, never a stack overflow;
+//! - a 10 MB scalar is handled, and round-trips when it is an argv item;
+//! - an input over 32 MiB is refused before it is read; a 100 MB file is refused at once;
+//! - time grows linearly with the number of documents.
+//!
+//! Time bounds are generous for a debug build on a loaded 2-core machine.
+//! `scripts/big-inputs.sh` measures time and peak memory of the release binary.
+
+mod common;
+
+use meshjob::config::Settings;
+use meshjob::run::{self, Outcome};
+use std::io::Write;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
+
+fn timed(text: &str, bound: Duration) -> Outcome {
+    let start = Instant::now();
+    let out = run::process(text, &Settings::default());
+    let took = start.elapsed();
+    assert!(took < bound, "took {took:?}, bound {bound:?}");
+    out
+}
+
+/// Nine levels of nine aliases each: 9^9 (387 million) leaves if anything expanded it.
+fn laughs(indent: &str) -> String {
+    let mut s = format!("{indent}l0: &l0 [lol, lol, lol, lol, lol, lol, lol, lol, lol]\n");
+    for i in 1..=9 {
+        let p = i - 1;
+        s.push_str(&format!(
+            "{indent}l{i}: &l{i} [*l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}, *l{p}]\n"
+        ));
+    }
+    s
+}
+
+#[test]
+fn alias_bomb_is_not_expanded() {
+    let alone = laughs("");
+    let out = timed(&alone, Duration::from_secs(5));
+    assert!(out.fatal.is_none());
+    assert_eq!(
+        out.text, alone,
+        "a document without targets is left as it is"
+    );
+
+    // Beside a Job's pod template, in the Job's own metadata: the Job is still fixed.
+    let job = JOB.replace(
+        "  name: pi\n",
+        &format!("  name: pi\n  labels:\n{}", laughs("    ")),
+    );
+    let out = timed(&job, Duration::from_secs(5));
+    assert!(out.fatal.is_none(), "{:?}", out.fatal);
+    assert!(out.text.contains("meshjob-wrapper"), "the Job is wrapped");
+    assert!(
+        out.text.contains(&laughs("    ")),
+        "the aliases are kept as written"
+    );
+    common::invariants::check(&job).expect("invariants");
+}
+
+#[test]
+fn alias_bomb_in_the_config_file_ends_fast() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let cfg = dir.path().join("bomb.yaml");
+    // Under a known key, so that only the expansion can stop it.
+    std::fs::write(
+        &cfg,
+        format!(
+            "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  entrypoints:\n{}",
+            laughs("    ")
+        ),
+    )
+    .unwrap();
+    let input = dir.path().join("job.yaml");
+    std::fs::write(&input, JOB).unwrap();
+    let start = Instant::now();
+    let out = Command::new(common::bin())
+        .args(["check", "--config"])
+        .arg(&cfg)
+        .arg(&input)
+        .output()
+        .expect("run meshjob");
+    assert!(start.elapsed() < Duration::from_secs(10));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a bad config is a usage error: {stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&input).unwrap(), JOB);
+}
+
+fn nested_flow(depth: usize) -> String {
+    format!("a: {}{}\n", "[".repeat(depth), "]".repeat(depth))
+}
+
+fn nested_block(depth: usize) -> String {
+    let mut s = String::new();
+    for i in 0..depth {
+        s.push_str(&" ".repeat(i));
+        s.push_str("k:\n");
+    }
+    s
+}
+
+#[test]
+fn deep_nesting_is_a_clean_error() {
+    // 254 levels under the root mapping are fine; past 255 the parser stops.
+    let ok = nested_flow(254);
+    assert!(timed(&ok, Duration::from_secs(5)).fatal.is_none());
+    for text in [nested_flow(10_000), nested_block(300), nested_block(10_000)] {
+        let out = timed(&text, Duration::from_secs(30));
+        let f = out.fatal.expect("a fatal error");
+        assert!(
+            f.message.contains("nested more than 255 levels"),
+            "{}",
+            f.message
+        );
+        assert!(f.offset <= text.len());
+        assert_eq!(out.text, text);
+    }
+    // A deep flow value inside a Job's pod template: refused, never half-edited.
+    let job = JOB.replace(
+        "      restartPolicy",
+        &format!(
+            "      x: {}{}\n      restartPolicy",
+            "{a: ".repeat(300),
+            "}".repeat(300)
+        ),
+    );
+    assert!(timed(&job, Duration::from_secs(5)).fatal.is_some());
+}
+
+#[test]
+fn deep_nesting_through_the_binary_exits_2() {
+    // The binary's main thread, not a test thread: no stack overflow there either.
+    let mut child = Command::new(common::bin())
+        .args(["fix", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run meshjob");
+    let text = nested_flow(10_000);
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(text.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.starts_with("-:1:"), "{stderr}");
+    assert!(stderr.contains("nested more than 255 levels"), "{stderr}");
+    assert_eq!(out.stdout, text.as_bytes(), "stdin comes back unchanged");
+}
+
+#[test]
+fn ten_megabyte_scalar() {
+    let big = "x".repeat(10 << 20);
+    let cm = format!("apiVersion: v1\nkind: ConfigMap\ndata:\n  blob: \"{big}\"\n");
+    let out = timed(&cm, Duration::from_secs(60));
+    assert!(out.fatal.is_none());
+    assert_eq!(out.text, cm);
+
+    // As an argv item of a Job: wrapped, and the item is in `args` intact.
+    let job = JOB.replace("\"print 1\"", &format!("\"{big}\""));
+    let out = timed(&job, Duration::from_secs(60));
+    assert!(out.fatal.is_none(), "{:?}", out.fatal);
+    let docs = meshjob::yaml::tree::parse_stream(&out.text).unwrap();
+    let v = meshjob::yaml::value::Value::from_node(&docs[0].root);
+    let args = v
+        .get("spec")
+        .and_then(|s| s.get("template"))
+        .and_then(|t| t.get("spec"))
+        .and_then(|s| s.get("containers"))
+        .and_then(|c| match c {
+            meshjob::yaml::value::Value::Seq(items) => items.first(),
+            _ => None,
+        })
+        .and_then(|c| c.get("args"));
+    match args {
+        Some(meshjob::yaml::value::Value::Seq(items)) => {
+            assert_eq!(items.len(), 3);
+            assert_eq!(items[2].as_str(), Some(big.as_str()));
+        }
+        other => panic!("no args: {other:?}"),
+    }
+}
+
+#[test]
+fn a_100_megabyte_file_is_refused_at_once() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("huge.yaml");
+    {
+        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+        let cm = "---\napiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n";
+        for _ in 0..(100 << 20) / cm.len() + 1 {
+            f.write_all(cm.as_bytes()).unwrap();
+        }
+    }
+    let before = std::fs::read(&path).unwrap();
+    for args in [vec!["fix"], vec!["check"]] {
+        let start = Instant::now();
+        let out = Command::new(common::bin())
+            .args(&args)
+            .arg(&path)
+            .output()
+            .expect("run meshjob");
+        assert!(
+            start.elapsed() < Duration::from_secs(5),
+            "{:?}",
+            start.elapsed()
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{stderr}");
+        assert!(stderr.contains("larger than 32 MiB"), "{stderr}");
+    }
+    assert!(std::fs::read(&path).unwrap() == before, "left untouched");
+
+    // The same cap on stdin: read no further than the limit.
+    let mut child = Command::new(common::bin())
+        .args(["diff", "-"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run meshjob");
+    let mut stdin = child.stdin.take().unwrap();
+    let feeder = std::thread::spawn(move || {
+        // meshjob stops reading at the cap, so this write fails with a broken pipe.
+        let _ = stdin.write_all(&before);
+    });
+    let out = child.wait_with_output().unwrap();
+    let _ = feeder.join();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("larger than 32 MiB"), "{stderr}");
+}
+
+fn jobs(n: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        s.push_str("---\n");
+        s.push_str(&JOB.replace("name: pi\n", &format!("name: pi-{i}\n")));
+    }
+    s
+}
+
+fn fastest_of_three(text: &str) -> Duration {
+    (0..3)
+        .map(|_| {
+            let start = Instant::now();
+            let out = run::process(text, &Settings::default());
+            assert!(out.fatal.is_none());
+            start.elapsed()
+        })
+        .min()
+        .unwrap_or_default()
+}
+
+#[test]
+fn time_grows_linearly_with_documents() {
+    let small = fastest_of_three(&jobs(100));
+    let large = fastest_of_three(&jobs(800));
+    // Linear is 8x; quadratic would be 64x. Allow for noise, not for a square.
+    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
+    assert!(
+        ratio < 24.0,
+        "100 Jobs {small:?}, 800 Jobs {large:?}: {ratio:.1}x"
+    );
+}
+
+/// The largest accepted input, all Jobs: run by `scripts/big-inputs.sh` on the release
+/// binary, which also measures peak memory.
+#[test]
+#[ignore = "slow in a debug build; scripts/big-inputs.sh runs it"]
+fn largest_accepted_input_is_fixed() {
+    let mut text = String::new();
+    let mut i = 0;
+    while text.len() + JOB.len() + 20 < meshjob::source::MAX_INPUT_BYTES as usize {
+        text.push_str("---\n");
+        text.push_str(&JOB.replace("name: pi\n", &format!("name: pi-{i}\n")));
+        i += 1;
+    }
+    let out = run::process(&text, &Settings::default());
+    assert!(out.fatal.is_none());
+    assert!(out.text.len() > text.len());
+}
