@@ -195,10 +195,10 @@ fn host_dispatch() -> Option<u8> {
 }
 
 fn run_krm() -> u8 {
-    let mut input = Vec::new();
-    if let Err(e) = std::io::stdin().read_to_end(&mut input) {
-        return usage_error(&format!("cannot read stdin: {e}"));
-    }
+    let input = match source::read(&Origin::Stdin) {
+        Ok(bytes) => bytes,
+        Err(m) => return usage_error(&format!("stdin: {m}")),
+    };
     let reply = match source::decode(&input) {
         Ok(text) => crate::krm::run(text),
         Err((_, m)) => return usage_error(&format!("stdin: {m}")),
