@@ -123,7 +123,7 @@ pub fn is_once_note(f: &Finding) -> bool {
 }
 
 /// Re-parses the edited text and checks every document against its intended value.
-fn verify(out: &str, intended: &[Value]) -> Result<(), Box<Finding>> {
+pub fn verify(out: &str, intended: &[Value]) -> Result<(), Box<Finding>> {
     let docs = parse_stream(out).map_err(|e| {
         Box::new(Finding::error(
             e.offset,
