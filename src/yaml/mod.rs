@@ -3,5 +3,7 @@
 pub mod edit;
 pub mod embedded;
 pub mod emit;
+pub mod simple;
+pub mod split;
 pub mod tree;
 pub mod value;
