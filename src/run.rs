@@ -2,10 +2,13 @@
 
 use crate::config::Settings;
 use crate::finding::Finding;
+use crate::istio;
 use crate::plan;
 use crate::yaml::edit::{Edit, splice};
 use crate::yaml::tree::parse_stream;
 use crate::yaml::value::Value;
+use crate::yaml::{simple, split};
+use std::ops::Range;
 
 /// The result of processing one text.
 #[derive(Debug, Default)]
@@ -46,21 +49,229 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
 }
 
 /// Processes one YAML stream with per-file options.
+///
+/// The stream is cut into documents at their `---` lines (`split::pieces`), and each
+/// document is read by the quick scanner first (`simple::head`): one whose kind can never be
+/// a target is passed through without a full parse. Every other document goes through the
+/// whole pipeline on its own. A stream that cannot be cut (directives, `...` markers) goes
+/// through it whole. Large streams are shared between threads in contiguous runs of
+/// documents; the results are put back together in order, so the outcome never depends on
+/// the number of threads.
 pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
+    let all = 0..text.len();
+    let pieces = split::pieces(text);
+    let pieces: &[Range<usize>] = pieces.as_deref().unwrap_or(std::slice::from_ref(&all));
+    let runs = runs(text.len(), pieces);
+    let done: Vec<Run> = if runs.len() > 1 {
+        std::thread::scope(|s| {
+            let handles: Vec<_> = runs
+                .iter()
+                .map(|r| {
+                    s.spawn(move || process_run(text, &pieces[r.clone()], settings, opts, true))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
+                .collect()
+        })
+    } else {
+        vec![process_run(text, pieces, settings, opts, true)]
+    };
+    let out = assemble(text, pieces, &runs, done);
+    if out.fatal.is_some() && pieces.len() > 1 {
+        // Report what the whole stream's parse says: an error near a cut reads better
+        // there (an unclosed quote runs into the next `---`), and it is the reference.
+        return process_reference(text, settings, opts);
+    }
+    out
+}
+
+/// Processes the stream whole, on one thread, parsing every document fully: the reference
+/// that the tests hold [`process_with`] to.
+pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
+    let (all, first) = (0..text.len(), 0..1);
+    let whole = std::slice::from_ref(&all);
+    let done = vec![process_run(text, whole, settings, opts, false)];
+    assemble(text, whole, std::slice::from_ref(&first), done)
+}
+
+/// Puts the runs' results back together in order. The first fatal finding wins.
+fn assemble(text: &str, pieces: &[Range<usize>], runs: &[Range<usize>], done: Vec<Run>) -> Outcome {
+    let mut findings = Vec::new();
+    let mut changed = false;
+    for run in &done {
+        if let Some(f) = &run.fatal {
+            return Outcome::fatal(text, f.clone());
+        }
+        changed |= run.out.is_some();
+    }
+    let mut out = String::new();
+    if changed {
+        let len = done
+            .iter()
+            .zip(runs)
+            .map(|(d, r)| d.out.as_ref().map_or(span(pieces, r).len(), String::len))
+            .sum();
+        out.reserve_exact(len);
+    }
+    for (run, r) in done.into_iter().zip(runs) {
+        findings.extend(run.findings);
+        if changed {
+            match run.out {
+                Some(o) => out.push_str(&o),
+                None => out.push_str(&text[span(pieces, r)]),
+            }
+        }
+    }
+    once_per_text(&mut findings);
+    Outcome {
+        text: if changed { out } else { text.to_string() },
+        findings,
+        fatal: None,
+    }
+}
+
+/// Streams smaller than this are processed on one thread: a thread costs more than it saves.
+const PARALLEL_MIN_BYTES: usize = 256 * 1024;
+
+/// Splits the pieces into contiguous runs of about equal bytes, one per thread.
+fn runs(len: usize, pieces: &[Range<usize>]) -> Vec<Range<usize>> {
+    let threads = if len < PARALLEL_MIN_BYTES || pieces.len() < 2 {
+        1
+    } else {
+        std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(pieces.len())
+    };
+    let mut out = Vec::with_capacity(threads);
+    let mut first = 0;
+    for t in 1..threads {
+        let goal = len / threads * t;
+        let mut end = first + 1;
+        while end < pieces.len() && pieces[end].start < goal {
+            end += 1;
+        }
+        if end < pieces.len() {
+            out.push(first..end);
+            first = end;
+        }
+    }
+    out.push(first..pieces.len());
+    out
+}
+
+/// The bytes a run of pieces covers.
+fn span(pieces: &[Range<usize>], run: &Range<usize>) -> Range<usize> {
+    pieces[run.start].start..pieces[run.end - 1].end
+}
+
+/// The result of a run of documents. Offsets are in the whole text.
+struct Run {
+    /// The run's rewritten bytes, when any document in it changed.
+    out: Option<String>,
+    findings: Vec<Finding>,
+    /// The first fatal finding; the run stops there.
+    fatal: Option<Finding>,
+}
+
+/// Runs the pieces in order. `quick`: pass documents that cannot be targets through unparsed.
+fn process_run(
+    text: &str,
+    pieces: &[Range<usize>],
+    settings: &Settings,
+    opts: ProcessOptions,
+    quick: bool,
+) -> Run {
+    let run_start = pieces.first().map_or(0, |p| p.start);
+    let mut run = Run {
+        out: None,
+        findings: Vec::new(),
+        fatal: None,
+    };
+    for p in pieces {
+        let piece = &text[p.clone()];
+        let part = if !quick || may_be_target(piece) {
+            process_piece(piece, settings, opts)
+        } else {
+            Part::default()
+        };
+        let shift = |mut f: Finding| {
+            f.offset += p.start;
+            f
+        };
+        if let Some(f) = part.fatal {
+            run.fatal = Some(shift(f));
+            return run;
+        }
+        run.findings.extend(part.findings.into_iter().map(shift));
+        match (part.out, &mut run.out) {
+            (Some(new), Some(out)) => out.push_str(&new),
+            (Some(new), None) => {
+                let mut out = String::with_capacity(new.len() + (p.start - run_start) * 2);
+                out.push_str(&text[run_start..p.start]);
+                out.push_str(&new);
+                run.out = Some(out);
+            }
+            (None, Some(out)) => out.push_str(piece),
+            (None, None) => {}
+        }
+    }
+    run
+}
+
+/// Whether a document must be parsed fully: anything the quick scanner cannot read, and
+/// every kind that meshjob edits or reports on (batch Jobs and CronJobs, lists, Istio
+/// installation resources, mesh ConfigMaps, documents without a kind).
+fn may_be_target(doc: &str) -> bool {
+    let Some(h) = simple::head(doc) else {
+        return true;
+    };
+    if h.opaque {
+        return true;
+    }
+    match (h.api_version, h.kind) {
+        (Some(_), Some("ConfigMap")) => h.name.is_none_or(istio::is_mesh_configmap_name),
+        (Some(_), Some(kind)) => matches!(
+            kind,
+            "Job"
+                | "CronJob"
+                | "List"
+                | "ResourceList"
+                | istio::ISTIO_OPERATOR_KIND
+                | istio::SAIL_ISTIO_KIND
+                | istio::SAIL_REVISION_KIND
+        ),
+        _ => true,
+    }
+}
+
+/// The result of one piece (or of a whole text). Offsets are in the piece.
+#[derive(Default)]
+struct Part {
+    /// The rewritten piece, when it changed.
+    out: Option<String>,
+    findings: Vec<Finding>,
+    fatal: Option<Finding>,
+}
+
+/// Parses, plans, splices and verifies one piece of text.
+fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part {
+    let fatal = |f: Finding| Part {
+        fatal: Some(f),
+        ..Part::default()
+    };
     let docs = match parse_stream(text) {
         Ok(d) => d,
         Err(e) => {
-            return Outcome::fatal(
-                text,
-                Finding::error(
-                    e.offset,
-                    format!(
-                        "invalid YAML: {}; meshjob edits only YAML that parses: fix the syntax \
-                         at this line and column, then run again",
-                        e.message
-                    ),
+            return fatal(Finding::error(
+                e.offset,
+                format!(
+                    "invalid YAML: {}; meshjob edits only YAML that parses: fix the syntax at \
+                     this line and column, then run again",
+                    e.message
                 ),
-            );
+            ));
         }
     };
     let mut edits: Vec<Edit> = Vec::new();
@@ -72,10 +283,9 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         edits.extend(p.editor.edits);
         intended.push(p.editor.intended);
     }
-    once_per_text(&mut findings);
     if edits.is_empty() {
-        return Outcome {
-            text: text.to_string(),
+        return Part {
+            out: None,
             findings,
             fatal: None,
         };
@@ -83,23 +293,20 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
     let out = match splice(text, &edits) {
         Ok(o) => o,
         Err(o) => {
-            return Outcome::fatal(
-                text,
-                Finding::error(
-                    o.at,
-                    "internal error: two planned edits overlap; nothing written",
-                ),
-            );
+            return fatal(Finding::error(
+                o.at,
+                "internal error: two planned edits overlap; nothing written",
+            ));
         }
     };
     if let Err(mut f) = verify(&out, &intended) {
         // The failure's offset is in the edited text; show it at the first edit instead,
         // which is in the input.
         f.offset = edits.iter().map(|e| e.start).min().unwrap_or(0);
-        return Outcome::fatal(text, *f);
+        return fatal(*f);
     }
-    Outcome {
-        text: out,
+    Part {
+        out: (out != text).then_some(out),
         findings,
         fatal: None,
     }

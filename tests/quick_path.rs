@@ -1,0 +1,251 @@
+//! The quick path (`split::pieces` and `simple::head`) against the full parse.
+//!
+//! `run::process` cuts a stream into documents and passes the ones that cannot be targets
+//! through unparsed. That is only correct when
+//! - whatever the scanner accepts is valid YAML, with the apiVersion, kind and name it read;
+//! - the outcome (text, findings, fatal error) equals that of parsing the whole stream.
+//!
+//! Both are checked on the YAML test suite and the corpus in `../shared/` (skipped loudly
+//! when absent), on this repository's `testdata/`, on one large stream made of all of them
+//! (which takes the multi-threaded path), and on single-byte mutations of the corpus.
+
+mod common;
+
+use meshjob::config::Settings;
+use meshjob::run::{self, ProcessOptions};
+use meshjob::yaml::{simple, split, tree};
+use std::path::{Path, PathBuf};
+
+fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, name_ok, out);
+        } else if p.file_name().and_then(|n| n.to_str()).is_some_and(name_ok) {
+            out.push(p);
+        }
+    }
+}
+
+/// (label, text) of every input: testdata always, the shared data when present.
+fn inputs() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut paths = Vec::new();
+    walk(
+        &root.join("testdata"),
+        &|n| n.ends_with(".yaml"),
+        &mut paths,
+    );
+    if let Some(shared) = common::shared_dir() {
+        walk(&shared.join("corpus"), &|n| !n.ends_with(".md"), &mut paths);
+        walk(
+            &shared.join("yaml-test-suite"),
+            &|n| n == "in.yaml",
+            &mut paths,
+        );
+    }
+    paths
+        .into_iter()
+        .filter_map(|p| {
+            let text = String::from_utf8(std::fs::read(&p).ok()?).ok()?;
+            Some((p.display().to_string(), text))
+        })
+        .collect()
+}
+
+/// The scanner's answer for every piece must be sound: valid YAML, and the same identity the
+/// parser sees.
+fn check_head(label: &str, text: &str, failures: &mut Vec<String>) -> usize {
+    let Some(pieces) = split::pieces(text) else {
+        return 0;
+    };
+    let mut accepted = 0;
+    for r in pieces {
+        let piece = &text[r.clone()];
+        let Some(head) = simple::head(piece) else {
+            continue;
+        };
+        accepted += 1;
+        let docs = match tree::parse_stream(piece) {
+            Ok(d) => d,
+            Err(e) => {
+                failures.push(format!(
+                    "{label} @{}: the scanner accepted YAML that does not parse ({}): {piece:?}",
+                    r.start, e.message
+                ));
+                continue;
+            }
+        };
+        // A document of comments only parses to nothing.
+        if docs.len() > 1 || docs.is_empty() && (head.api_version, head.kind) != (None, None) {
+            failures.push(format!(
+                "{label} @{}: the scanner accepted {} documents",
+                r.start,
+                docs.len()
+            ));
+            continue;
+        }
+        let Some(doc) = docs.first() else {
+            continue;
+        };
+        let root = &doc.root;
+        let name = root
+            .get("metadata")
+            .and_then(|m| meshjob::locate::str_of(m, "name"));
+        let seen = (
+            meshjob::locate::str_of(root, "apiVersion"),
+            meshjob::locate::str_of(root, "kind"),
+            name,
+        );
+        let read = (head.api_version, head.kind, head.name);
+        // An opaque head leaves the identity to the parser; a plain one must agree.
+        if !head.opaque && read != seen {
+            failures.push(format!(
+                "{label} @{}: the scanner read {read:?}, the parser {seen:?}",
+                r.start
+            ));
+        }
+    }
+    accepted
+}
+
+/// The quick path must give exactly the outcome of the full parse.
+fn check_outcome(label: &str, text: &str, failures: &mut Vec<String>) {
+    let settings = Settings::default();
+    for force_mesh in [false, true] {
+        let opts = ProcessOptions { force_mesh };
+        let quick = run::process_with(text, &settings, opts);
+        let full = run::process_reference(text, &settings, opts);
+        let same = quick.text == full.text
+            && quick.findings == full.findings
+            && quick.fatal.as_ref().map(|f| (f.offset, &f.message))
+                == full.fatal.as_ref().map(|f| (f.offset, &f.message));
+        if !same {
+            failures.push(format!(
+                "{label} (force_mesh={force_mesh}): quick and full outcomes differ: quick \
+                 fatal {:?}, full fatal {:?}, texts equal {}, findings {} vs {}",
+                quick.fatal.map(|f| f.message),
+                full.fatal.map(|f| f.message),
+                quick.text == full.text,
+                quick.findings.len(),
+                full.findings.len()
+            ));
+        }
+    }
+}
+
+fn report(what: &str, failures: &[String]) {
+    if !failures.is_empty() {
+        let shown: Vec<&str> = failures.iter().take(20).map(String::as_str).collect();
+        panic!(
+            "{what}: {} failures, the first ones:\n{}",
+            failures.len(),
+            shown.join("\n")
+        );
+    }
+}
+
+#[test]
+fn scanner_accepts_only_what_parses_to_the_same_identity() {
+    let mut failures = Vec::new();
+    let inputs = inputs();
+    let mut accepted = 0;
+    for (label, text) in &inputs {
+        accepted += check_head(label, text, &mut failures);
+    }
+    eprintln!(
+        "quick scanner: {} inputs, {accepted} documents accepted",
+        inputs.len()
+    );
+    assert!(accepted >= 50, "the scanner should read ordinary manifests");
+    report("scanner soundness", &failures);
+}
+
+#[test]
+fn quick_outcome_equals_the_full_parse() {
+    let mut failures = Vec::new();
+    for (label, text) in &inputs() {
+        check_outcome(label, text, &mut failures);
+    }
+    report("quick path", &failures);
+}
+
+#[test]
+fn a_large_stream_split_between_threads_equals_the_full_parse() {
+    // Every input that can be cut, one after the other, repeated until the stream is large
+    // enough for several threads.
+    let mut big = String::new();
+    let parts: Vec<String> = inputs()
+        .into_iter()
+        .map(|(_, t)| t)
+        .filter(|t| {
+            split::pieces(t).is_some()
+                && run::process_reference(t, &Settings::default(), ProcessOptions::default())
+                    .fatal
+                    .is_none()
+        })
+        .collect();
+    while big.len() < 1 << 20 {
+        for t in &parts {
+            if !big.is_empty() {
+                big.push_str("---\n");
+            }
+            // A BOM may only start the stream.
+            big.push_str(t.trim_start_matches('\u{feff}'));
+            if !big.ends_with('\n') {
+                big.push('\n');
+            }
+        }
+    }
+    let mut failures = Vec::new();
+    check_outcome("the concatenated stream", &big, &mut failures);
+    report("large stream", &failures);
+    let out = run::process(&big, &Settings::default());
+    assert!(out.fatal.is_none(), "{:?}", out.fatal);
+    assert!(out.text != big, "the stream holds targets");
+}
+
+#[test]
+fn mutated_documents_never_fool_the_scanner() {
+    const INSERTS: &[&str] = &[
+        " ", ":", "-", "#", "'", "\"", "\n", "  ", "[", "]", "{", "|", ">", "&", "*", "!", "\t",
+        "? ", ": ", "- ", "---\n", "\r", "%", ",",
+    ];
+    let mut failures = Vec::new();
+    let mut tried = 0;
+    for (label, text) in inputs().iter().filter(|(_, t)| t.len() < 4000) {
+        let Some(pieces) = split::pieces(text) else {
+            continue;
+        };
+        for r in pieces {
+            let piece = &text[r];
+            if simple::head(piece).is_none() {
+                continue;
+            }
+            // A handful of positions per document, spread over it.
+            let step = (piece.len() / 7).max(1);
+            for (n, at) in (0..piece.len()).step_by(step).enumerate() {
+                if !piece.is_char_boundary(at) {
+                    continue;
+                }
+                let ins = INSERTS[n % INSERTS.len()];
+                let mut m = String::with_capacity(piece.len() + ins.len());
+                m.push_str(&piece[..at]);
+                m.push_str(ins);
+                m.push_str(&piece[at..]);
+                tried += 1;
+                check_head(&format!("{label} +{ins:?}@{at}"), &m, &mut failures);
+                let next = piece[at..].chars().next().map_or(0, char::len_utf8);
+                let deleted = format!("{}{}", &piece[..at], &piece[at + next..]);
+                tried += 1;
+                check_head(&format!("{label} -@{at}"), &deleted, &mut failures);
+            }
+        }
+    }
+    eprintln!("quick scanner: {tried} mutated documents");
+    report("mutations", &failures);
+}
