@@ -300,7 +300,7 @@ done
 # ---- Report ---------------------------------------------------------------------------
 
 # Formats a value or prints "-" when it is empty.
-fmt() {
+num_or_dash() {
   if [ -n "$2" ]; then calc "$1" v v="$2"; else printf -- '-'; fi
 }
 
@@ -315,12 +315,12 @@ row() {
   if [ -n "$s" ]; then
     mbs=$(calc '%.2f' 'b / 1e6 / s' b="$bytes" s="$s")
     [ "$key" != startup ] || mbs=-
-    s=$(fmt '%.4f' "$s")
+    s=$(num_or_dash '%.4f' "$s")
   else
     mbs=-
     s="refused"
   fi
-  rows+=("$label|$docs|$mb|$s|$mbs|$(fmt '%.1f' "$r")|$xr|$xk")
+  rows+=("$label|$docs|$mb|$s|$mbs|$(num_or_dash '%.1f' "$r")|$xr|$xk")
 }
 
 # "12.3x" for a peer's time over meshjob's, "-" when the peer did not run on that input.
@@ -332,6 +332,7 @@ ratio() {
   fi
 }
 
+# The x kustomize cell of cron-N.yaml: a ratio, or n/a when the peer could not run.
 kust_cell() {
   if [ -z "$kustomize_na" ]; then ratio "kustomize-$1" "cron-$1.yaml"; else printf 'n/a'; fi
 }
