@@ -106,27 +106,23 @@ fn assemble(text: &str, pieces: &[Range<usize>], runs: &[Range<usize>], done: Ve
         }
         changed |= run.out.is_some();
     }
-    let mut out = String::new();
-    if changed {
-        let len = done
-            .iter()
-            .zip(runs)
-            .map(|(d, r)| d.out.as_ref().map_or(span(pieces, r).len(), String::len))
-            .sum();
-        out.reserve_exact(len);
-    }
+    // The first run's text grows into the whole output, so the runs' texts are not all
+    // copied at once: the output is by far the largest thing held (about 7 KB a container).
+    let mut out: Option<String> = None;
     for (run, r) in done.into_iter().zip(runs) {
         findings.extend(run.findings);
-        if changed {
-            match run.out {
-                Some(o) => out.push_str(&o),
-                None => out.push_str(&text[span(pieces, r)]),
-            }
+        if !changed {
+            continue;
+        }
+        let piece = run.out.unwrap_or_else(|| text[span(pieces, r)].to_string());
+        match &mut out {
+            None => out = Some(piece),
+            Some(o) => o.push_str(&piece),
         }
     }
     once_per_text(&mut findings);
     Outcome {
-        text: if changed { out } else { text.to_string() },
+        text: out.unwrap_or_else(|| text.to_string()),
         findings,
         fatal: None,
     }

@@ -19,11 +19,32 @@ fn child(path: &[Seg], k: &str) -> Path {
 /// The annotation value for a template that has none, with what it means.
 fn fresh(d: &Desired, json: bool) -> Out {
     let text = d.fresh_text(json);
-    let value = parse_stream(&text)
-        .ok()
-        .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
-        .unwrap_or(Value::Map(Vec::new()));
+    let value = fresh_value(&text);
     Out::YamlText { text, value }
+}
+
+/// The value of a fresh annotation text. A run renders the same few texts for every pod, so
+/// the last ones read are kept (per thread) rather than parsed again.
+fn fresh_value(text: &str) -> Value {
+    thread_local! {
+        static SEEN: std::cell::RefCell<Vec<(String, Value)>> = const {
+            std::cell::RefCell::new(Vec::new())
+        };
+    }
+    SEEN.with_borrow_mut(|seen| {
+        if let Some((_, v)) = seen.iter().find(|(t, _)| t == text) {
+            return v.clone();
+        }
+        let value = parse_stream(text)
+            .ok()
+            .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
+            .unwrap_or(Value::Map(Vec::new()));
+        if seen.len() == 4 {
+            seen.remove(0);
+        }
+        seen.push((text.to_string(), value.clone()));
+        value
+    })
 }
 
 /// `{proxy.istio.io/config: <fresh>}`, wrapped in `{annotations: ...}` when `with_annotations`.

@@ -177,11 +177,14 @@ pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
     } else {
         ""
     };
-    let mut s = format!("|{chomp}");
+    let lines = body.bytes().filter(|&b| b == b'\n').count() + 1;
+    let mut s = String::with_capacity(2 + body.len() + lines * (col + st.nl.len()));
+    s.push('|');
+    s.push_str(chomp);
     for line in body.split('\n') {
         s.push_str(st.nl);
         if !line.is_empty() {
-            s.push_str(&spaces(col));
+            s.extend(std::iter::repeat_n(' ', col));
             s.push_str(line);
         }
     }
@@ -191,13 +194,43 @@ pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
 /// Whether a string can be written as a readable literal block and read back unchanged.
 pub fn literal_ok(text: &str) -> bool {
     let body = text.strip_suffix('\n').unwrap_or(text);
-    !body.is_empty()
-        && !body.ends_with('\n')
-        && text.contains('\n')
-        && !text.starts_with([' ', '\t', '\n'])
-        && text
-            .chars()
-            .all(|c| c == '\n' || c == '\t' || !c.is_control())
+    if body.is_empty() || body.ends_with('\n') || !text.contains('\n') {
+        return false;
+    }
+    if text.starts_with([' ', '\t', '\n']) {
+        return false;
+    }
+    if text.is_ascii() {
+        // One pass over the bytes: no control characters but tab and line feed, and no line
+        // of only spaces and tabs (a literal block cannot keep one as written).
+        let mut blank_so_far = true;
+        let mut len = 0;
+        for &b in body.as_bytes() {
+            match b {
+                b'\n' => {
+                    if blank_so_far && len > 0 {
+                        return false;
+                    }
+                    blank_so_far = true;
+                    len = 0;
+                }
+                b' ' | b'\t' => len += 1,
+                0..=0x1f | 0x7f => return false,
+                _ => {
+                    blank_so_far = false;
+                    len += 1;
+                }
+            }
+        }
+        return !(blank_so_far && len > 0);
+    }
+    literal_ok_chars(text, body)
+}
+
+/// `literal_ok` for any text, one character at a time.
+fn literal_ok_chars(text: &str, body: &str) -> bool {
+    text.chars()
+        .all(|c| c == '\n' || c == '\t' || !c.is_control())
         && !text.contains(['\u{feff}', '\u{85}', '\u{2028}', '\u{2029}'])
         && body
             .split('\n')
@@ -388,6 +421,28 @@ mod tests {
         assert_eq!(literal_block("a\nb", 2, &st), "|-\n  a\n  b");
         assert_eq!(literal_block("a\n\nb\n", 2, &st), "|\n  a\n\n  b");
         assert!(!literal_ok(" lead\n"));
+        // The byte loop for ASCII agrees with the general check.
+        for t in [
+            "a\nb\n",
+            "a\n \nb\n",
+            "a\n\nb",
+            "a\n\tb\n",
+            "a\rb\n",
+            "a\n  \n",
+            "a\nb ",
+            "a\n\x7f\n",
+            "a\n\x0b\n",
+            "x\n\t\ny",
+            "a b\n c\n",
+        ] {
+            let body = t.strip_suffix('\n').unwrap_or(t);
+            let general = !body.is_empty()
+                && !body.ends_with('\n')
+                && t.contains('\n')
+                && !t.starts_with([' ', '\t', '\n'])
+                && literal_ok_chars(t, body);
+            assert_eq!(literal_ok(t), general, "{t:?}");
+        }
         assert!(!literal_ok("x\n\n"));
     }
 }

@@ -178,7 +178,10 @@ pub fn plain_type(v: &str) -> ScalarType {
         | ".nan" | ".NaN" | ".NAN" => return ScalarType::Float,
         _ => {}
     }
-    if looks_int(v) {
+    // Numbers hold a digit; most plain scalars (names, images, words) do not.
+    if !v.bytes().any(|b| b.is_ascii_digit()) {
+        ScalarType::Str
+    } else if looks_int(v) {
         ScalarType::Int
     } else if looks_float(v) {
         ScalarType::Float
@@ -187,9 +190,18 @@ pub fn plain_type(v: &str) -> ScalarType {
     }
 }
 
+/// `s` without `_` digit separators, copied only when it has some.
+fn without_underscores(s: &str) -> std::borrow::Cow<'_, str> {
+    if s.contains('_') {
+        s.chars().filter(|&c| c != '_').collect::<String>().into()
+    } else {
+        s.into()
+    }
+}
+
 fn looks_int(v: &str) -> bool {
     let body = v.strip_prefix(['-', '+']).unwrap_or(v);
-    let body_nounder: String = body.chars().filter(|&c| c != '_').collect();
+    let body_nounder = without_underscores(body);
     if body_nounder.is_empty() || !body.starts_with(|c: char| c.is_ascii_digit()) {
         return false;
     }
@@ -210,7 +222,7 @@ fn looks_int(v: &str) -> bool {
 
 fn looks_float(v: &str) -> bool {
     let body = v.strip_prefix(['-', '+']).unwrap_or(v);
-    let body: String = body.chars().filter(|&c| c != '_').collect();
+    let body = without_underscores(body);
     if !body.contains(|c: char| c.is_ascii_digit()) {
         return false;
     }
