@@ -2,8 +2,8 @@
 # Time and peak memory of the release binary on the largest inputs it accepts, and the
 # refusal of a 100 MB file.
 # Measured on the 2-core CI machine: 31 MiB of Jobs (the worst case: every document is edited
-# and the output is 4x the input) takes ~20 s and peaks at ~3.5 GB; 31 MiB of ConfigMaps
-# (nothing to edit) peaks far lower. Not part of `cargo test` (a release build and ~1 minute).
+# and the output is many times the input) takes ~13 s and peaks at ~1.4 GB; 31 MiB of
+# ConfigMaps (nothing to edit) peaks at ~72 MB. Not part of `cargo test` (a release build and ~1 minute).
 #
 #   scripts/big-inputs.sh
 #

@@ -4,8 +4,8 @@ use std::io::Read;
 use std::path::{Path, PathBuf};
 
 /// The largest input meshjob edits. Real manifests, Helm renders included, are far smaller;
-/// the cap keeps time and memory bounded whatever is piped in. Peak memory is linear, at
-/// most about 110 bytes per input byte (every document edited), so under 4 GiB at the cap;
+/// the cap keeps time and memory bounded whatever is piped in. Peak memory is linear, about
+/// 50 bytes per input byte when every document is edited, so well under 4 GiB at the cap;
 /// `scripts/big-inputs.sh` measures it.
 pub const MAX_INPUT_BYTES: u64 = 32 << 20;
 
