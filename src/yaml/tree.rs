@@ -62,8 +62,6 @@ pub struct ParseError {
 fn options() -> granit_parser::Options {
     granit_parser::options! {
         emit_anchor_events: true,
-        // The tree keeps no comments: edits copy them with the bytes around them.
-        emit_comments: false,
         // Kubernetes reads YAML with a libyaml-derived parser: a block scalar on the last line
         // of a file without a line break gets no line feed.
         block_scalar_eof_without_line_feed: true,
