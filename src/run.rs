@@ -204,7 +204,7 @@ fn process_run(
         match (part.out, &mut run.out) {
             (Some(new), Some(out)) => out.push_str(&new),
             (Some(new), None) => {
-                let mut out = String::with_capacity(new.len() + (p.start - run_start) * 2);
+                let mut out = String::with_capacity(p.start - run_start + new.len());
                 out.push_str(&text[run_start..p.start]);
                 out.push_str(&new);
                 run.out = Some(out);

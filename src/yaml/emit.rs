@@ -194,41 +194,46 @@ pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
 /// Whether a string can be written as a readable literal block and read back unchanged.
 pub fn literal_ok(text: &str) -> bool {
     let body = text.strip_suffix('\n').unwrap_or(text);
-    if body.is_empty() || body.ends_with('\n') || !text.contains('\n') {
-        return false;
-    }
-    if text.starts_with([' ', '\t', '\n']) {
-        return false;
-    }
-    if text.is_ascii() {
-        // One pass over the bytes: no control characters but tab and line feed, and no line
-        // of only spaces and tabs (a literal block cannot keep one as written).
-        let mut blank_so_far = true;
-        let mut len = 0;
-        for &b in body.as_bytes() {
-            match b {
-                b'\n' => {
-                    if blank_so_far && len > 0 {
-                        return false;
-                    }
-                    blank_so_far = true;
-                    len = 0;
-                }
-                b' ' | b'\t' => len += 1,
-                0..=0x1f | 0x7f => return false,
-                _ => {
-                    blank_so_far = false;
-                    len += 1;
-                }
-            }
+    !body.is_empty()
+        && !body.ends_with('\n')
+        && text.contains('\n')
+        && !text.starts_with([' ', '\t', '\n'])
+        && if text.is_ascii() {
+            ascii_lines_ok(body)
+        } else {
+            lines_ok(text, body)
         }
-        return !(blank_so_far && len > 0);
-    }
-    literal_ok_chars(text, body)
 }
 
-/// `literal_ok` for any text, one character at a time.
-fn literal_ok_chars(text: &str, body: &str) -> bool {
+/// `lines_ok` for ASCII text, in one pass over the bytes (the wrapper script is several KB
+/// and checked for every container): no control characters but tab and line feed, and no
+/// line of only spaces and tabs.
+fn ascii_lines_ok(body: &str) -> bool {
+    let mut blank_so_far = true;
+    let mut len = 0;
+    for &b in body.as_bytes() {
+        match b {
+            b'\n' => {
+                if blank_so_far && len > 0 {
+                    return false;
+                }
+                blank_so_far = true;
+                len = 0;
+            }
+            b' ' | b'\t' => len += 1,
+            0..=0x1f | 0x7f => return false,
+            _ => {
+                blank_so_far = false;
+                len += 1;
+            }
+        }
+    }
+    !(blank_so_far && len > 0)
+}
+
+/// Whether every character can stand in a literal block as written, and no line is only
+/// whitespace (a literal block cannot keep one).
+fn lines_ok(text: &str, body: &str) -> bool {
     text.chars()
         .all(|c| c == '\n' || c == '\t' || !c.is_control())
         && !text.contains(['\u{feff}', '\u{85}', '\u{2028}', '\u{2029}'])
@@ -422,26 +427,11 @@ mod tests {
         assert_eq!(literal_block("a\n\nb\n", 2, &st), "|\n  a\n\n  b");
         assert!(!literal_ok(" lead\n"));
         // The byte loop for ASCII agrees with the general check.
-        for t in [
-            "a\nb\n",
-            "a\n \nb\n",
-            "a\n\nb",
-            "a\n\tb\n",
-            "a\rb\n",
-            "a\n  \n",
-            "a\nb ",
-            "a\n\x7f\n",
-            "a\n\x0b\n",
-            "x\n\t\ny",
-            "a b\n c\n",
+        for body in [
+            "a\nb", "a\n \nb", "a\n\nb", "a\n\tb", "a\rb", "a\n  ", "a\nb ", "a\n\x7f", "a\n\x0b",
+            "x\n\t\ny", "a b\n c", " ", "\t\n",
         ] {
-            let body = t.strip_suffix('\n').unwrap_or(t);
-            let general = !body.is_empty()
-                && !body.ends_with('\n')
-                && t.contains('\n')
-                && !t.starts_with([' ', '\t', '\n'])
-                && literal_ok_chars(t, body);
-            assert_eq!(literal_ok(t), general, "{t:?}");
+            assert_eq!(ascii_lines_ok(body), lines_ok(body, body), "{body:?}");
         }
         assert!(!literal_ok("x\n\n"));
     }

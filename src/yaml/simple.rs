@@ -85,9 +85,7 @@ pub fn head(doc: &str) -> Option<Head<'_>> {
         }
         s.line(line)?;
     }
-    if s.block.is_some_and(|(_, ci)| ci.is_none()) {
-        // A block scalar with no content line at the end: fine, it is empty.
-    }
+    // A block scalar still open here just ends with the document (empty if it had no lines).
     Some(s.head)
 }
 
@@ -257,11 +255,8 @@ impl<'a> Scan<'a> {
         match v.as_bytes()[0] {
             b'|' | b'>' => {
                 let header = &v[1..];
-                let (chomp, tail) = match header.as_bytes().first() {
-                    Some(b'-' | b'+') => header.split_at(1),
-                    _ => ("", header),
-                };
-                let _ = chomp;
+                // An optional chomping indicator; an indentation indicator is refused.
+                let tail = header.strip_prefix(['-', '+']).unwrap_or(header);
                 if !rest_is_comment(tail) {
                     return None;
                 }
