@@ -1,6 +1,7 @@
 //! Command-line parsing and dispatch: clap -> run -> exit code.
 
 use crate::config::Settings;
+use crate::exit;
 use crate::finding::{Finding, Severity};
 use crate::istio;
 use crate::output::report::{self, Format, Located};
@@ -11,11 +12,6 @@ use crate::source::{self, Origin};
 use clap::{Args, Parser, Subcommand, ValueEnum};
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
-
-/// Exit statuses (DESIGN.md, "Command line").
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_FINDINGS: u8 = 1;
-pub const EXIT_TROUBLE: u8 = 2;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -138,9 +134,9 @@ pub fn main() -> ExitCode {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
-                EXIT_TROUBLE
+                exit::TROUBLE
             } else {
-                EXIT_OK
+                exit::OK
             };
             let _ = e.print();
             return ExitCode::from(code);
@@ -154,7 +150,7 @@ pub fn main() -> ExitCode {
             return ExitCode::from(match settings_from(&a) {
                 Ok(s) => {
                     print!("{}", crate::config::render_effective(&s));
-                    EXIT_OK
+                    exit::OK
                 }
                 Err(m) => usage_error(&m),
             });
@@ -164,14 +160,14 @@ pub fn main() -> ExitCode {
             return ExitCode::from(match crate::kustomize::install(dir.as_deref()) {
                 Ok(p) => {
                     println!("installed the kustomize plugin at {}", p.display());
-                    EXIT_OK
+                    exit::OK
                 }
                 Err(m) => usage_error(&m),
             });
         }
         Command::Schema => {
             print!("{}", crate::config::schema_json());
-            return ExitCode::from(EXIT_OK);
+            return ExitCode::from(exit::OK);
         }
     };
     ExitCode::from(run_files(mode, &args))
@@ -211,7 +207,7 @@ fn run_krm() -> u8 {
             .and_then(|()| stdout.flush())
             .is_err()
         {
-            return EXIT_TROUBLE;
+            return exit::TROUBLE;
         }
     }
     reply.code
@@ -224,7 +220,7 @@ fn usage_error(msg: &str) -> u8 {
     } else {
         eprintln!("meshjob: error: {msg}");
     }
-    EXIT_TROUBLE
+    exit::TROUBLE
 }
 
 /// The effective settings: defaults, then the config file, then flags.
@@ -421,13 +417,13 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
     reports.extend(problems);
     emit_findings(&reports, args.format, color_err, mode == Mode::Fix, &tally);
     if tally.trouble {
-        EXIT_TROUBLE
+        exit::TROUBLE
     } else {
         match mode {
-            Mode::Diff => EXIT_OK,
-            Mode::Check if !tally.changed.is_empty() || tally.errors_any => EXIT_FINDINGS,
-            Mode::Fix if tally.errors_left => EXIT_FINDINGS,
-            _ => EXIT_OK,
+            Mode::Diff => exit::OK,
+            Mode::Check if !tally.changed.is_empty() || tally.errors_any => exit::FINDINGS,
+            Mode::Fix if tally.errors_left => exit::FINDINGS,
+            _ => exit::OK,
         }
     }
 }

@@ -48,7 +48,7 @@ impl Reply {
         Reply {
             stdout: None,
             stderr: format!("meshjob krm: error: {}\n", msg.into()),
-            code: crate::cli::EXIT_TROUBLE,
+            code: crate::exit::TROUBLE,
         }
     }
 }
@@ -114,9 +114,9 @@ fn run_inner(input: &str) -> Result<Reply, String> {
         stdout: Some(text),
         stderr: String::new(),
         code: if failed {
-            crate::cli::EXIT_FINDINGS
+            crate::exit::FINDINGS
         } else {
-            crate::cli::EXIT_OK
+            crate::exit::OK
         },
     })
 }

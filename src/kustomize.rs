@@ -17,7 +17,7 @@
 //! The plugin home is `$KUSTOMIZE_PLUGIN_HOME`, else `$XDG_CONFIG_HOME/kustomize/plugin`,
 //! else `$HOME/.config/kustomize/plugin` (kustomize's `konfig` package).
 
-use crate::cli::{EXIT_FINDINGS, EXIT_OK, EXIT_TROUBLE};
+use crate::exit;
 use crate::finding::Severity;
 use crate::output::report::Located;
 use crate::run;
@@ -91,7 +91,7 @@ pub fn install(dir: Option<&Path>) -> Result<PathBuf, String> {
 pub fn exec_plugin(args: &[OsString]) -> u8 {
     let fail = |m: String| {
         eprintln!("meshjob (kustomize plugin): error: {m}");
-        EXIT_TROUBLE
+        exit::TROUBLE
     };
     let Some(config_path) = args.get(1) else {
         return fail(format!(
@@ -135,7 +135,11 @@ pub fn exec_plugin(args: &[OsString]) -> u8 {
         .and_then(|()| out.flush())
         .is_err()
     {
-        return EXIT_TROUBLE;
+        return exit::TROUBLE;
     }
-    if errors_left { EXIT_FINDINGS } else { EXIT_OK }
+    if errors_left {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    }
 }

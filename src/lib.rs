@@ -6,6 +6,7 @@
 pub mod apply;
 pub mod cli;
 pub mod config;
+pub mod exit;
 pub mod finding;
 pub mod istio;
 pub mod krm;
