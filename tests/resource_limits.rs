@@ -226,24 +226,42 @@ fn a_100_megabyte_file_is_refused_at_once() {
     }
     assert!(std::fs::read(&path).unwrap() == before, "left untouched");
 
-    // The same cap on stdin: read no further than the limit.
-    let mut child = Command::new(common::bin())
-        .args(["diff", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run meshjob");
-    let mut stdin = child.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || {
-        // meshjob stops reading at the cap, so this write fails with a broken pipe.
-        let _ = stdin.write_all(&before);
-    });
-    let out = child.wait_with_output().unwrap();
-    let _ = feeder.join();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("larger than 32 MiB"), "{stderr}");
+    // The same cap on stdin, for every host: read no further than the limit.
+    let plugin = dir.path().join("MeshJobConfig");
+    std::os::unix::fs::symlink(common::bin(), &plugin).unwrap();
+    let config = dir.path().join("plugin-config.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nmetadata:\n  name: m\n",
+    )
+    .unwrap();
+    let before = std::sync::Arc::new(before);
+    let mut plugin_cmd = Command::new(&plugin);
+    plugin_cmd.arg(&config);
+    let mut diff_cmd = Command::new(common::bin());
+    diff_cmd.args(["diff", "-"]);
+    let mut krm_cmd = Command::new(common::bin());
+    krm_cmd.arg("krm");
+    for cmd in [&mut diff_cmd, &mut krm_cmd, &mut plugin_cmd] {
+        let mut child = cmd
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .expect("run meshjob");
+        let mut stdin = child.stdin.take().unwrap();
+        let data = std::sync::Arc::clone(&before);
+        let feeder = std::thread::spawn(move || {
+            // meshjob stops reading at the cap, so this write fails with a broken pipe.
+            let _ = stdin.write_all(&data);
+        });
+        let out = child.wait_with_output().unwrap();
+        let _ = feeder.join();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {stderr}");
+        assert!(stderr.contains("larger than 32 MiB"), "{cmd:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{cmd:?}");
+    }
 }
 
 fn jobs(n: usize) -> String {
