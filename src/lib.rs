@@ -3,6 +3,8 @@
 //! The crate is laid out in the order the data flows (see DESIGN.md):
 //! `source` -> `yaml` -> `locate` -> `plan` -> `apply` -> `output`.
 
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod apply;
 pub mod cli;
 pub mod config;
