@@ -7,7 +7,6 @@
 
 mod common;
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -43,29 +42,12 @@ struct Run {
 }
 
 fn meshjob(dir: &Path, args: &[&str], extra: &[String], stdin: Option<&[u8]>) -> Run {
-    let mut cmd = Command::new(common::bin());
-    cmd.current_dir(dir)
-        .args(args)
-        .args(extra)
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("run meshjob");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input)
-            .expect("write stdin");
-    }
-    let out = child.wait_with_output().expect("wait");
+    let mut cmd = common::meshjob();
+    cmd.current_dir(dir).args(args).args(extra);
+    let out = match stdin {
+        Some(input) => common::run_stdin(&mut cmd, input),
+        None => cmd.stdin(Stdio::null()).output().expect("run meshjob"),
+    };
     Run {
         stdout: out.stdout,
         stderr: out.stderr,
@@ -172,21 +154,12 @@ fn apply_with_patch(
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("input.yaml"), input).expect("copy");
-    let mut child = Command::new("patch")
-        .args(["-p1", "--quiet", "--no-backup-if-mismatch"])
-        .current_dir(tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("patch");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(diff)
-        .expect("feed");
-    let out = child.wait_with_output().expect("patch");
+    let out = common::run_stdin(
+        Command::new("patch")
+            .args(["-p1", "--quiet", "--no-backup-if-mismatch"])
+            .current_dir(tmp.path()),
+        diff,
+    );
     let patched = std::fs::read(tmp.path().join("input.yaml")).unwrap_or_default();
     if !out.status.success() || patched != fixed {
         failures.push(format!(
