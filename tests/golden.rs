@@ -1,4 +1,4 @@
-//! Golden cases: each `testdata/<case>/` folder holds `input.yaml`, optional `args` (one
+//! Golden cases: each `testdata/<group>/<case>/` folder (groups `jobs` and `mesh`) holds `input.yaml`, optional `args` (one
 //! flag per line), and the expected `expected.yaml` (output of `fix`), `expected.diff`
 //! (stdout of `check`) and `findings.txt` (stderr and exit status of `check`).
 //!
@@ -7,22 +7,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn update() -> bool {
     std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1")
-}
-
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("testdata/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("input.yaml").is_file())
-        .collect();
-    v.sort();
-    v
 }
 
 fn case_args(dir: &Path) -> Vec<String> {
@@ -76,8 +65,11 @@ fn expect(dir: &Path, name: &str, actual: &[u8], failures: &mut Vec<String>) {
 #[test]
 fn golden_cases() {
     let mut failures = Vec::new();
-    let all = cases();
-    assert!(all.len() >= 20, "expected the golden cases in testdata/");
+    let all = common::golden_cases();
+    assert!(
+        all.len() >= 20,
+        "expected the golden cases in testdata/jobs and testdata/mesh"
+    );
     for dir in &all {
         let extra = case_args(dir);
         let input = std::fs::read(dir.join("input.yaml")).expect("input");

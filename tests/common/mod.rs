@@ -52,6 +52,25 @@ pub fn shared_dir() -> Option<PathBuf> {
     }
 }
 
+/// The groups of golden cases in `testdata/`: each holds case folders with `input.yaml`.
+pub const GOLDEN_GROUPS: [&str; 2] = ["jobs", "mesh"];
+
+/// Every golden case folder (`testdata/<group>/<case>/`), sorted.
+pub fn golden_cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut v: Vec<PathBuf> = GOLDEN_GROUPS
+        .iter()
+        .flat_map(|g| {
+            std::fs::read_dir(root.join(g))
+                .unwrap_or_else(|e| panic!("testdata/{g}/: {e}"))
+                .filter_map(|e| e.ok().map(|e| e.path()))
+        })
+        .filter(|p| p.join("input.yaml").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
 /// The path of the built `meshjob` binary.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_meshjob"))
