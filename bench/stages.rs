@@ -1,4 +1,5 @@
-//! Micro-benchmarks of the pipeline stages, so that a regression shows which stage it
+//! Micro-benchmarks of the pipeline stages (divan; `bench/run.sh` is the end-to-end
+//! benchmark of the binary), so that a regression shows which stage it
 //! comes from: parse, locate, plan, apply (splice + verify), and the whole `process`.
 //!
 //! Every stage runs on two streams built from the repo's own testdata, at 1, 100 and 1000
