@@ -26,7 +26,7 @@ import re
 import sys
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-CRON_TEMPLATE = os.path.join(REPO, "testdata", "cronjob-block-command", "input.yaml")
+CRON_TEMPLATE = os.path.join(REPO, "testdata", "jobs", "cronjob-block-style-command", "input.yaml")
 
 # Used only when no testdata input has a suitable document of that kind.
 FALLBACK_CONFIGMAP = """apiVersion: v1
@@ -97,9 +97,11 @@ def metadata_name_line(doc):
 
 
 def find_template(api_version, kind, fallback):
-    """The first plain document of that kind in testdata/*/input.yaml (sorted by path), with
-    the file it came from; the inline fallback when there is none."""
-    for path in sorted(glob.glob(os.path.join(REPO, "testdata", "*", "input.yaml"))):
+    """The first plain document of that kind in the golden inputs,
+    testdata/{jobs,mesh}/*/input.yaml (sorted by path), with the file it came from; the
+    inline fallback when there is none."""
+    golden = [os.path.join(REPO, "testdata", g, "*", "input.yaml") for g in ("jobs", "mesh")]
+    for path in sorted(p for g in golden for p in glob.glob(g)):
         with open(path, encoding="utf-8") as f:
             for doc in split_documents(f.read()):
                 if plain_doc(doc, api_version, kind):

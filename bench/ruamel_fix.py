@@ -11,7 +11,7 @@ stream that, in every batch Job and CronJob, rewrites each container that has a 
 
 and sets the pod template annotation proxy.istio.io/config (holdApplicationUntilProxyStarts,
 terminationDrainDuration, proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS). The wrapper script
-is meshjob's own, read from the golden output of testdata/cronjob-block-command, so both tools
+is meshjob's own, read from the golden output of testdata/jobs/cronjob-block-style-command, so both tools
 write the same bytes' worth of script and the same data for the benchmark's CronJobs.
 
 It does less than meshjob: no findings, no opt-out or native-sidecar checks, no mesh config,
@@ -26,7 +26,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.scalarstring import LiteralScalarString
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-GOLDEN = os.path.join(REPO, "testdata", "cronjob-block-command", "expected.yaml")
+GOLDEN = os.path.join(REPO, "testdata", "jobs", "cronjob-block-style-command", "expected.yaml")
 
 ANNOTATION = "proxy.istio.io/config"
 PROXY_CONFIG = (

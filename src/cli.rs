@@ -1,21 +1,14 @@
-//! Command-line parsing and dispatch: clap -> run -> exit code.
+//! Command-line parsing and dispatch: clap -> host -> exit code.
 
 use crate::config::Settings;
-use crate::finding::{Finding, Severity};
+use crate::exit;
+use crate::hosts::{self, files, krm, kustomize};
 use crate::istio;
-use crate::output::report::{self, Format, Located};
-use crate::output::{diff, write};
+use crate::output::console::{self, ColorChoice};
+use crate::output::report::Format;
 use crate::plan::script;
-use crate::run;
-use crate::source::{self, Origin};
-use clap::{Args, Parser, Subcommand, ValueEnum};
-use std::io::{IsTerminal, Write};
+use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
-
-/// Exit statuses (DESIGN.md, "Command line").
-pub const EXIT_OK: u8 = 0;
-pub const EXIT_FINDINGS: u8 = 1;
-pub const EXIT_TROUBLE: u8 = 2;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -115,116 +108,67 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum ColorChoice {
-    Auto,
-    Always,
-    Never,
-}
-
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-enum Mode {
-    Diff,
-    Check,
-    Fix,
-}
-
 /// Entry point of the binary.
 pub fn main() -> ExitCode {
-    if let Some(code) = host_dispatch() {
+    if let Some(code) = hosts::dispatch() {
         return ExitCode::from(code);
     }
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
             let code = if e.use_stderr() {
-                EXIT_TROUBLE
+                exit::TROUBLE
             } else {
-                EXIT_OK
+                exit::OK
             };
             let _ = e.print();
             return ExitCode::from(code);
         }
     };
     let (mode, args) = match cli.command {
-        Command::Diff(a) => (Mode::Diff, a),
-        Command::Check(a) => (Mode::Check, a),
-        Command::Fix(a) => (Mode::Fix, a),
+        Command::Diff(a) => (files::Mode::Diff, a),
+        Command::Check(a) => (files::Mode::Check, a),
+        Command::Fix(a) => (files::Mode::Fix, a),
         Command::Config(a) => {
             return ExitCode::from(match settings_from(&a) {
-                Ok(s) => {
-                    print!("{}", crate::config::render_effective(&s));
-                    EXIT_OK
-                }
-                Err(m) => usage_error(&m),
+                Ok(s) => print(&crate::config::render_effective(&s)),
+                Err(m) => console::trouble(&m),
             });
         }
-        Command::Krm => return ExitCode::from(run_krm()),
+        Command::Krm => return ExitCode::from(hosts::run(&krm::Function)),
         Command::Kustomize(KustomizeCommand::Install { dir }) => {
-            return ExitCode::from(match crate::kustomize::install(dir.as_deref()) {
-                Ok(p) => {
-                    println!("installed the kustomize plugin at {}", p.display());
-                    EXIT_OK
-                }
-                Err(m) => usage_error(&m),
+            return ExitCode::from(match kustomize::install(dir.as_deref()) {
+                Ok(p) => print(&format!(
+                    "installed the kustomize plugin at {}\n",
+                    p.display()
+                )),
+                Err(m) => console::trouble(&m),
             });
         }
-        Command::Schema => {
-            print!("{}", crate::config::schema_json());
-            return ExitCode::from(EXIT_OK);
-        }
+        Command::Schema => return ExitCode::from(print(&crate::config::schema_json())),
     };
-    ExitCode::from(run_files(mode, &args))
+    let settings = match settings_from(&args) {
+        Ok(s) => s,
+        Err(m) => return ExitCode::from(console::trouble(&m)),
+    };
+    let req = files::Request {
+        mode,
+        paths: args.paths,
+        force_mesh: args.mesh_config,
+        color: args.color,
+        format: args.format,
+        quiet: args.quiet,
+    };
+    ExitCode::from(files::run(&req, &settings))
 }
 
-/// How a host program runs the binary without a subcommand: kustomize runs the legacy
-/// plugin by its kind (argv[0] `MeshJobConfig`, config path in argv[1]); an orchestrator
-/// runs a KRM exec function with no arguments and a ResourceList on stdin.
-fn host_dispatch() -> Option<u8> {
-    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
-    if args
-        .first()
-        .is_some_and(|a| crate::kustomize::invoked_as_plugin(a))
-    {
-        return Some(crate::kustomize::exec_plugin(&args));
-    }
-    if args.len() == 1 && !std::io::stdin().is_terminal() {
-        return Some(run_krm());
-    }
-    None
-}
-
-fn run_krm() -> u8 {
-    let input = match source::read(&Origin::Stdin) {
-        Ok(bytes) => bytes,
-        Err(m) => return usage_error(&format!("stdin: {m}")),
-    };
-    let reply = match source::decode(&input) {
-        Ok(text) => crate::krm::run(text),
-        Err((_, m)) => return usage_error(&format!("stdin: {m}")),
-    };
-    eprint!("{}", reply.stderr);
-    if let Some(out) = reply.stdout {
-        let mut stdout = std::io::stdout().lock();
-        if stdout
-            .write_all(out.as_bytes())
-            .and_then(|()| stdout.flush())
-            .is_err()
-        {
-            return EXIT_TROUBLE;
-        }
-    }
-    reply.code
-}
-
-fn usage_error(msg: &str) -> u8 {
-    // Config errors arrive already as `path:line:col: error: ...`.
-    if msg.contains(": error: ") {
-        eprintln!("{msg}");
+/// Prints a command's whole output; its exit status.
+fn print(text: &str) -> u8 {
+    if console::stdout(text.as_bytes()) {
+        exit::OK
     } else {
-        eprintln!("meshjob: error: {msg}");
+        exit::TROUBLE
     }
-    EXIT_TROUBLE
 }
 
 /// The effective settings: defaults, then the config file, then flags.
@@ -263,200 +207,4 @@ pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
         s.force = true;
     }
     Ok(s)
-}
-
-fn color_enabled(choice: ColorChoice, terminal: bool) -> bool {
-    match choice {
-        ColorChoice::Always => true,
-        ColorChoice::Never => false,
-        ColorChoice::Auto => {
-            if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
-                false
-            } else if std::env::var_os("CLICOLOR_FORCE").is_some_and(|v| !v.is_empty() && v != "0")
-            {
-                true
-            } else {
-                terminal
-            }
-        }
-    }
-}
-
-/// What one run saw, for the exit code and the JSON report.
-#[derive(Default)]
-struct Tally {
-    trouble: bool,
-    changed: Vec<String>,
-    errors_left: bool,
-    errors_any: bool,
-    /// The once-per-run note has been shown.
-    noted: bool,
-    json: Vec<serde_json::Value>,
-}
-
-fn run_files(mode: Mode, args: &RunArgs) -> u8 {
-    let settings = match settings_from(args) {
-        Ok(s) => s,
-        Err(m) => return usage_error(&m),
-    };
-    let mut paths = args.paths.clone();
-    if paths.is_empty() {
-        if std::io::stdin().is_terminal() {
-            return usage_error("no PATH given; pass files or directories, or `-` for stdin");
-        }
-        paths.push("-".into());
-    }
-    let stdout_tty = std::io::stdout().is_terminal();
-    let stderr_tty = std::io::stderr().is_terminal();
-    let color_out = color_enabled(args.color, stdout_tty);
-    let color_err = color_enabled(args.color, stderr_tty);
-    let (origins, walk_errors) = source::expand(&paths);
-    let mut tally = Tally::default();
-    let mut stdout = std::io::stdout().lock();
-    let mut problems = Vec::new();
-    for (p, msg) in walk_errors {
-        problems.push(Located {
-            path: p,
-            line: 1,
-            col: 1,
-            finding: Finding::error(0, msg),
-        });
-        tally.trouble = true;
-    }
-    let mut reports: Vec<Located> = Vec::new();
-    for origin in origins {
-        let name = origin.display();
-        let bytes = match source::read(&origin) {
-            Ok(b) => b,
-            Err(m) => {
-                tally.trouble = true;
-                problems.push(Located {
-                    path: name,
-                    line: 1,
-                    col: 1,
-                    finding: Finding::error(0, m),
-                });
-                continue;
-            }
-        };
-        let text = match source::decode(&bytes) {
-            Ok(t) => t,
-            Err((off, m)) => {
-                tally.trouble = true;
-                let (line, col) = source::line_col_bytes(&bytes, off);
-                problems.push(Located {
-                    path: name,
-                    line,
-                    col,
-                    finding: Finding::error(off, format!("{m}; file left untouched")),
-                });
-                if origin == Origin::Stdin && mode == Mode::Fix {
-                    let _ = stdout.write_all(&bytes);
-                }
-                continue;
-            }
-        };
-        let opts = run::ProcessOptions {
-            force_mesh: args.mesh_config,
-        };
-        let outcome = run::process_with(text, &settings, opts);
-        if let Some(f) = outcome.fatal {
-            tally.trouble = true;
-            let mut f = f;
-            f.message = format!("{}; file left untouched", f.message);
-            problems.push(Located::new(&name, text, f));
-            if origin == Origin::Stdin && mode == Mode::Fix {
-                let _ = stdout.write_all(text.as_bytes());
-            }
-            continue;
-        }
-        let mut findings = outcome.findings;
-        findings.sort_by_key(|f| f.offset);
-        for f in findings {
-            if run::is_once_note(&f) && std::mem::replace(&mut tally.noted, true) {
-                continue;
-            }
-            if f.severity == Severity::Error {
-                tally.errors_any = true;
-                if !f.fixed {
-                    tally.errors_left = true;
-                }
-            }
-            if args.quiet && f.severity == Severity::Info {
-                continue;
-            }
-            reports.push(Located::new(&name, text, f));
-        }
-        let changed = outcome.text != text;
-        if changed {
-            tally.changed.push(name.clone());
-        }
-        match mode {
-            Mode::Diff | Mode::Check => {
-                let d = diff::unified(&name, text, &outcome.text);
-                let d = if color_out { diff::colorize(&d) } else { d };
-                let _ = stdout.write_all(d.as_bytes());
-            }
-            Mode::Fix => match &origin {
-                Origin::Stdin => {
-                    let _ = stdout.write_all(outcome.text.as_bytes());
-                }
-                Origin::File(p) if changed => {
-                    if let Err(m) = write::write_atomic(p, &bytes, &outcome.text) {
-                        tally.trouble = true;
-                        problems.push(Located {
-                            path: name.clone(),
-                            line: 1,
-                            col: 1,
-                            finding: Finding::error(0, format!("cannot write: {m}")),
-                        });
-                    }
-                }
-                Origin::File(_) => {}
-            },
-        }
-    }
-    let _ = stdout.flush();
-    // Problems that stopped a file come last, after everything that was processed.
-    reports.extend(problems);
-    emit_findings(&reports, args.format, color_err, mode == Mode::Fix, &tally);
-    if tally.trouble {
-        EXIT_TROUBLE
-    } else {
-        match mode {
-            Mode::Diff => EXIT_OK,
-            Mode::Check if !tally.changed.is_empty() || tally.errors_any => EXIT_FINDINGS,
-            Mode::Fix if tally.errors_left => EXIT_FINDINGS,
-            _ => EXIT_OK,
-        }
-    }
-}
-
-fn emit_findings(reports: &[Located], format: Format, color: bool, fix_mode: bool, tally: &Tally) {
-    let mut err = std::io::stderr().lock();
-    match format {
-        Format::Human => {
-            for l in reports {
-                let _ = writeln!(err, "{}", report::human(l, color, fix_mode));
-            }
-        }
-        Format::Github => {
-            for l in reports {
-                let _ = writeln!(err, "{}", report::github(l));
-            }
-        }
-        Format::Json => {
-            let mut v = tally.json.clone();
-            v.extend(reports.iter().map(report::json));
-            let doc = serde_json::json!({
-                "findings": v,
-                "changed": tally.changed,
-            });
-            let _ = writeln!(
-                err,
-                "{}",
-                serde_json::to_string_pretty(&doc).unwrap_or_default()
-            );
-        }
-    }
 }

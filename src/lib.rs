@@ -3,13 +3,15 @@
 //! The crate is laid out in the order the data flows (see DESIGN.md):
 //! `source` -> `yaml` -> `locate` -> `plan` -> `apply` -> `output`.
 
+#![warn(clippy::print_stdout, clippy::print_stderr)]
+
 pub mod apply;
 pub mod cli;
 pub mod config;
+pub mod exit;
 pub mod finding;
+pub mod hosts;
 pub mod istio;
-pub mod krm;
-pub mod kustomize;
 pub mod locate;
 pub mod output;
 pub mod plan;

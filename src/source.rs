@@ -117,6 +117,37 @@ pub fn read(origin: &Origin) -> Result<Vec<u8>, String> {
     Ok(bytes)
 }
 
+/// Why an input could not be loaded as text.
+#[derive(Debug)]
+pub enum LoadError {
+    /// It could not be read (missing, special file, too big, I/O error).
+    Read(String),
+    /// It was read but is not text meshjob edits; `offset` is where in `bytes` that shows.
+    Decode {
+        bytes: Vec<u8>,
+        offset: usize,
+        message: String,
+    },
+}
+
+/// Reads one input whole ([`read`]) and checks that it is text ([`decode`]).
+pub fn load(origin: &Origin) -> Result<String, LoadError> {
+    let bytes = read(origin).map_err(LoadError::Read)?;
+    if let Err((offset, message)) = decode(&bytes) {
+        return Err(LoadError::Decode {
+            bytes,
+            offset,
+            message,
+        });
+    }
+    // `decode` has checked the bytes, so this cannot fail; it keeps them without a copy.
+    String::from_utf8(bytes).map_err(|e| LoadError::Decode {
+        offset: e.utf8_error().valid_up_to(),
+        bytes: e.into_bytes(),
+        message: "not UTF-8 text".into(),
+    })
+}
+
 /// "cannot read: ..." with a hint for the usual causes.
 fn cannot_read(e: &std::io::Error) -> String {
     let hint = match e.kind() {

@@ -1,4 +1,4 @@
-//! Golden cases: each `testdata/<case>/` folder holds `input.yaml`, optional `args` (one
+//! Golden cases: each `testdata/<group>/<case>/` folder (groups `jobs` and `mesh`) holds `input.yaml`, optional `args` (one
 //! flag per line), and the expected `expected.yaml` (output of `fix`), `expected.diff`
 //! (stdout of `check`) and `findings.txt` (stderr and exit status of `check`).
 //!
@@ -7,23 +7,11 @@
 
 mod common;
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 
 fn update() -> bool {
     std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1")
-}
-
-fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
-        .expect("testdata/")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.join("input.yaml").is_file())
-        .collect();
-    v.sort();
-    v
 }
 
 fn case_args(dir: &Path) -> Vec<String> {
@@ -43,29 +31,12 @@ struct Run {
 }
 
 fn meshjob(dir: &Path, args: &[&str], extra: &[String], stdin: Option<&[u8]>) -> Run {
-    let mut cmd = Command::new(common::bin());
-    cmd.current_dir(dir)
-        .args(args)
-        .args(extra)
-        .env_remove("NO_COLOR")
-        .env_remove("CLICOLOR_FORCE")
-        .stdin(if stdin.is_some() {
-            Stdio::piped()
-        } else {
-            Stdio::null()
-        })
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    let mut child = cmd.spawn().expect("run meshjob");
-    if let Some(input) = stdin {
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(input)
-            .expect("write stdin");
-    }
-    let out = child.wait_with_output().expect("wait");
+    let mut cmd = common::meshjob();
+    cmd.current_dir(dir).args(args).args(extra);
+    let out = match stdin {
+        Some(input) => common::run_stdin(&mut cmd, input),
+        None => cmd.stdin(Stdio::null()).output().expect("run meshjob"),
+    };
     Run {
         stdout: out.stdout,
         stderr: out.stderr,
@@ -94,8 +65,11 @@ fn expect(dir: &Path, name: &str, actual: &[u8], failures: &mut Vec<String>) {
 #[test]
 fn golden_cases() {
     let mut failures = Vec::new();
-    let all = cases();
-    assert!(all.len() >= 20, "expected the golden cases in testdata/");
+    let all = common::golden_cases();
+    assert!(
+        all.len() >= 20,
+        "expected the golden cases in testdata/jobs and testdata/mesh"
+    );
     for dir in &all {
         let extra = case_args(dir);
         let input = std::fs::read(dir.join("input.yaml")).expect("input");
@@ -172,21 +146,12 @@ fn apply_with_patch(
     }
     let tmp = tempfile::tempdir().expect("tempdir");
     std::fs::write(tmp.path().join("input.yaml"), input).expect("copy");
-    let mut child = Command::new("patch")
-        .args(["-p1", "--quiet", "--no-backup-if-mismatch"])
-        .current_dir(tmp.path())
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("patch");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(diff)
-        .expect("feed");
-    let out = child.wait_with_output().expect("patch");
+    let out = common::run_stdin(
+        Command::new("patch")
+            .args(["-p1", "--quiet", "--no-backup-if-mismatch"])
+            .current_dir(tmp.path()),
+        diff,
+    );
     let patched = std::fs::read(tmp.path().join("input.yaml")).unwrap_or_default();
     if !out.status.success() || patched != fixed {
         failures.push(format!(

@@ -9,9 +9,7 @@
 mod common;
 
 use meshjob::yaml::tree::{Node, parse_stream};
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 fn update() -> bool {
     std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1")
@@ -35,20 +33,7 @@ struct Run {
 }
 
 fn run(args: &[&str], input: &[u8]) -> Run {
-    let mut child = Command::new(common::bin())
-        .args(args)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run meshjob");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("write stdin");
-    let out = child.wait_with_output().expect("wait");
+    let out = common::run_stdin(common::meshjob().args(args), input);
     Run {
         stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
         stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),

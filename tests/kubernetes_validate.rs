@@ -18,11 +18,9 @@ use std::process::Command;
 const VERSIONS: &[&str] = &["1.30.0", "1.37.0"];
 
 fn inputs() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut v: Vec<PathBuf> = std::fs::read_dir(root.join("testdata"))
-        .expect("testdata")
-        .filter_map(|e| e.ok().map(|e| e.path().join("input.yaml")))
-        .filter(|p| p.is_file())
+    let mut v: Vec<PathBuf> = common::golden_cases()
+        .into_iter()
+        .map(|d| d.join("input.yaml"))
         .collect();
     if let Some(shared) = common::shared_dir() {
         let jobs = shared.join("corpus/jobs");

@@ -5,15 +5,18 @@ mod common;
 use std::process::Command;
 
 fn testdata(case: &str) -> String {
-    format!("{}/testdata/{case}/input.yaml", env!("CARGO_MANIFEST_DIR"))
+    format!(
+        "{}/testdata/mesh/{case}/input.yaml",
+        env!("CARGO_MANIFEST_DIR")
+    )
 }
 
 #[test]
 fn drain_note_once_per_run() {
     let out = Command::new(common::bin())
         .args(["check", "--color", "never"])
-        .arg(testdata("mesh-bare-file"))
-        .arg(testdata("mesh-operator-empty-spec"))
+        .arg(testdata("bare-mesh-config-file"))
+        .arg(testdata("istio-operator-empty-spec"))
         .output()
         .expect("run meshjob");
     let stderr = String::from_utf8_lossy(&out.stderr);
@@ -33,7 +36,7 @@ fn mesh_config_flag_forces_a_bare_mesh_config() {
         let out = Command::new(common::bin())
             .args(["diff", "--color", "never"])
             .args(extra)
-            .arg(testdata("mesh-bare-lookalike"))
+            .arg(testdata("mesh-config-look-alike-is-left-alone"))
             .output()
             .expect("run meshjob");
         String::from_utf8_lossy(&out.stdout).into_owned()

@@ -7,9 +7,7 @@ mod common;
 
 use meshjob::yaml::tree::parse_stream;
 use meshjob::yaml::value::{ScalarType, Value};
-use std::io::Write;
 use std::path::Path;
-use std::process::{Command, Stdio};
 
 struct Run {
     stdout: String,
@@ -18,20 +16,10 @@ struct Run {
 }
 
 fn fix(input: &[u8]) -> Run {
-    let mut child = Command::new(common::bin())
-        .args(["fix", "--color", "never", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run meshjob");
-    child
-        .stdin
-        .take()
-        .expect("stdin")
-        .write_all(input)
-        .expect("write stdin");
-    let out = child.wait_with_output().expect("wait");
+    let out = common::run_stdin(
+        common::meshjob().args(["fix", "--color", "never", "-"]),
+        input,
+    );
     Run {
         stdout: String::from_utf8(out.stdout).expect("utf-8 output"),
         stderr: String::from_utf8_lossy(&out.stderr).into_owned(),

@@ -4,7 +4,7 @@
 mod common;
 
 use std::path::Path;
-use std::process::{Command, Stdio};
+use std::process::Command;
 
 #[test]
 fn regression_inputs_keep_the_invariants() {
@@ -28,20 +28,13 @@ fn regression_inputs_keep_the_invariants() {
             let work = tempfile::tempdir().expect("tempdir");
             std::fs::write(work.path().join("input.yaml"), text).unwrap();
             let diff = meshjob::output::diff::unified("input.yaml", text, &out.text);
-            let mut child = Command::new(patch)
-                .args(["-p1", "--quiet", "--fuzz=0", "--no-backup-if-mismatch"])
-                .current_dir(work.path())
-                .stdin(Stdio::piped())
-                .spawn()
-                .expect("run patch");
-            use std::io::Write;
-            child
-                .stdin
-                .take()
-                .unwrap()
-                .write_all(diff.as_bytes())
-                .unwrap();
-            assert!(child.wait().unwrap().success(), "{}", path.display());
+            let patched = common::run_stdin(
+                Command::new(patch)
+                    .args(["-p1", "--quiet", "--fuzz=0", "--no-backup-if-mismatch"])
+                    .current_dir(work.path()),
+                diff.as_bytes(),
+            );
+            assert!(patched.status.success(), "{}", path.display());
             let patched = std::fs::read_to_string(work.path().join("input.yaml")).unwrap();
             assert_eq!(
                 patched,

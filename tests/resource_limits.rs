@@ -15,7 +15,7 @@ mod common;
 use meshjob::config::Settings;
 use meshjob::run::{self, Outcome};
 use std::io::Write;
-use std::process::{Command, Stdio};
+use std::process::Command;
 use std::time::{Duration, Instant};
 
 const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
@@ -141,21 +141,8 @@ fn deep_nesting_is_a_clean_error() {
 #[test]
 fn deep_nesting_through_the_binary_exits_2() {
     // The binary's main thread, not a test thread: no stack overflow there either.
-    let mut child = Command::new(common::bin())
-        .args(["fix", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run meshjob");
     let text = nested_flow(10_000);
-    child
-        .stdin
-        .take()
-        .unwrap()
-        .write_all(text.as_bytes())
-        .unwrap();
-    let out = child.wait_with_output().unwrap();
+    let out = common::run_stdin(common::meshjob().args(["fix", "-"]), text.as_bytes());
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{stderr}");
     assert!(stderr.starts_with("-:1:"), "{stderr}");
@@ -226,24 +213,28 @@ fn a_100_megabyte_file_is_refused_at_once() {
     }
     assert!(std::fs::read(&path).unwrap() == before, "left untouched");
 
-    // The same cap on stdin: read no further than the limit.
-    let mut child = Command::new(common::bin())
-        .args(["diff", "-"])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run meshjob");
-    let mut stdin = child.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || {
-        // meshjob stops reading at the cap, so this write fails with a broken pipe.
-        let _ = stdin.write_all(&before);
-    });
-    let out = child.wait_with_output().unwrap();
-    let _ = feeder.join();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert_eq!(out.status.code(), Some(2), "{stderr}");
-    assert!(stderr.contains("larger than 32 MiB"), "{stderr}");
+    // The same cap on stdin, for every host: read no further than the limit.
+    let plugin = dir.path().join("MeshJobConfig");
+    std::os::unix::fs::symlink(common::bin(), &plugin).unwrap();
+    let config = dir.path().join("plugin-config.yaml");
+    std::fs::write(
+        &config,
+        "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nmetadata:\n  name: m\n",
+    )
+    .unwrap();
+    let mut plugin_cmd = Command::new(&plugin);
+    plugin_cmd.arg(&config);
+    let mut diff_cmd = Command::new(common::bin());
+    diff_cmd.args(["diff", "-"]);
+    let mut krm_cmd = Command::new(common::bin());
+    krm_cmd.arg("krm");
+    for cmd in [&mut diff_cmd, &mut krm_cmd, &mut plugin_cmd] {
+        let out = common::run_stdin(cmd, &before);
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{cmd:?}: {stderr}");
+        assert!(stderr.contains("larger than 32 MiB"), "{cmd:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{cmd:?}");
+    }
 }
 
 fn jobs(n: usize) -> String {

@@ -13,9 +13,7 @@
 mod common;
 
 use std::collections::BTreeMap;
-use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -193,20 +191,7 @@ fn some_cases_through_the_binary() {
     };
     for dir in pick(&invalid).iter().chain(pick(&valid).iter()) {
         let input = std::fs::read(dir.join("in.yaml")).expect("read");
-        let mut child = Command::new(common::bin())
-            .args(["fix", "-"])
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("run meshjob");
-        child
-            .stdin
-            .take()
-            .expect("stdin")
-            .write_all(&input)
-            .expect("write");
-        let out = child.wait_with_output().expect("wait");
+        let out = common::run_stdin(common::meshjob().args(["fix", "-"]), &input);
         let stderr = String::from_utf8_lossy(&out.stderr);
         let name = dir.display();
         assert_eq!(

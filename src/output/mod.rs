@@ -1,5 +1,6 @@
 //! Output: the unified diff, finding reports and in-place writes. Only this stage prints.
 
+pub mod console;
 pub mod diff;
 pub mod report;
 pub mod write;

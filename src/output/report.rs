@@ -44,16 +44,32 @@ pub fn human(l: &Located, color: bool, fix_mode: bool) -> String {
     } else {
         sev.to_string()
     };
-    let fixed = if l.finding.fixed && fix_mode {
-        " (fixed)"
-    } else if l.finding.fixed {
-        " (fix available)"
-    } else {
-        ""
-    };
+    let fixed = fixed_note(&l.finding, fix_mode);
     format!(
         "{}:{}:{}: {label}: {}{fixed}",
         l.path, l.line, l.col, l.finding.message
+    )
+}
+
+/// What follows the message of a finding the run repairs: " (fixed)" where the output
+/// carries the repair (`applied`), " (fix available)" where only `fix` would write it.
+pub fn fixed_note(f: &Finding, applied: bool) -> &'static str {
+    match (f.fixed, applied) {
+        (true, true) => " (fixed)",
+        (true, false) => " (fix available)",
+        (false, _) => "",
+    }
+}
+
+/// One line for a host that shows findings without positions (`meshjob: severity:
+/// message`): in a resource stream, positions mean nothing to the user, and the message
+/// names the object. The output carries the repairs.
+pub fn plain(f: &Finding) -> String {
+    format!(
+        "meshjob: {}: {}{}",
+        f.severity,
+        f.message,
+        fixed_note(f, true)
     )
 }
 

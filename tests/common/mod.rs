@@ -1,7 +1,9 @@
 //! Helpers shared by the integration tests.
 #![allow(dead_code)]
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
 
 /// Set by `.ci/run`: every test that would skip for a missing outside program fails instead.
 pub const REQUIRE_ENV: &str = "MESHJOB_REQUIRE_TOOLS";
@@ -50,9 +52,58 @@ pub fn shared_dir() -> Option<PathBuf> {
     }
 }
 
+/// The groups of golden cases in `testdata/`: each holds case folders with `input.yaml`.
+pub const GOLDEN_GROUPS: [&str; 2] = ["jobs", "mesh"];
+
+/// Every golden case folder (`testdata/<group>/<case>/`), sorted.
+pub fn golden_cases() -> Vec<PathBuf> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let mut v: Vec<PathBuf> = GOLDEN_GROUPS
+        .iter()
+        .flat_map(|g| {
+            std::fs::read_dir(root.join(g))
+                .unwrap_or_else(|e| panic!("testdata/{g}/: {e}"))
+                .filter_map(|e| e.ok().map(|e| e.path()))
+        })
+        .filter(|p| p.join("input.yaml").is_file())
+        .collect();
+    v.sort();
+    v
+}
+
 /// The path of the built `meshjob` binary.
 pub fn bin() -> PathBuf {
     PathBuf::from(env!("CARGO_BIN_EXE_meshjob"))
+}
+
+/// A command for the built binary, with the colour switches of the environment removed so
+/// that output does not depend on who runs the tests.
+pub fn meshjob() -> Command {
+    let mut cmd = Command::new(bin());
+    cmd.env_remove("NO_COLOR").env_remove("CLICOLOR_FORCE");
+    cmd
+}
+
+/// Runs `cmd` with `input` on stdin and collects its output. The input is written from a
+/// thread, so a program that answers before it has read everything cannot dead-lock
+/// against a full pipe; a program that stops reading (an input cap) is not an error here.
+pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
+    let mut stdin = child.stdin.take().expect("stdin is piped");
+    let data = input.to_vec();
+    let writer = std::thread::spawn(move || {
+        let _ = stdin.write_all(&data);
+    });
+    let out = child
+        .wait_with_output()
+        .unwrap_or_else(|e| panic!("cannot wait for {cmd:?}: {e}"));
+    let _ = writer.join();
+    out
 }
 
 pub mod invariants;

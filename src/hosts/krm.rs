@@ -1,7 +1,7 @@
 //! KRM exec function: a `ResourceList` in, the same `ResourceList` out, its items rewritten
 //! and its `results` carrying the findings.
 //!
-//! The whole input text goes through `run::process`, which treats the list's `items` as
+//! The whole input text goes through the pipeline, which treats the list's `items` as
 //! objects, so every byte outside the edits is kept: comments, layout, the
 //! `functionConfig`, and the `config.kubernetes.io/*`, `internal.config.kubernetes.io/*` and
 //! `kustomize.config.k8s.io/*` annotations that orchestrators map resources back by. Then
@@ -10,10 +10,14 @@
 //! Findings the output already repairs are reported as `info` with "(fixed)": the function
 //! exits 1 only for error results, as `fix` does only for errors it leaves behind.
 
+use super::{Host, at, config_settings};
 use crate::config::Settings;
+use crate::exit;
 use crate::finding::{Finding, ObjectRef, Severity};
 use crate::locate::{describe, object_ref, str_of};
-use crate::run;
+use crate::output::console::Reply;
+use crate::output::report::fixed_note;
+use crate::run::Outcome;
 use crate::yaml::edit::{Editor, detect_style};
 use crate::yaml::embedded::looks_json;
 use crate::yaml::emit::Out;
@@ -32,96 +36,73 @@ const INDEX_ANNOTATIONS: [&str; 2] = [
     "internal.config.kubernetes.io/index",
 ];
 
-/// What one function call produced.
-#[derive(Debug)]
-pub struct Reply {
-    /// The output `ResourceList`; `None` on trouble (nothing fit to return).
-    pub stdout: Option<String>,
-    /// Messages for a person: trouble only, the findings are in `results`.
-    pub stderr: String,
-    /// 0, 1 (an error result) or 2 (trouble), as the CLI's exit codes.
-    pub code: u8,
-}
+/// The KRM function.
+pub struct Function;
 
-impl Reply {
-    fn trouble(msg: impl Into<String>) -> Self {
-        Reply {
-            stdout: None,
-            stderr: format!("meshjob krm: error: {}\n", msg.into()),
-            code: crate::cli::EXIT_TROUBLE,
+/// What the function reads from the list before the run: the list's items.
+pub struct ListItems(Vec<Node>);
+
+impl Host for Function {
+    type Input = ListItems;
+
+    fn label(&self) -> &'static str {
+        "meshjob krm"
+    }
+
+    fn prepare(&self, input: &str) -> Result<(Settings, ListItems), String> {
+        let docs = parse_stream(input)
+            .map_err(|e| format!("{}: invalid YAML: {}", at(input, e.offset), e.message))?;
+        let [doc] = docs.as_slice() else {
+            return Err(format!(
+                "expected one ResourceList document on stdin, found {} documents",
+                docs.len()
+            ));
+        };
+        let root = &doc.root;
+        let api = str_of(root, "apiVersion").unwrap_or_default();
+        let kind = str_of(root, "kind").unwrap_or_default();
+        if kind != "ResourceList" || !API_VERSIONS.contains(&api) {
+            return Err(format!(
+                "expected a ResourceList (apiVersion {}), found apiVersion {api:?} kind {kind:?}",
+                API_VERSIONS.join(" or ")
+            ));
         }
+        let settings = match root.get("functionConfig").filter(|n| !n.is_null()) {
+            Some(fc) => function_config(input, fc)?,
+            None => Settings::default(),
+        };
+        let items = items_of(root).into_iter().cloned().collect();
+        Ok((settings, ListItems(items)))
+    }
+
+    fn reply(&self, input: &str, items: ListItems, outcome: Outcome) -> Result<Reply, String> {
+        let in_items: Vec<&Node> = items.0.iter().collect();
+        let out_docs = parse_stream(&outcome.text).map_err(|e| {
+            format!(
+                "internal error: the rewritten list does not parse: {}",
+                e.message
+            )
+        })?;
+        let out_root = &out_docs[0].root;
+        let out_items = items_of(out_root);
+        let results = build_results(
+            input,
+            &in_items,
+            &outcome.text,
+            &out_items,
+            outcome.findings,
+        );
+        let failed = results.iter().any(|r| r.severity == Severity::Error);
+        let text = set_results(&outcome.text, out_root, &results)?;
+        Ok(Reply {
+            stdout: Some(text),
+            stderr: String::new(),
+            code: if failed { exit::FINDINGS } else { exit::OK },
+        })
     }
 }
 
-/// Runs the function on a `ResourceList` text.
-pub fn run(input: &str) -> Reply {
-    match run_inner(input) {
-        Ok(r) => r,
-        Err(m) => Reply::trouble(m),
-    }
-}
-
-fn at(text: &str, offset: usize) -> String {
-    let (line, col) = crate::finding::line_col(text, offset);
-    format!("stdin:{line}:{col}")
-}
-
-fn run_inner(input: &str) -> Result<Reply, String> {
-    let docs = parse_stream(input)
-        .map_err(|e| format!("{}: invalid YAML: {}", at(input, e.offset), e.message))?;
-    let [doc] = docs.as_slice() else {
-        return Err(format!(
-            "expected one ResourceList document on stdin, found {} documents",
-            docs.len()
-        ));
-    };
-    let root = &doc.root;
-    let api = str_of(root, "apiVersion").unwrap_or_default();
-    let kind = str_of(root, "kind").unwrap_or_default();
-    if kind != "ResourceList" || !API_VERSIONS.contains(&api) {
-        return Err(format!(
-            "expected a ResourceList (apiVersion {}), found apiVersion {api:?} kind {kind:?}",
-            API_VERSIONS.join(" or ")
-        ));
-    }
-    let settings = match root.get("functionConfig").filter(|n| !n.is_null()) {
-        Some(fc) => function_config(input, fc)?,
-        None => Settings::default(),
-    };
-    let outcome = run::process(input, &settings);
-    if let Some(f) = outcome.fatal {
-        return Err(format!("{}: {}", at(input, f.offset), f.message));
-    }
-    let in_items = items(root);
-    let out_docs = parse_stream(&outcome.text).map_err(|e| {
-        format!(
-            "internal error: the rewritten list does not parse: {}",
-            e.message
-        )
-    })?;
-    let out_root = &out_docs[0].root;
-    let out_items = items(out_root);
-    let results = build_results(
-        input,
-        &in_items,
-        &outcome.text,
-        &out_items,
-        outcome.findings,
-    );
-    let failed = results.iter().any(|r| r.severity == Severity::Error);
-    let text = set_results(&outcome.text, out_root, &results)?;
-    Ok(Reply {
-        stdout: Some(text),
-        stderr: String::new(),
-        code: if failed {
-            crate::cli::EXIT_FINDINGS
-        } else {
-            crate::cli::EXIT_OK
-        },
-    })
-}
-
-fn items(root: &Node) -> Vec<&Node> {
+fn items_of(root: &Node) -> Vec<&Node> {
     root.get("items")
         .and_then(Node::items)
         .map(|i| i.iter().collect())
@@ -257,7 +238,10 @@ fn build_results(
 
 fn result_of(f: Finding, item: Option<&Node>, file: Option<(String, Option<u64>)>) -> KrmResult {
     let (severity, message) = if f.fixed {
-        (Severity::Info, format!("{} (fixed)", f.message))
+        (
+            Severity::Info,
+            format!("{}{}", f.message, fixed_note(&f, true)),
+        )
     } else {
         (f.severity, f.message)
     };
@@ -295,42 +279,10 @@ fn set_results(text: &str, root: &Node, results: &[KrmResult]) -> Result<String,
     }
 }
 
-/// The effective settings of a `MeshJobConfig` document (the legacy plugin's config file or
-/// the KRM functionConfig): defaults, overridden by the document. `origin` names it in errors.
-pub fn config_settings(text: &str, origin: &str) -> Result<Settings, String> {
-    // Shown after the caller's "error:", so without the error's own label.
-    let show = |e: crate::config::ConfigError| match e.line {
-        0 => format!("{}: {}", e.path, e.message),
-        line => format!("{}:{line}:{}: {}", e.path, e.column, e.message),
-    };
-    let config = crate::config::parse(text, origin).map_err(show)?;
-    let mut settings = Settings::default();
-    config.apply_to(&mut settings).map_err(show)?;
-    Ok(settings)
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn config_overrides_defaults_and_rejects_unknown_keys() {
-        let s = config_settings(
-            "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  drainDuration: 9s\n",
-            "x",
-        )
-        .expect("valid");
-        assert_eq!(s.drain_duration, "9s");
-        assert_eq!(s.quit_url, Settings::default().quit_url);
-        let e = config_settings(
-            "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  drainDuraton: 9s\n",
-            "x",
-        )
-        .expect_err("unknown key");
-        assert!(e.contains("drainDuraton"), "{e}");
-        let e = config_settings("apiVersion: v1\nkind: ConfigMap\n", "x").expect_err("kind");
-        assert!(e.contains("meshjob.dev/v1alpha1"), "{e}");
-    }
+    use crate::hosts::run_text;
 
     #[test]
     fn rejects_what_is_not_a_resource_list() {
@@ -339,7 +291,7 @@ mod tests {
             "apiVersion: v1\nkind: List\nitems: []\n",
             "a: 1\n---\nb: 2\n",
         ] {
-            let r = run(input);
+            let r = run_text(&Function, input);
             assert_eq!(r.code, 2, "{input:?}");
             assert!(r.stdout.is_none());
             assert!(r.stderr.contains("ResourceList"), "{}", r.stderr);
@@ -349,7 +301,7 @@ mod tests {
     #[test]
     fn empty_list_is_echoed_unchanged() {
         let input = "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n";
-        let r = run(input);
+        let r = run_text(&Function, input);
         assert_eq!(r.code, 0);
         assert_eq!(r.stdout.as_deref(), Some(input));
     }

@@ -17,12 +17,14 @@
 //! The plugin home is `$KUSTOMIZE_PLUGIN_HOME`, else `$XDG_CONFIG_HOME/kustomize/plugin`,
 //! else `$HOME/.config/kustomize/plugin` (kustomize's `konfig` package).
 
-use crate::cli::{EXIT_FINDINGS, EXIT_OK, EXIT_TROUBLE};
+use super::{Host, config_settings};
+use crate::config::Settings;
+use crate::exit;
 use crate::finding::Severity;
-use crate::output::report::Located;
-use crate::run;
+use crate::output::console::Reply;
+use crate::output::report;
+use crate::run::Outcome;
 use std::ffi::OsString;
-use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
 
 /// The name kustomize runs the plugin by: the config's `kind`.
@@ -88,54 +90,56 @@ pub fn install(dir: Option<&Path>) -> Result<PathBuf, String> {
 
 /// The binary run as the plugin: config file in argv[1], resources on stdin, transformed
 /// resources on stdout, findings on stderr. Exit 1 when errors are left, 2 on trouble.
-pub fn exec_plugin(args: &[OsString]) -> u8 {
-    let fail = |m: String| {
-        eprintln!("meshjob (kustomize plugin): error: {m}");
-        EXIT_TROUBLE
-    };
-    let Some(config_path) = args.get(1) else {
-        return fail(format!(
-            "run by kustomize as {PLUGIN_NAME} with the plugin config file as the first \
-             argument; got none"
-        ));
-    };
-    let origin = Path::new(config_path).display().to_string();
-    let config = match std::fs::read_to_string(config_path) {
-        Ok(t) => t,
-        Err(e) => return fail(format!("cannot read the plugin config {origin}: {e}")),
-    };
-    let settings = match crate::krm::config_settings(&config, &origin) {
-        Ok(s) => s,
-        Err(m) => return fail(m),
-    };
-    let mut bytes = Vec::new();
-    if let Err(e) = std::io::stdin().read_to_end(&mut bytes) {
-        return fail(format!("cannot read the resources on stdin: {e}"));
+pub struct Plugin {
+    /// argv[1], the plugin config file.
+    config: Option<OsString>,
+}
+
+impl Plugin {
+    /// The plugin as kustomize runs it, from the whole argv.
+    pub fn from_args(args: &[OsString]) -> Self {
+        Plugin {
+            config: args.get(1).cloned(),
+        }
     }
-    let text = match crate::source::decode(&bytes) {
-        Ok(t) => t,
-        Err((_, m)) => return fail(format!("resources on stdin: {m}")),
-    };
-    let outcome = run::process(text, &settings);
-    if let Some(f) = outcome.fatal {
-        let l = Located::new("stdin", text, f);
-        return fail(format!("{}:{}: {}", l.line, l.col, l.finding.message));
+}
+
+impl Host for Plugin {
+    type Input = ();
+
+    fn label(&self) -> &'static str {
+        "meshjob (kustomize plugin)"
     }
-    let mut errors_left = false;
-    let mut err = std::io::stderr().lock();
-    for f in outcome.findings {
-        errors_left |= f.severity == Severity::Error && !f.fixed;
-        // Stream positions mean nothing to the user; the message names the object.
-        let fixed = if f.fixed { " (fixed)" } else { "" };
-        let _ = writeln!(err, "meshjob: {}: {}{fixed}", f.severity, f.message);
+
+    fn prepare(&self, _text: &str) -> Result<(Settings, ()), String> {
+        let Some(config_path) = &self.config else {
+            return Err(format!(
+                "run by kustomize as {PLUGIN_NAME} with the plugin config file as the first \
+                 argument; got none"
+            ));
+        };
+        let origin = Path::new(config_path).display().to_string();
+        let config = std::fs::read_to_string(config_path)
+            .map_err(|e| format!("cannot read the plugin config {origin}: {e}"))?;
+        Ok((config_settings(&config, &origin)?, ()))
     }
-    let mut out = std::io::stdout().lock();
-    if out
-        .write_all(outcome.text.as_bytes())
-        .and_then(|()| out.flush())
-        .is_err()
-    {
-        return EXIT_TROUBLE;
+
+    fn reply(&self, _text: &str, (): (), outcome: Outcome) -> Result<Reply, String> {
+        let mut errors_left = false;
+        let mut stderr = String::new();
+        for f in &outcome.findings {
+            errors_left |= f.severity == Severity::Error && !f.fixed;
+            stderr.push_str(&report::plain(f));
+            stderr.push('\n');
+        }
+        Ok(Reply {
+            stdout: Some(outcome.text),
+            stderr,
+            code: if errors_left {
+                exit::FINDINGS
+            } else {
+                exit::OK
+            },
+        })
     }
-    if errors_left { EXIT_FINDINGS } else { EXIT_OK }
 }

@@ -1,13 +1,14 @@
-//! Micro-benchmarks of the pipeline stages, so that a regression shows which stage it
+//! Micro-benchmarks of the pipeline stages (divan; `bench/run.sh` is the end-to-end
+//! benchmark of the binary), so that a regression shows which stage it
 //! comes from: parse, locate, plan, apply (splice + verify), and the whole `process`.
 //!
 //! Every stage runs on two streams built from the repo's own testdata, at 1, 100 and 1000
 //! documents:
-//! - `jobs`: the CronJob of `cronjob-block-command`, repeated with unique names; every
+//! - `jobs`: the CronJob of `jobs/cronjob-block-style-command`, repeated with unique names; every
 //!   document is edited.
 //! - `mixed`: mostly documents that are not Jobs (look-alikes, a ConfigMap, a Service, an
-//!   Argo Workflow), with one real Job in six, from `look-alikes-untouched` and
-//!   `helm-multi-document`.
+//!   Argo Workflow), with one real Job in six, from `jobs/look-alike-kinds-are-untouched` and
+//!   `jobs/helm-multi-document-stream`.
 //!
 //! Throughput is in bytes of the input stream. Run with `cargo bench --bench stages`, or one
 //! stage with e.g. `cargo bench --bench stages -- parse`.
@@ -27,9 +28,10 @@ fn main() {
 /// Document counts of every benchmark.
 const SIZES: &[usize] = &[1, 100, 1000];
 
-const CRONJOB: &str = include_str!("../testdata/cronjob-block-command/input.yaml");
-const LOOK_ALIKES: &str = include_str!("../testdata/look-alikes-untouched/input.yaml");
-const HELM: &str = include_str!("../testdata/helm-multi-document/input.yaml");
+const CRONJOB: &str = include_str!("../testdata/jobs/cronjob-block-style-command/input.yaml");
+const LOOK_ALIKES: &str =
+    include_str!("../testdata/jobs/look-alike-kinds-are-untouched/input.yaml");
+const HELM: &str = include_str!("../testdata/jobs/helm-multi-document-stream/input.yaml");
 
 /// Splits a stream on its `---` lines, dropping empty documents.
 fn split_docs(stream: &str) -> Vec<String> {

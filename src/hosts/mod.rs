@@ -1,0 +1,121 @@
+//! The hosts meshjob runs under, and the one path they all take:
+//! source -> pipeline (`run`) -> output.
+//!
+//! The command line edits files and stdin ([`files`]). The other hosts pipe a resource
+//! stream through the binary: the KRM function ([`krm`]) and the kustomize legacy exec
+//! plugin ([`kustomize`]). Each of those is a [`Host`]: it only translates, from its input
+//! to settings and from the pipeline's outcome to its output. [`run`] does the rest: it
+//! reads stdin with the same size cap as the command line, runs the pipeline, and hands the
+//! reply to `output`. A new stream host (a Helm post-renderer, say) is one more small file.
+
+pub mod files;
+pub mod krm;
+pub mod kustomize;
+
+use crate::config::Settings;
+use crate::output::console::{self, Reply};
+use crate::run::{self, Outcome};
+use crate::source::{self, LoadError, Origin};
+use std::io::IsTerminal;
+
+/// A program that pipes a resource stream through meshjob.
+pub trait Host {
+    /// What the host learned from its input before the run, for [`Host::reply`].
+    type Input;
+
+    /// Names the host in error messages (`<label>: error: ...`).
+    fn label(&self) -> &'static str;
+
+    /// Checks the input and finds the settings: from the input itself (a KRM
+    /// `functionConfig`) or from elsewhere (the plugin's config file).
+    fn prepare(&self, text: &str) -> Result<(Settings, Self::Input), String>;
+
+    /// Translates the pipeline's outcome into the host's output.
+    fn reply(&self, text: &str, input: Self::Input, outcome: Outcome) -> Result<Reply, String>;
+}
+
+/// Runs `host` on stdin and writes its reply; the exit status.
+pub fn run(host: &impl Host) -> u8 {
+    let reply = match source::load(&Origin::Stdin) {
+        Ok(text) => run_text(host, &text),
+        Err(LoadError::Read(m) | LoadError::Decode { message: m, .. }) => {
+            Reply::trouble(host.label(), &format!("stdin: {m}"))
+        }
+    };
+    console::reply(&reply)
+}
+
+/// Runs `host` on a text it was given.
+pub fn run_text(host: &impl Host, text: &str) -> Reply {
+    let go = || {
+        let (settings, input) = host.prepare(text)?;
+        let outcome = run::process(text, &settings);
+        if let Some(f) = &outcome.fatal {
+            return Err(format!("{}: {}", at(text, f.offset), f.message));
+        }
+        host.reply(text, input, outcome)
+    };
+    go().unwrap_or_else(|m| Reply::trouble(host.label(), &m))
+}
+
+/// `stdin:line:col` of an offset in a text read from stdin.
+pub(crate) fn at(text: &str, offset: usize) -> String {
+    let (line, col) = crate::finding::line_col(text, offset);
+    format!("stdin:{line}:{col}")
+}
+
+/// How a host program runs the binary without a subcommand: kustomize runs the legacy
+/// plugin by its kind (argv[0] `MeshJobConfig`, config path in argv[1]); an orchestrator
+/// runs a KRM exec function with no arguments and a ResourceList on stdin. `None` when
+/// neither is the case: the command line is parsed as usual.
+pub fn dispatch() -> Option<u8> {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    if args
+        .first()
+        .is_some_and(|a| kustomize::invoked_as_plugin(a))
+    {
+        return Some(run(&kustomize::Plugin::from_args(&args)));
+    }
+    if args.len() == 1 && !std::io::stdin().is_terminal() {
+        return Some(run(&krm::Function));
+    }
+    None
+}
+
+/// The effective settings of a `MeshJobConfig` document (the legacy plugin's config file or
+/// the KRM functionConfig): defaults, overridden by the document. `origin` names it in errors.
+pub fn config_settings(text: &str, origin: &str) -> Result<Settings, String> {
+    // Shown after the caller's "error:", so without the error's own label.
+    let show = |e: crate::config::ConfigError| match e.line {
+        0 => format!("{}: {}", e.path, e.message),
+        line => format!("{}:{line}:{}: {}", e.path, e.column, e.message),
+    };
+    let config = crate::config::parse(text, origin).map_err(show)?;
+    let mut settings = Settings::default();
+    config.apply_to(&mut settings).map_err(show)?;
+    Ok(settings)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn config_overrides_defaults_and_rejects_unknown_keys() {
+        let s = config_settings(
+            "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  drainDuration: 9s\n",
+            "x",
+        )
+        .expect("valid");
+        assert_eq!(s.drain_duration, "9s");
+        assert_eq!(s.quit_url, Settings::default().quit_url);
+        let e = config_settings(
+            "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  drainDuraton: 9s\n",
+            "x",
+        )
+        .expect_err("unknown key");
+        assert!(e.contains("drainDuraton"), "{e}");
+        let e = config_settings("apiVersion: v1\nkind: ConfigMap\n", "x").expect_err("kind");
+        assert!(e.contains("meshjob.dev/v1alpha1"), "{e}");
+    }
+}

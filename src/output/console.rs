@@ -1,0 +1,126 @@
+//! The only writer of stdout and stderr. Every host hands its output here.
+
+use super::report::{self, Format, Located};
+use crate::exit;
+use std::io::Write;
+
+/// When to colour the diff and findings.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum ColorChoice {
+    Auto,
+    Always,
+    Never,
+}
+
+impl ColorChoice {
+    /// Whether to colour a stream that is (or is not) a `terminal`: `auto` follows
+    /// `NO_COLOR` and `CLICOLOR_FORCE`, then the terminal.
+    pub fn enabled(self, terminal: bool) -> bool {
+        match self {
+            ColorChoice::Always => true,
+            ColorChoice::Never => false,
+            ColorChoice::Auto => {
+                if std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty()) {
+                    false
+                } else if std::env::var_os("CLICOLOR_FORCE")
+                    .is_some_and(|v| !v.is_empty() && v != "0")
+                {
+                    true
+                } else {
+                    terminal
+                }
+            }
+        }
+    }
+}
+
+/// What a host gives back for one run: the text for stdout, messages for a person, and the
+/// exit status.
+#[derive(Debug)]
+pub struct Reply {
+    /// The output; `None` on trouble (nothing fit to return).
+    pub stdout: Option<String>,
+    /// Messages for a person, each line ending in `\n`.
+    pub stderr: String,
+    /// One of the [`exit`] statuses.
+    pub code: u8,
+}
+
+impl Reply {
+    /// A run that stopped: nothing on stdout, `<label>: error: <msg>` on stderr, exit 2.
+    pub fn trouble(label: &str, msg: &str) -> Self {
+        Reply {
+            stdout: None,
+            stderr: format!("{label}: error: {msg}\n"),
+            code: exit::TROUBLE,
+        }
+    }
+}
+
+/// Writes a reply; its status, or [`exit::TROUBLE`] when stdout cannot take the output.
+pub fn reply(r: &Reply) -> u8 {
+    stderr(&r.stderr);
+    match &r.stdout {
+        Some(out) if !stdout(out.as_bytes()) => exit::TROUBLE,
+        _ => r.code,
+    }
+}
+
+/// Writes bytes to stdout and flushes; false when stdout is gone (a closed pipe).
+pub fn stdout(bytes: &[u8]) -> bool {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes).and_then(|()| out.flush()).is_ok()
+}
+
+/// Writes text to stderr as it is.
+pub fn stderr(text: &str) {
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// Reports why the run cannot go on, and returns [`exit::TROUBLE`]. Messages that already
+/// carry their place and label (`path:line:col: error: ...`, from the config loader) are
+/// written as they are; others get `meshjob: error: `.
+pub fn trouble(msg: &str) -> u8 {
+    if msg.contains(": error: ") {
+        stderr(&format!("{msg}\n"));
+    } else {
+        stderr(&format!("meshjob: error: {msg}\n"));
+    }
+    exit::TROUBLE
+}
+
+/// Writes the findings of a run on stderr in `format`. `changed` names the files the run
+/// changes (or would), for the JSON report.
+pub fn findings(
+    reports: &[Located],
+    format: Format,
+    color: bool,
+    fix_mode: bool,
+    changed: &[String],
+) {
+    let mut err = std::io::stderr().lock();
+    match format {
+        Format::Human => {
+            for l in reports {
+                let _ = writeln!(err, "{}", report::human(l, color, fix_mode));
+            }
+        }
+        Format::Github => {
+            for l in reports {
+                let _ = writeln!(err, "{}", report::github(l));
+            }
+        }
+        Format::Json => {
+            let v: Vec<serde_json::Value> = reports.iter().map(report::json).collect();
+            let doc = serde_json::json!({
+                "findings": v,
+                "changed": changed,
+            });
+            let _ = writeln!(
+                err,
+                "{}",
+                serde_json::to_string_pretty(&doc).unwrap_or_default()
+            );
+        }
+    }
+}
