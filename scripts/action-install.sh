@@ -1,12 +1,69 @@
 #!/usr/bin/env bash
-# Install step of action.yml: puts a meshjob binary on disk and writes its path to the
-# step output `bin`. Order: $MESHJOB_BINARY (a binary the workflow already has), a release
-# asset for this runner when MESHJOB_VERSION names one, else `cargo install` of the action's
-# own source. Says which one it used. Nothing downloaded is ever run as a script.
+# Install steps of action.yml. `plan` decides where the binary comes from and writes the step
+# outputs `mode` (binary, release or source) and, for source, the build cache's `dir`, `key`
+# and `restore-key`; `install` then puts the binary on disk and writes its path to `bin`.
+#
+# Sources, in order: $MESHJOB_BINARY (a binary the workflow already has), the release asset
+# for this runner when MESHJOB_VERSION names a release, else a `cargo install` of the action's
+# own source, cached between runs. A version that cannot be downloaded is an error, never a
+# silent build of some other source. Nothing downloaded is ever run as a script.
 set -euo pipefail
 
 out_dir="${RUNNER_TEMP:-${TMPDIR:-/tmp}}/meshjob-action"
-mkdir -p "$out_dir/bin"
+version="${MESHJOB_VERSION:-}"
+version="${version#v}"
+
+fail() {
+  echo "::error title=meshjob::$*"
+  exit 1
+}
+
+sha256() {
+  if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi
+}
+
+# The release targets; .github/workflows/release.yml builds an archive for each.
+target_for() {
+  case "$1/$2" in
+    Linux/X64) echo x86_64-unknown-linux-gnu ;;
+    Linux/ARM64) echo aarch64-unknown-linux-gnu ;;
+    macOS/X64) echo x86_64-apple-darwin ;;
+    macOS/ARM64) echo aarch64-apple-darwin ;;
+  esac
+}
+
+# Everything the build depends on: a change to any of it is a new binary.
+source_hash() {
+  (
+    cd "$GITHUB_ACTION_PATH"
+    { echo Cargo.toml; echo Cargo.lock; find src -type f; } | LC_ALL=C sort |
+      while IFS= read -r f; do sha256 "$f"; done | sha256 | cut -c1-16
+  )
+}
+
+plan() {
+  if [ -n "${MESHJOB_BINARY:-}" ]; then
+    echo "mode=binary" >>"$GITHUB_OUTPUT"
+    return
+  fi
+  if [ -n "$version" ]; then
+    echo "mode=release" >>"$GITHUB_OUTPUT"
+    return
+  fi
+  command -v cargo >/dev/null 2>&1 ||
+    fail "cargo is not installed, so the action cannot build meshjob from source: set the input \`version\` to a release, or install Rust first"
+  local rustc lock crate
+  rustc=$(rustc -V | sha256 | cut -c1-8)
+  lock=$(sha256 "$GITHUB_ACTION_PATH/Cargo.lock" | cut -c1-16)
+  crate=$(sed -n 's/^version = "\(.*\)"$/\1/p' "$GITHUB_ACTION_PATH/Cargo.toml" | head -n 1)
+  local prefix="meshjob-build-v1-${MESHJOB_RUNNER_OS:-os}-${MESHJOB_RUNNER_ARCH:-arch}-$rustc-$lock-"
+  {
+    echo "mode=source"
+    echo "dir=$out_dir/build"
+    echo "key=$prefix$crate-$(source_hash)"
+    echo "restore-key=$prefix"
+  } >>"$GITHUB_OUTPUT"
+}
 
 use() {
   echo "bin=$1" >>"$GITHUB_OUTPUT"
@@ -14,52 +71,62 @@ use() {
   "$1" --version
 }
 
-if [ -n "${MESHJOB_BINARY:-}" ]; then
-  if [ ! -x "$MESHJOB_BINARY" ]; then
-    echo "::error title=meshjob::MESHJOB_BINARY is not an executable file"
-    exit 1
-  fi
-  echo "meshjob: using the binary given in MESHJOB_BINARY"
-  use "$MESHJOB_BINARY"
-  exit 0
-fi
-
-target=""
-case "${MESHJOB_RUNNER_OS:-}/${MESHJOB_RUNNER_ARCH:-}" in
-  Linux/X64) target=x86_64-unknown-linux-gnu ;;
-  Linux/ARM64) target=aarch64-unknown-linux-gnu ;;
-  macOS/X64) target=x86_64-apple-darwin ;;
-  macOS/ARM64) target=aarch64-apple-darwin ;;
-esac
-
-version="${MESHJOB_VERSION:-}"
-version="${version#v}"
-if [ -n "$version" ] && [ -n "$target" ] && [ -n "${MESHJOB_REPOSITORY:-}" ]; then
+install_release() {
+  local target
+  target=$(target_for "${MESHJOB_RUNNER_OS:-}" "${MESHJOB_RUNNER_ARCH:-}")
+  [ -n "$target" ] ||
+    fail "meshjob v$version has no prebuilt binary for ${MESHJOB_RUNNER_OS:-?}/${MESHJOB_RUNNER_ARCH:-?}; leave the input \`version\` empty to build the action's own source"
   case "$version" in
-    *[!0-9A-Za-z.+-]*)
-      echo "::error title=meshjob::version must look like 1.2.3"
-      exit 1
-      ;;
+    *[!0-9A-Za-z.+-]* | "") fail "version must look like 1.2.3, not \"$MESHJOB_VERSION\"" ;;
   esac
+  [ -n "${MESHJOB_REPOSITORY:-}" ] || fail "cannot tell which repository the action comes from"
+  local asset base tmp
   asset="meshjob-v$version-$target.tar.gz"
-  base="https://github.com/$MESHJOB_REPOSITORY/releases/download/v$version"
+  base="${MESHJOB_RELEASE_BASE_URL:-https://github.com/$MESHJOB_REPOSITORY/releases/download}/v$version"
   tmp=$(mktemp -d)
-  if curl -fsSL --retry 3 -o "$tmp/$asset" "$base/$asset" &&
-    curl -fsSL --retry 3 -o "$tmp/$asset.sha256" "$base/$asset.sha256"; then
-    (cd "$tmp" && sha256sum -c "$asset.sha256" >/dev/null) || {
-      echo "::error title=meshjob::checksum mismatch for $asset"
-      exit 1
-    }
-    tar -xzf "$tmp/$asset" -C "$out_dir/bin" meshjob
-    echo "meshjob: installed the prebuilt release asset $asset"
-    use "$out_dir/bin/meshjob"
-    exit 0
-  fi
-  echo "meshjob: no release asset $asset for v$version; building the action's source instead"
-elif [ -n "$version" ]; then
-  echo "meshjob: no prebuilt binary for ${MESHJOB_RUNNER_OS:-?}/${MESHJOB_RUNNER_ARCH:-?}; building the action's source instead"
-fi
+  for f in "$asset" "$asset.sha256"; do
+    curl -fsSL --retry 3 --connect-timeout 10 -o "$tmp/$f" "$base/$f" ||
+      fail "cannot download $base/$f: is v$version a release of $MESHJOB_REPOSITORY? Set \`version\` to a published release, or leave it empty to build the action's own source"
+  done
+  (cd "$tmp" && sha256 -c "$asset.sha256" >/dev/null) || fail "checksum mismatch for $asset"
+  mkdir -p "$out_dir/bin"
+  tar -xzf "$tmp/$asset" -C "$out_dir/bin" meshjob
+  echo "meshjob: installed the prebuilt release asset $asset"
+  use "$out_dir/bin/meshjob"
+}
 
-echo "meshjob: building from source with cargo install --locked --path \"\$GITHUB_ACTION_PATH\""
-cargo install --locked --quiet --root "$out_dir" --path "$GITHUB_ACTION_PATH"
-use "$out_dir/bin/meshjob"
+install_source() {
+  local dir="${MESHJOB_BUILD_DIR:?the plan step sets the build directory}"
+  local key="${MESHJOB_BUILD_KEY:?the plan step sets the build key}"
+  if [ -x "$dir/bin/meshjob" ] && [ "$(cat "$dir/key" 2>/dev/null)" = "$key" ]; then
+    echo "meshjob: using the binary cached for this source ($key)"
+    use "$dir/bin/meshjob"
+    return
+  fi
+  echo "meshjob: building from source with cargo install --locked --path \"\$GITHUB_ACTION_PATH\""
+  CARGO_TARGET_DIR="$dir/target" cargo install --locked --quiet --force --root "$dir" \
+    --path "$GITHUB_ACTION_PATH"
+  echo "$key" >"$dir/key"
+  use "$dir/bin/meshjob"
+}
+
+install() {
+  if [ -n "${MESHJOB_BINARY:-}" ]; then
+    [ -x "$MESHJOB_BINARY" ] || fail "MESHJOB_BINARY ($MESHJOB_BINARY) is not an executable file"
+    echo "meshjob: using the binary given in MESHJOB_BINARY"
+    use "$MESHJOB_BINARY"
+  elif [ -n "$version" ]; then
+    install_release
+  else
+    install_source
+  fi
+}
+
+case "${1:-}" in
+  plan) plan ;;
+  install) install ;;
+  *)
+    echo "usage: $0 plan|install" >&2
+    exit 2
+    ;;
+esac

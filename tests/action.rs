@@ -127,6 +127,21 @@ fn resolve(s: &str, cx: &Context) -> String {
     out
 }
 
+/// Evaluates the one form of `if:` the action uses: `steps.ID.outputs.NAME == 'VALUE'`.
+fn condition(cond: &str, steps: &BTreeMap<String, BTreeMap<String, String>>) -> bool {
+    let (lhs, rhs) = cond.split_once("==").expect("an == condition");
+    let parts: Vec<&str> = lhs.trim().split('.').collect();
+    let ["steps", id, "outputs", name] = parts.as_slice() else {
+        panic!("the harness does not know the condition `{cond}`");
+    };
+    let want = rhs.trim().trim_matches('\'');
+    steps
+        .get(*id)
+        .and_then(|o| o.get(*name))
+        .map(String::as_str)
+        == Some(want)
+}
+
 struct Workspace {
     tmp: tempfile::TempDir,
 }
@@ -167,6 +182,15 @@ impl Workspace {
         let mut succeeded = true;
         for (n, step) in steps(&action).iter().enumerate() {
             let id = step["id"].as_str().map_or(format!("step{n}"), String::from);
+            if let Some(uses) = step["uses"].as_str() {
+                // The harness runs no other action: such a step must be skipped here.
+                let cond = step["if"].as_str().expect("a uses: step has an if:");
+                assert!(
+                    !condition(cond, &outputs),
+                    "the harness cannot run {uses} (if: {cond})"
+                );
+                continue;
+            }
             assert_eq!(step["shell"].as_str(), Some("bash"), "step {id}: shell");
             let script = step["run"].as_str().expect("run:");
             let output_file = self.path(&format!("output-{id}"));
@@ -309,7 +333,13 @@ fn action_scripts_pass_shellcheck() {
 #[test]
 fn inputs_reach_run_steps_only_through_env() {
     for step in steps(&action()) {
-        let script = step["run"].as_str().expect("every step is a run step");
+        let Some(script) = step["run"].as_str() else {
+            assert!(
+                step["uses"].is_string(),
+                "a step runs a script or an action"
+            );
+            continue;
+        };
         assert!(!script.contains("${{"), "expression inside run:\n{script}");
     }
 }
@@ -451,4 +481,266 @@ fn the_paths_input_cannot_inject_shell() {
         "{}",
         r.log()
     );
+}
+
+/// Runs one phase of scripts/action-install.sh with the runner's variables, returning the
+/// run and the step outputs it wrote.
+fn install_script(
+    phase: &str,
+    action_path: &Path,
+    env: &[(&str, &str)],
+) -> (std::process::Output, BTreeMap<String, String>) {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let output = tmp.path().join("output");
+    std::fs::write(&output, "").expect("output");
+    let mut cmd = Command::new("bash");
+    cmd.arg(root().join("scripts/action-install.sh"))
+        .arg(phase)
+        .env_remove("MESHJOB_BINARY")
+        .env_remove("MESHJOB_VERSION")
+        .env("GITHUB_ACTION_PATH", action_path)
+        .env("GITHUB_OUTPUT", &output)
+        .env("RUNNER_TEMP", tmp.path())
+        .env("MESHJOB_RUNNER_OS", "Linux")
+        .env("MESHJOB_RUNNER_ARCH", "X64")
+        .env("MESHJOB_REPOSITORY", "example/meshjob");
+    for (k, v) in env {
+        cmd.env(k, v);
+    }
+    let out = hosts::run_bounded(&mut cmd, b"", LIMIT);
+    let written = std::fs::read_to_string(&output).unwrap_or_default();
+    (out, parse_outputs(&written))
+}
+
+/// A release directory as .github/workflows/release.yml lays it out, served as file://.
+fn fake_release(dir: &Path, version: &str, target: &str) -> String {
+    let v = dir.join(format!("v{version}"));
+    std::fs::create_dir_all(&v).expect("mkdir");
+    let staging = dir.join("staging");
+    std::fs::create_dir_all(&staging).expect("mkdir");
+    std::fs::copy(common::bin(), staging.join("meshjob")).expect("copy");
+    let asset = format!("meshjob-v{version}-{target}.tar.gz");
+    let out = hosts::run_bounded(
+        Command::new("tar")
+            .arg("-czf")
+            .arg(v.join(&asset))
+            .arg("-C")
+            .arg(&staging)
+            .arg("meshjob"),
+        b"",
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    let sum = hosts::run_bounded(
+        Command::new("sha256sum").arg(&asset).current_dir(&v),
+        b"",
+        LIMIT,
+    );
+    assert!(sum.status.success(), "{}", hosts::show(&sum));
+    std::fs::write(v.join(format!("{asset}.sha256")), &sum.stdout).expect("write");
+    format!("file://{}", dir.display())
+}
+
+#[test]
+fn a_release_version_installs_the_prebuilt_archive_after_checking_its_sum() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = fake_release(tmp.path(), "9.8.7", "x86_64-unknown-linux-gnu");
+    let env = [
+        ("MESHJOB_VERSION", "v9.8.7"),
+        ("MESHJOB_RELEASE_BASE_URL", base.as_str()),
+    ];
+    let (out, plan) = install_script("plan", root(), &env);
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    assert_eq!(plan["mode"], "release");
+    let (out, o) = install_script("install", root(), &env);
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(
+            "installed the prebuilt release asset meshjob-v9.8.7-x86_64-unknown-linux-gnu.tar.gz"
+        ),
+        "{stdout}"
+    );
+    assert!(o["bin"].ends_with("/meshjob-action/bin/meshjob"), "{o:?}");
+
+    // A tampered archive is refused.
+    let v = tmp.path().join("v9.8.7");
+    let asset = v.join("meshjob-v9.8.7-x86_64-unknown-linux-gnu.tar.gz");
+    let mut bytes = std::fs::read(&asset).expect("read");
+    bytes.push(0);
+    std::fs::write(&asset, bytes).expect("write");
+    let (out, o) = install_script("install", root(), &env);
+    assert_eq!(out.status.code(), Some(1), "{}", hosts::show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("::error title=meshjob::checksum mismatch")
+    );
+    assert!(!o.contains_key("bin"));
+}
+
+#[test]
+fn a_version_that_cannot_be_downloaded_is_a_clear_error_not_a_build() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = fake_release(tmp.path(), "9.8.7", "x86_64-unknown-linux-gnu");
+    let cases = [
+        ("1.2.3", "Linux", "X64", "cannot download"),
+        (
+            "9.8.7",
+            "Windows",
+            "X64",
+            "has no prebuilt binary for Windows/X64",
+        ),
+        ("9.8.7", "Linux", "ARM64", "cannot download"),
+        (
+            "1.2.3; rm -rf /",
+            "Linux",
+            "X64",
+            "version must look like 1.2.3",
+        ),
+    ];
+    for (version, os, arch, message) in cases {
+        let env = [
+            ("MESHJOB_VERSION", version),
+            ("MESHJOB_RELEASE_BASE_URL", base.as_str()),
+            ("MESHJOB_RUNNER_OS", os),
+            ("MESHJOB_RUNNER_ARCH", arch),
+            // Were it to build, it would find no cargo.
+            ("PATH", "/usr/bin:/bin"),
+        ];
+        let start = std::time::Instant::now();
+        let (out, o) = install_script("install", root(), &env);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        assert_eq!(
+            out.status.code(),
+            Some(1),
+            "{version}: {}",
+            hosts::show(&out)
+        );
+        assert!(
+            stdout.contains("::error title=meshjob::") && stdout.contains(message),
+            "{version} {os}/{arch}: {stdout}"
+        );
+        assert!(!stdout.contains("building"), "{stdout}");
+        assert!(!o.contains_key("bin"));
+        assert!(start.elapsed() < Duration::from_secs(30));
+    }
+}
+
+/// Copies what the source build depends on, so a test can change it.
+fn source_copy(to: &Path) {
+    for f in ["Cargo.toml", "Cargo.lock"] {
+        std::fs::copy(root().join(f), to.join(f)).expect("copy");
+    }
+    let out = hosts::run_bounded(
+        Command::new("cp").arg("-R").arg(root().join("src")).arg(to),
+        b"",
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", hosts::show(&out));
+}
+
+#[test]
+fn the_source_build_cache_key_follows_the_sources_and_a_hit_skips_cargo() {
+    if common::which("cargo").is_none() {
+        common::skip("cargo is not on PATH (the plan step asks rustc for its version)");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    source_copy(tmp.path());
+    let (out, a) = install_script("plan", tmp.path(), &[]);
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    assert_eq!(a["mode"], "source");
+    assert!(a["key"].starts_with(&a["restore-key"]), "{a:?}");
+    assert!(
+        a["key"].contains(&format!("-{}-", env!("CARGO_PKG_VERSION"))),
+        "the key names the crate version: {a:?}"
+    );
+    let (_, same) = install_script("plan", tmp.path(), &[]);
+    assert_eq!(a["key"], same["key"], "the key is stable");
+    // A change to a source file is a new key with the same restore prefix.
+    std::fs::write(tmp.path().join("src/zz_new.rs"), "// new\n").expect("write");
+    let (_, b) = install_script("plan", tmp.path(), &[]);
+    assert_ne!(a["key"], b["key"]);
+    assert_eq!(a["restore-key"], b["restore-key"]);
+    // A change to Cargo.lock changes the restore prefix too.
+    let lock = std::fs::read_to_string(tmp.path().join("Cargo.lock")).expect("read");
+    std::fs::write(tmp.path().join("Cargo.lock"), format!("{lock}\n")).expect("write");
+    let (_, c) = install_script("plan", tmp.path(), &[]);
+    assert_ne!(b["restore-key"], c["restore-key"]);
+
+    // A restored cache whose key matches is used as is, without cargo.
+    let dir = tmp.path().join("build");
+    std::fs::create_dir_all(dir.join("bin")).expect("mkdir");
+    std::fs::copy(common::bin(), dir.join("bin/meshjob")).expect("copy");
+    std::fs::write(dir.join("key"), format!("{}\n", c["key"])).expect("write");
+    let d = dir.display().to_string();
+    let env = [
+        ("MESHJOB_BUILD_DIR", d.as_str()),
+        ("MESHJOB_BUILD_KEY", c["key"].as_str()),
+        ("PATH", "/usr/bin:/bin"),
+    ];
+    let (out, o) = install_script("install", tmp.path(), &env);
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("using the binary cached for this source")
+    );
+    assert_eq!(o["bin"], format!("{d}/bin/meshjob"));
+}
+
+#[test]
+fn workflows_pass_actionlint() {
+    let Some(tool) = common::require_tool("actionlint", "it lints the workflows") else {
+        return;
+    };
+    let dir = root().join(".github/workflows");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect(".github/workflows")
+        .map(|e| e.expect("entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "yml" || e == "yaml"))
+        .collect();
+    files.sort();
+    let names: Vec<String> = files
+        .iter()
+        .map(|p| p.file_name().expect("name").to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(names, ["ci.yml", "release.yml"]);
+    let out = hosts::run_bounded(
+        Command::new(tool)
+            .arg("-no-color")
+            .args(&files)
+            .current_dir(root()),
+        b"",
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", hosts::show(&out));
+}
+
+#[test]
+fn release_workflow_builds_every_target_the_action_downloads() {
+    let script = std::fs::read_to_string(root().join("scripts/action-install.sh")).expect("read");
+    let release =
+        std::fs::read_to_string(root().join(".github/workflows/release.yml")).expect("read");
+    let wf: Value = serde_saphyr::from_str(&release).expect("release.yml parses");
+    let built: Vec<&str> = wf["jobs"]["build"]["strategy"]["matrix"]["include"]
+        .as_array()
+        .expect("matrix.include")
+        .iter()
+        .map(|e| e["target"].as_str().expect("target"))
+        .collect();
+    let wanted: Vec<&str> = script
+        .lines()
+        .filter_map(|l| {
+            l.split_once(") echo ")
+                .map(|(_, t)| t.trim_end_matches(" ;;").trim())
+        })
+        .collect();
+    assert_eq!(wanted.len(), 4, "{wanted:?}");
+    let mut a = built.clone();
+    let mut b = wanted.clone();
+    a.sort();
+    b.sort();
+    assert_eq!(a, b);
+    // The archive and checksum names the install script asks for.
+    assert!(script.contains(r#"asset="meshjob-v$version-$target.tar.gz""#));
+    assert!(release.contains(r#"asset="meshjob-$GITHUB_REF_NAME-$TARGET.tar.gz""#));
+    assert!(release.contains(r#""$ASSET" "$ASSET.sha256""#));
 }
