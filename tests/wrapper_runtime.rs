@@ -6,15 +6,17 @@
 //! loudly, or failed under MESHJOB_REQUIRE_TOOLS).
 
 mod common;
+#[path = "wrapper/harness.rs"]
+mod harness;
 
-use meshjob::plan::script::{
-    ArgvOrigin, Endpoint as Url, Peers, ReadyWait, ScriptOptions, parse_quit_url, render,
-};
+use harness::*;
+
+use meshjob::plan::script::{Endpoint as Url, Peers, ReadyWait, ScriptOptions, render};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -29,8 +31,9 @@ struct Request {
     user_agent: Option<String>,
 }
 
-/// A loopback HTTP listener that records each request and answers `200 OK`. GET
-/// `/healthz/ready` is answered 503 for the first `not_ready_for` requests.
+/// A loopback HTTP listener that records each request and answers `200 OK` (or the
+/// status it was started with, for the quit). GET `/healthz/ready` is answered 503 for the
+/// first `not_ready_for` requests.
 struct Endpoint {
     port: u16,
     log: Arc<Mutex<Vec<Request>>>,
@@ -42,6 +45,15 @@ impl Endpoint {
     }
 
     fn start_ready_after(not_ready_for: usize) -> Endpoint {
+        Endpoint::start_with(not_ready_for, "200 OK")
+    }
+
+    /// Answers every quit with `status`, e.g. "426 Upgrade Required".
+    fn start_answering(status: &'static str) -> Endpoint {
+        Endpoint::start_with(0, status)
+    }
+
+    fn start_with(not_ready_for: usize, quit_status: &'static str) -> Endpoint {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let port = listener.local_addr().unwrap().port();
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -50,7 +62,7 @@ impl Endpoint {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
                 let log = Arc::clone(&shared);
-                thread::spawn(move || serve(conn, &log, not_ready_for));
+                thread::spawn(move || serve(conn, &log, not_ready_for, quit_status));
             }
         });
         Endpoint { port, log }
@@ -72,7 +84,12 @@ impl Endpoint {
     }
 }
 
-fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
+fn serve(
+    conn: TcpStream,
+    log: &Mutex<Vec<Request>>,
+    not_ready_for: usize,
+    quit_status: &'static str,
+) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
     let mut reader = BufReader::new(&conn);
     let mut line = String::new();
@@ -109,6 +126,8 @@ fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
         let gets_so_far = log.iter().filter(|r| r.path == "/healthz/ready").count();
         let status = if path == "/healthz/ready" && gets_so_far < not_ready_for {
             "503 Service Unavailable"
+        } else if path == "/quitquitquit" {
+            quit_status
         } else {
             "200 OK"
         };
@@ -151,278 +170,6 @@ fn closed_port() -> u16 {
         }
     }
     panic!("no closed port below {low} on 127.0.0.1");
-}
-
-// ---------------------------------------------------------------------------------------
-// Shells and PATHs
-
-#[derive(Clone)]
-struct Shell {
-    name: &'static str,
-    argv: Vec<OsString>,
-}
-
-/// The shells to run every case under; a missing one is skipped loudly.
-fn shells() -> Vec<Shell> {
-    let mut out = Vec::new();
-    if let Some(p) = common::require_tool("dash", "runs the wrapper as Debian's /bin/sh") {
-        out.push(Shell {
-            name: "dash",
-            argv: vec![p.into()],
-        });
-    }
-    if let Some(p) = common::require_tool("bash", "runs the wrapper as bash and bash --posix") {
-        out.push(Shell {
-            name: "bash",
-            argv: vec![p.clone().into()],
-        });
-        out.push(Shell {
-            name: "bash --posix",
-            argv: vec![p.into(), "--posix".into()],
-        });
-    }
-    if let Some(p) = common::require_tool("busybox", "runs the wrapper as busybox ash") {
-        out.push(Shell {
-            name: "busybox sh",
-            argv: vec![p.into(), "sh".into()],
-        });
-    }
-    out
-}
-
-/// Runs `case` once per shell, all at the same time; a failure names the shell.
-fn for_each_shell(case: impl Fn(&Shell) + Sync) {
-    let shells = shells();
-    thread::scope(|s| {
-        let handles: Vec<_> = shells
-            .iter()
-            .map(|sh| (sh.name, s.spawn(|| case(sh))))
-            .collect();
-        let failed: Vec<_> = handles
-            .into_iter()
-            .filter_map(|(name, h)| h.join().is_err().then_some(name))
-            .collect();
-        assert!(failed.is_empty(), "failed under: {failed:?}");
-    });
-}
-
-/// An HTTP client the wrapper may find on PATH.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Client {
-    Curl,
-    GnuWget,
-    BusyboxWget,
-    Bash,
-}
-
-const ALL_CLIENTS: [Client; 4] = [
-    Client::Curl,
-    Client::GnuWget,
-    Client::BusyboxWget,
-    Client::Bash,
-];
-
-impl Client {
-    /// The name on PATH and the file it points to, or None when the host lacks it.
-    fn resolve(self) -> Option<(&'static str, PathBuf)> {
-        let found = match self {
-            Client::Curl => common::which("curl"),
-            Client::GnuWget => common::which("wget").filter(|p| !is_busybox(p)),
-            Client::BusyboxWget => common::which("busybox"),
-            Client::Bash => common::which("bash"),
-        };
-        let name = match self {
-            Client::Curl => "curl",
-            Client::GnuWget | Client::BusyboxWget => "wget",
-            Client::Bash => "bash",
-        };
-        found.map(|p| (name, p))
-    }
-}
-
-fn is_busybox(p: &Path) -> bool {
-    std::fs::canonicalize(p)
-        .map(|c| c.file_name().is_some_and(|n| n == "busybox"))
-        .unwrap_or(false)
-}
-
-/// A directory for PATH holding `sleep` and `cat` plus the given clients. None (skipped
-/// loudly, or a failure under MESHJOB_REQUIRE_TOOLS) when the host lacks one of them.
-fn tool_dir(clients: &[Client]) -> Option<tempfile::TempDir> {
-    let dir = tempfile::tempdir().unwrap();
-    for base in ["sleep", "cat"] {
-        let p = common::which(base).expect("sleep and cat are on the host");
-        std::os::unix::fs::symlink(p, dir.path().join(base)).unwrap();
-    }
-    for &c in clients {
-        let Some((name, target)) = c.resolve() else {
-            common::skip(&format!(
-                "the HTTP client {c:?} is not on this host; the cases that need it are left out"
-            ));
-            return None;
-        };
-        std::os::unix::fs::symlink(target, dir.path().join(name)).unwrap();
-    }
-    Some(dir)
-}
-
-/// The host's /bin/sh, by absolute path, for small task helpers.
-fn host_sh() -> PathBuf {
-    common::which("sh").expect("sh on the host")
-}
-
-// ---------------------------------------------------------------------------------------
-// Running a wrapper
-
-fn options(quit_url: &str) -> ScriptOptions {
-    ScriptOptions {
-        quit: parse_quit_url(quit_url).unwrap(),
-        stop_proxy_on_failure: true,
-        peers: None,
-        wait_for_proxy: None,
-        origin: ArgvOrigin::Command(1),
-    }
-}
-
-/// Longest any single wrapper run may take before the test kills it and fails.
-const RUN_LIMIT: Duration = Duration::from_secs(12);
-
-struct Running {
-    child: Child,
-    started: Instant,
-    out: thread::JoinHandle<Vec<u8>>,
-    err: thread::JoinHandle<Vec<u8>>,
-}
-
-struct Done {
-    status: ExitStatus,
-    /// When the wrapper exited.
-    exited: Instant,
-    stdout: Vec<u8>,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl Done {
-    fn code(&self) -> i32 {
-        self.status
-            .code()
-            .unwrap_or_else(|| panic!("wrapper died of a signal: {:?}", self.status))
-    }
-}
-
-/// Starts `sh -c <script> meshjob <task...>` with PATH = `path`, stdin = `stdin` (then EOF).
-fn spawn(sh: &Shell, script: &str, path: &Path, task: &[OsString], stdin: &[u8]) -> Running {
-    let mut cmd = Command::new(&sh.argv[0]);
-    cmd.args(&sh.argv[1..])
-        .arg("-c")
-        .arg(script)
-        .arg("meshjob")
-        .args(task)
-        .env("PATH", path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for v in [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "all_proxy",
-        "ALL_PROXY",
-    ] {
-        cmd.env_remove(v);
-    }
-    // Taken before the spawn, so that `elapsed` is never shorter than the run.
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn the shell");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    Running {
-        child,
-        started,
-        out: thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = so.read_to_end(&mut v);
-            v
-        }),
-        err: thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = se.read_to_end(&mut v);
-            v
-        }),
-    }
-}
-
-impl Running {
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn finish(mut self) -> Done {
-        let status = loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                break st;
-            }
-            if self.started.elapsed() > RUN_LIMIT {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("wrapper still running after {RUN_LIMIT:?}");
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
-        let exited = Instant::now();
-        let elapsed = exited - self.started;
-        let stdout = self.out.join().unwrap();
-        let stderr = String::from_utf8_lossy(&self.err.join().unwrap()).into_owned();
-        Done {
-            status,
-            exited,
-            stdout,
-            stderr,
-            elapsed,
-        }
-    }
-}
-
-fn run(sh: &Shell, script: &str, path: &Path, task: &[OsString]) -> Done {
-    spawn(sh, script, path, task, b"").finish()
-}
-
-fn args(list: &[&str]) -> Vec<OsString> {
-    list.iter().map(OsString::from).collect()
-}
-
-/// A task that runs `code` in the host's sh, with `$1...` = `rest`.
-fn sh_task(code: &str, rest: &[&str]) -> Vec<OsString> {
-    let mut v: Vec<OsString> = vec![host_sh().into(), "-c".into(), code.into(), "task".into()];
-    v.extend(rest.iter().map(OsString::from));
-    v
-}
-
-fn send_signal(pid: u32, sig: &str) {
-    let ok = Command::new(host_sh())
-        .args(["-c", &format!("kill -s {sig} {pid}")])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill -s {sig} {pid}");
-}
-
-/// Polls until `cond` holds; false after `limit`.
-fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if cond() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-    cond()
 }
 
 fn assert_one_quit(ep: &Endpoint, what: &str) {
@@ -726,6 +473,54 @@ fn without_any_client_one_line_on_stderr_and_the_code_is_kept() {
         );
         assert!(done.stderr.contains("cannot stop the proxy"), "{}", sh.name);
         assert!(ep.requests().is_empty(), "{}", sh.name);
+    });
+}
+
+/// An answer other than 2xx means the proxy did not stop: one line on stderr names it. A
+/// 5xx is tried three times (a busy proxy may recover); a 4xx once (the same request would
+/// get the same answer). The task's code is kept either way.
+fn check_refusal(sh: &Shell, client: Client, status: &'static str, tries: usize) {
+    let Some(tools) = tool_dir(&[client]) else {
+        return;
+    };
+    let ep = Endpoint::start_answering(status);
+    let done = run(
+        sh,
+        &render(&options(&ep.url())),
+        tools.path(),
+        &sh_task("exit 3", &[]),
+    );
+    let what = format!("{} with {client:?}, {status}", sh.name);
+    assert_eq!(done.code(), 3, "{what}: {}", done.stderr);
+    assert_eq!(ep.quits().len(), tries, "{what}");
+    let code = &status[..3];
+    assert_eq!(done.stderr.lines().count(), 1, "{what}: {:?}", done.stderr);
+    assert!(
+        done.stderr
+            .contains(&format!("did not stop: {} answered HTTP {code}", ep.url())),
+        "{what}: {}",
+        done.stderr
+    );
+}
+
+#[test]
+fn a_refusal_is_reported_and_retried_only_when_that_can_help() {
+    let answers = [
+        ("426 Upgrade Required", 1),
+        ("404 Not Found", 1),
+        ("403 Forbidden", 1),
+        ("405 Method Not Allowed", 1),
+        ("503 Service Unavailable", 3),
+        ("500 Internal Server Error", 3),
+    ];
+    for_each_shell(|sh| {
+        thread::scope(|s| {
+            for client in ALL_CLIENTS {
+                for (status, tries) in answers {
+                    s.spawn(move || check_refusal(sh, client, status, tries));
+                }
+            }
+        });
     });
 }
 
