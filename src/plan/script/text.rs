@@ -164,7 +164,7 @@ done
     )
 }
 
-const QUIT: &str = r#"r=none
+const QUIT: &str = r#"t='' r=none
 [ -z "$k" ] || for i in 1 2 3; do
   r=`ask POST "$q" "$u" </dev/null`
   case $r in 5??|'') [ "$i" = 3 ] || sleep 1 ;; *) break ;; esac
