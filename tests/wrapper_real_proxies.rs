@@ -141,15 +141,21 @@ fn envoy_stops_for_every_client_and_shell() {
     let Some(envoy) = envoy() else {
         return;
     };
+    // Envoy's admin `/ready` answers GET with 200 once it is live, as a readiness endpoint
+    // does.
+    stops_for_every_client_and_shell(|| start_envoy(&envoy), "127.0.0.1", "/ready");
+}
+
+/// Runs [`check_stops`] for each client under each shell, with a fresh server each time,
+/// reached at `host`; the wrapper first waits on its `ready` path.
+fn stops_for_every_client_and_shell(start: impl Fn() -> Server + Sync, host: &str, ready: &str) {
     for_each_shell(|sh| {
         for client in ALL_CLIENTS {
-            let mut server = start_envoy(&envoy);
-            let base = format!("http://127.0.0.1:{}", server.port);
-            // Envoy's admin `/ready` answers GET with 200 once it is live, as a readiness
-            // endpoint does.
+            let mut server = start();
+            let base = format!("http://{host}:{}", server.port);
             let opts = options_for(
                 &format!("{base}/quitquitquit"),
-                Some(&format!("{base}/ready")),
+                Some(&format!("{base}{ready}")),
             );
             check_stops(sh, client, &mut server, &opts);
         }
@@ -259,17 +265,11 @@ fn pilot_agent_stops_for_every_client_and_shell() {
     let Some(bin) = pilot_agent() else {
         return;
     };
-    for_each_shell(|sh| {
-        for client in ALL_CLIENTS {
-            let mut server = start_pilot_agent(bin, "127.0.0.1:0");
-            let base = format!("http://localhost:{}", server.port);
-            let opts = options_for(
-                &format!("{base}/quitquitquit"),
-                Some(&format!("{base}/healthz/ready")),
-            );
-            check_stops(sh, client, &mut server, &opts);
-        }
-    });
+    stops_for_every_client_and_shell(
+        || start_pilot_agent(bin, "127.0.0.1:0"),
+        "localhost",
+        "/healthz/ready",
+    );
 }
 
 /// pilot-agent answers a caller off loopback with 403 and keeps running: the wrapper says
