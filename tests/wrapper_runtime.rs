@@ -28,7 +28,20 @@ use std::time::{Duration, Instant};
 struct Request {
     method: String,
     path: String,
+    /// "HTTP/1.1" from the request line.
+    version: String,
     user_agent: Option<String>,
+    /// Every header, name in lower case, in the order sent.
+    headers: Vec<(String, String)>,
+}
+
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
 }
 
 /// A loopback HTTP listener that records each request and answers `200 OK` (or the
@@ -99,7 +112,9 @@ fn serve(
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
     let path = parts.next().unwrap_or_default().to_string();
+    let version = parts.next().unwrap_or_default().to_string();
     let mut user_agent = None;
+    let mut headers = Vec::new();
     let mut length = 0usize;
     loop {
         let mut h = String::new();
@@ -112,6 +127,7 @@ fn serve(
         }
         if let Some((name, value)) = h.split_once(':') {
             let value = value.trim();
+            headers.push((name.to_ascii_lowercase(), value.to_string()));
             if name.eq_ignore_ascii_case("user-agent") {
                 user_agent = Some(value.to_string());
             } else if name.eq_ignore_ascii_case("content-length") {
@@ -134,7 +150,9 @@ fn serve(
         log.push(Request {
             method,
             path,
+            version,
             user_agent,
+            headers,
         });
         status
     };
@@ -398,7 +416,13 @@ fn every_client_delivers_the_quit() {
             assert_eq!(done.code(), 5, "{what}: {}", done.stderr);
             assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
             assert_one_quit(&ep, &what);
-            let ua = ep.quits()[0].user_agent.clone().unwrap_or_default();
+            // HTTP/1.1, as Envoy's admin requires, with an empty body and no keep-alive.
+            let quit = &ep.quits()[0];
+            assert_eq!(quit.version, "HTTP/1.1", "{what}");
+            assert_eq!(quit.header("content-length"), Some("0"), "{what}: {quit:?}");
+            assert_eq!(quit.header("connection"), Some("close"), "{what}: {quit:?}");
+            assert!(quit.header("host").is_some(), "{what}: {quit:?}");
+            let ua = quit.user_agent.clone().unwrap_or_default();
             match client {
                 Client::Curl => assert!(ua.starts_with("curl/"), "{what}: {ua}"),
                 Client::GnuWget | Client::BusyboxWget => {
