@@ -2,18 +2,21 @@
 //! against a loopback HTTP listener that stands in for the proxy's quit endpoint.
 //!
 //! Every wrapper runs with a PATH made of symlinks to exactly the tools a test allows, so
-//! the HTTP client the script picks is known. Shells are required tools (skipped loudly, or
-//! failed under MESHJOB_REQUIRE_TOOLS); a missing curl/GNU wget/python3/perl on the host only
-//! drops the cases that need it, with a note.
+//! the HTTP client the script picks is known. Shells and clients are required tools (skipped
+//! loudly, or failed under MESHJOB_REQUIRE_TOOLS).
 
 mod common;
+#[path = "wrapper/harness.rs"]
+mod harness;
 
-use meshjob::plan::script::{Peers, ScriptOptions, parse_quit_url, render};
+use harness::*;
+
+use meshjob::plan::script::{Endpoint as Url, Peers, ReadyWait, ScriptOptions, render};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -25,11 +28,25 @@ use std::time::{Duration, Instant};
 struct Request {
     method: String,
     path: String,
+    /// "HTTP/1.1" from the request line.
+    version: String,
     user_agent: Option<String>,
+    /// Every header, name in lower case, in the order sent.
+    headers: Vec<(String, String)>,
 }
 
-/// A loopback HTTP listener that records each request and answers `200 OK`. GET
-/// `/healthz/ready` is answered 503 for the first `not_ready_for` requests.
+impl Request {
+    fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// A loopback HTTP listener that records each request and answers `200 OK` (or the
+/// status it was started with, for the quit). GET `/healthz/ready` is answered 503 for the
+/// first `not_ready_for` requests.
 struct Endpoint {
     port: u16,
     log: Arc<Mutex<Vec<Request>>>,
@@ -41,6 +58,15 @@ impl Endpoint {
     }
 
     fn start_ready_after(not_ready_for: usize) -> Endpoint {
+        Endpoint::start_with(not_ready_for, "200 OK")
+    }
+
+    /// Answers every quit with `status`, e.g. "426 Upgrade Required".
+    fn start_answering(status: &'static str) -> Endpoint {
+        Endpoint::start_with(0, status)
+    }
+
+    fn start_with(not_ready_for: usize, quit_status: &'static str) -> Endpoint {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
         let port = listener.local_addr().unwrap().port();
         let log = Arc::new(Mutex::new(Vec::new()));
@@ -49,7 +75,7 @@ impl Endpoint {
             for conn in listener.incoming() {
                 let Ok(conn) = conn else { continue };
                 let log = Arc::clone(&shared);
-                thread::spawn(move || serve(conn, &log, not_ready_for));
+                thread::spawn(move || serve(conn, &log, not_ready_for, quit_status));
             }
         });
         Endpoint { port, log }
@@ -71,7 +97,12 @@ impl Endpoint {
     }
 }
 
-fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
+fn serve(
+    conn: TcpStream,
+    log: &Mutex<Vec<Request>>,
+    not_ready_for: usize,
+    quit_status: &'static str,
+) {
     let _ = conn.set_read_timeout(Some(Duration::from_secs(5)));
     let mut reader = BufReader::new(&conn);
     let mut line = String::new();
@@ -81,7 +112,9 @@ fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
     let mut parts = line.split_whitespace();
     let method = parts.next().unwrap_or_default().to_string();
     let path = parts.next().unwrap_or_default().to_string();
+    let version = parts.next().unwrap_or_default().to_string();
     let mut user_agent = None;
+    let mut headers = Vec::new();
     let mut length = 0usize;
     loop {
         let mut h = String::new();
@@ -94,6 +127,7 @@ fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
         }
         if let Some((name, value)) = h.split_once(':') {
             let value = value.trim();
+            headers.push((name.to_ascii_lowercase(), value.to_string()));
             if name.eq_ignore_ascii_case("user-agent") {
                 user_agent = Some(value.to_string());
             } else if name.eq_ignore_ascii_case("content-length") {
@@ -108,13 +142,17 @@ fn serve(conn: TcpStream, log: &Mutex<Vec<Request>>, not_ready_for: usize) {
         let gets_so_far = log.iter().filter(|r| r.path == "/healthz/ready").count();
         let status = if path == "/healthz/ready" && gets_so_far < not_ready_for {
             "503 Service Unavailable"
+        } else if path == "/quitquitquit" {
+            quit_status
         } else {
             "200 OK"
         };
         log.push(Request {
             method,
             path,
+            version,
             user_agent,
+            headers,
         });
         status
     };
@@ -150,294 +188,6 @@ fn closed_port() -> u16 {
         }
     }
     panic!("no closed port below {low} on 127.0.0.1");
-}
-
-// ---------------------------------------------------------------------------------------
-// Shells and PATHs
-
-#[derive(Clone)]
-struct Shell {
-    name: &'static str,
-    argv: Vec<OsString>,
-}
-
-/// The shells to run every case under; a missing one is skipped loudly.
-fn shells() -> Vec<Shell> {
-    let mut out = Vec::new();
-    if let Some(p) = common::require_tool("dash", "runs the wrapper as Debian's /bin/sh") {
-        out.push(Shell {
-            name: "dash",
-            argv: vec![p.into()],
-        });
-    }
-    if let Some(p) = common::require_tool("bash", "runs the wrapper as bash and bash --posix") {
-        out.push(Shell {
-            name: "bash",
-            argv: vec![p.clone().into()],
-        });
-        out.push(Shell {
-            name: "bash --posix",
-            argv: vec![p.into(), "--posix".into()],
-        });
-    }
-    if let Some(p) = common::require_tool("busybox", "runs the wrapper as busybox ash") {
-        out.push(Shell {
-            name: "busybox sh",
-            argv: vec![p.into(), "sh".into()],
-        });
-    }
-    out
-}
-
-/// Runs `case` once per shell, all at the same time; a failure names the shell.
-fn for_each_shell(case: impl Fn(&Shell) + Sync) {
-    let shells = shells();
-    thread::scope(|s| {
-        let handles: Vec<_> = shells
-            .iter()
-            .map(|sh| (sh.name, s.spawn(|| case(sh))))
-            .collect();
-        let failed: Vec<_> = handles
-            .into_iter()
-            .filter_map(|(name, h)| h.join().is_err().then_some(name))
-            .collect();
-        assert!(failed.is_empty(), "failed under: {failed:?}");
-    });
-}
-
-/// An HTTP client the wrapper may find on PATH.
-#[derive(Clone, Copy, Debug, PartialEq)]
-enum Client {
-    Curl,
-    GnuWget,
-    BusyboxWget,
-    Bash,
-    Python3,
-    Perl,
-}
-
-const ALL_CLIENTS: [Client; 6] = [
-    Client::Curl,
-    Client::GnuWget,
-    Client::BusyboxWget,
-    Client::Bash,
-    Client::Python3,
-    Client::Perl,
-];
-
-impl Client {
-    /// The name on PATH and the file it points to, or None when the host lacks it.
-    fn resolve(self) -> Option<(&'static str, PathBuf)> {
-        let found = match self {
-            Client::Curl => common::which("curl"),
-            Client::GnuWget => common::which("wget").filter(|p| !is_busybox(p)),
-            Client::BusyboxWget => common::which("busybox"),
-            Client::Bash => common::which("bash"),
-            Client::Python3 => real_python3(),
-            Client::Perl => common::which("perl"),
-        };
-        let name = match self {
-            Client::Curl => "curl",
-            Client::GnuWget | Client::BusyboxWget => "wget",
-            Client::Bash => "bash",
-            Client::Python3 => "python3",
-            Client::Perl => "perl",
-        };
-        found.map(|p| (name, p))
-    }
-}
-
-fn is_busybox(p: &Path) -> bool {
-    std::fs::canonicalize(p)
-        .map(|c| c.file_name().is_some_and(|n| n == "busybox"))
-        .unwrap_or(false)
-}
-
-/// python3 itself, not a version manager's shim that would need more of PATH.
-fn real_python3() -> Option<PathBuf> {
-    let shim = common::which("python3")?;
-    let out = Command::new(shim)
-        .args(["-c", "import sys; print(sys.executable)"])
-        .output()
-        .ok()?;
-    let exe = PathBuf::from(String::from_utf8(out.stdout).ok()?.trim());
-    exe.is_file().then_some(exe)
-}
-
-/// A directory for PATH holding `sleep` and `cat` plus the given clients. None (with a
-/// note) when the host lacks one of the clients.
-fn tool_dir(clients: &[Client]) -> Option<tempfile::TempDir> {
-    let dir = tempfile::tempdir().unwrap();
-    for base in ["sleep", "cat"] {
-        let p = common::which(base).expect("sleep and cat are on the host");
-        std::os::unix::fs::symlink(p, dir.path().join(base)).unwrap();
-    }
-    for &c in clients {
-        let Some((name, target)) = c.resolve() else {
-            eprintln!("note: {c:?} is not on this host; the cases that need it are left out");
-            return None;
-        };
-        std::os::unix::fs::symlink(target, dir.path().join(name)).unwrap();
-    }
-    Some(dir)
-}
-
-/// The host's /bin/sh, by absolute path, for small task helpers.
-fn host_sh() -> PathBuf {
-    common::which("sh").expect("sh on the host")
-}
-
-// ---------------------------------------------------------------------------------------
-// Running a wrapper
-
-fn options(quit_url: &str) -> ScriptOptions {
-    ScriptOptions {
-        quit: parse_quit_url(quit_url).unwrap(),
-        stop_proxy_on_failure: true,
-        peers: None,
-        wait_for_proxy_seconds: None,
-    }
-}
-
-/// Longest any single wrapper run may take before the test kills it and fails.
-const RUN_LIMIT: Duration = Duration::from_secs(12);
-
-struct Running {
-    child: Child,
-    started: Instant,
-    out: thread::JoinHandle<Vec<u8>>,
-    err: thread::JoinHandle<Vec<u8>>,
-}
-
-struct Done {
-    status: ExitStatus,
-    /// When the wrapper exited.
-    exited: Instant,
-    stdout: Vec<u8>,
-    stderr: String,
-    elapsed: Duration,
-}
-
-impl Done {
-    fn code(&self) -> i32 {
-        self.status
-            .code()
-            .unwrap_or_else(|| panic!("wrapper died of a signal: {:?}", self.status))
-    }
-}
-
-/// Starts `sh -c <script> meshjob <task...>` with PATH = `path`, stdin = `stdin` (then EOF).
-fn spawn(sh: &Shell, script: &str, path: &Path, task: &[OsString], stdin: &[u8]) -> Running {
-    let mut cmd = Command::new(&sh.argv[0]);
-    cmd.args(&sh.argv[1..])
-        .arg("-c")
-        .arg(script)
-        .arg("meshjob")
-        .args(task)
-        .env("PATH", path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    for v in [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "all_proxy",
-        "ALL_PROXY",
-    ] {
-        cmd.env_remove(v);
-    }
-    // Taken before the spawn, so that `elapsed` is never shorter than the run.
-    let started = Instant::now();
-    let mut child = cmd.spawn().expect("spawn the shell");
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let mut so = child.stdout.take().unwrap();
-    let mut se = child.stderr.take().unwrap();
-    Running {
-        child,
-        started,
-        out: thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = so.read_to_end(&mut v);
-            v
-        }),
-        err: thread::spawn(move || {
-            let mut v = Vec::new();
-            let _ = se.read_to_end(&mut v);
-            v
-        }),
-    }
-}
-
-impl Running {
-    fn pid(&self) -> u32 {
-        self.child.id()
-    }
-
-    fn finish(mut self) -> Done {
-        let status = loop {
-            if let Some(st) = self.child.try_wait().unwrap() {
-                break st;
-            }
-            if self.started.elapsed() > RUN_LIMIT {
-                let _ = self.child.kill();
-                let _ = self.child.wait();
-                panic!("wrapper still running after {RUN_LIMIT:?}");
-            }
-            thread::sleep(Duration::from_millis(10));
-        };
-        let exited = Instant::now();
-        let elapsed = exited - self.started;
-        let stdout = self.out.join().unwrap();
-        let stderr = String::from_utf8_lossy(&self.err.join().unwrap()).into_owned();
-        Done {
-            status,
-            exited,
-            stdout,
-            stderr,
-            elapsed,
-        }
-    }
-}
-
-fn run(sh: &Shell, script: &str, path: &Path, task: &[OsString]) -> Done {
-    spawn(sh, script, path, task, b"").finish()
-}
-
-fn args(list: &[&str]) -> Vec<OsString> {
-    list.iter().map(OsString::from).collect()
-}
-
-/// A task that runs `code` in the host's sh, with `$1...` = `rest`.
-fn sh_task(code: &str, rest: &[&str]) -> Vec<OsString> {
-    let mut v: Vec<OsString> = vec![host_sh().into(), "-c".into(), code.into(), "task".into()];
-    v.extend(rest.iter().map(OsString::from));
-    v
-}
-
-fn send_signal(pid: u32, sig: &str) {
-    let ok = Command::new(host_sh())
-        .args(["-c", &format!("kill -s {sig} {pid}")])
-        .status()
-        .unwrap()
-        .success();
-    assert!(ok, "kill -s {sig} {pid}");
-}
-
-/// Polls until `cond` holds; false after `limit`.
-fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
-    let start = Instant::now();
-    while start.elapsed() < limit {
-        if cond() {
-            return true;
-        }
-        thread::sleep(Duration::from_millis(10));
-    }
-    cond()
 }
 
 fn assert_one_quit(ep: &Endpoint, what: &str) {
@@ -666,7 +416,13 @@ fn every_client_delivers_the_quit() {
             assert_eq!(done.code(), 5, "{what}: {}", done.stderr);
             assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
             assert_one_quit(&ep, &what);
-            let ua = ep.quits()[0].user_agent.clone().unwrap_or_default();
+            // HTTP/1.1, as Envoy's admin requires, with an empty body and no keep-alive.
+            let quit = &ep.quits()[0];
+            assert_eq!(quit.version, "HTTP/1.1", "{what}");
+            assert_eq!(quit.header("content-length"), Some("0"), "{what}: {quit:?}");
+            assert_eq!(quit.header("connection"), Some("close"), "{what}: {quit:?}");
+            assert!(quit.header("host").is_some(), "{what}: {quit:?}");
+            let ua = quit.user_agent.clone().unwrap_or_default();
             match client {
                 Client::Curl => assert!(ua.starts_with("curl/"), "{what}: {ua}"),
                 Client::GnuWget | Client::BusyboxWget => {
@@ -681,8 +437,10 @@ fn every_client_delivers_the_quit() {
 #[test]
 fn without_curl_busybox_wget_is_used() {
     for_each_shell(|sh| {
-        // bash and python3 are there too, but wget comes first.
-        let tools = tool_dir(&[Client::BusyboxWget, Client::Bash]).unwrap();
+        // bash is there too, but wget comes first.
+        let Some(tools) = tool_dir(&[Client::BusyboxWget, Client::Bash]) else {
+            return;
+        };
         let ep = Endpoint::start();
         let done = run(
             sh,
@@ -737,12 +495,56 @@ fn without_any_client_one_line_on_stderr_and_the_code_is_kept() {
             sh.name,
             done.stderr
         );
-        assert!(
-            done.stderr.contains("cannot stop the Istio proxy"),
-            "{}",
-            sh.name
-        );
+        assert!(done.stderr.contains("cannot stop the proxy"), "{}", sh.name);
         assert!(ep.requests().is_empty(), "{}", sh.name);
+    });
+}
+
+/// An answer other than 2xx means the proxy did not stop: one line on stderr names it. A
+/// 5xx is tried three times (a busy proxy may recover); a 4xx once (the same request would
+/// get the same answer). The task's code is kept either way.
+fn check_refusal(sh: &Shell, client: Client, status: &'static str, tries: usize) {
+    let Some(tools) = tool_dir(&[client]) else {
+        return;
+    };
+    let ep = Endpoint::start_answering(status);
+    let done = run(
+        sh,
+        &render(&options(&ep.url())),
+        tools.path(),
+        &sh_task("exit 3", &[]),
+    );
+    let what = format!("{} with {client:?}, {status}", sh.name);
+    assert_eq!(done.code(), 3, "{what}: {}", done.stderr);
+    assert_eq!(ep.quits().len(), tries, "{what}");
+    let code = &status[..3];
+    assert_eq!(done.stderr.lines().count(), 1, "{what}: {:?}", done.stderr);
+    assert!(
+        done.stderr
+            .contains(&format!("did not stop: {} answered HTTP {code}", ep.url())),
+        "{what}: {}",
+        done.stderr
+    );
+}
+
+#[test]
+fn a_refusal_is_reported_and_retried_only_when_that_can_help() {
+    let answers = [
+        ("426 Upgrade Required", 1),
+        ("404 Not Found", 1),
+        ("403 Forbidden", 1),
+        ("405 Method Not Allowed", 1),
+        ("503 Service Unavailable", 3),
+        ("500 Internal Server Error", 3),
+    ];
+    for_each_shell(|sh| {
+        thread::scope(|s| {
+            for client in ALL_CLIENTS {
+                for (status, tries) in answers {
+                    s.spawn(move || check_refusal(sh, client, status, tries));
+                }
+            }
+        });
     });
 }
 
@@ -946,11 +748,16 @@ fn two_containers_finishing_together_stop_the_proxy_at_least_once() {
 // ---------------------------------------------------------------------------------------
 // Waiting for the proxy to be ready
 
-/// Points the readiness poll at `port` instead of the proxy's 15021.
-fn with_ready_port(script: &str, port: u16) -> String {
-    let fixed = script.replace("ready_port=15021\n", &format!("ready_port={port}\n"));
-    assert_ne!(fixed, script, "the script has no ready_port line");
-    fixed
+/// Waits up to `seconds` for the readiness endpoint on `port` (the proxy's is 15021).
+fn wait_on(port: u16, seconds: u32) -> Option<ReadyWait> {
+    Some(ReadyWait {
+        seconds,
+        ready: Url {
+            host: "127.0.0.1".into(),
+            port,
+            path: "/healthz/ready".into(),
+        },
+    })
 }
 
 #[test]
@@ -959,8 +766,8 @@ fn the_task_starts_after_the_proxy_is_ready() {
         let tools = tool_dir(&[Client::Bash]).unwrap();
         let ep = Endpoint::start_ready_after(2);
         let mut opts = options(&ep.url());
-        opts.wait_for_proxy_seconds = Some(8);
-        let script = with_ready_port(&render(&opts), ep.port);
+        opts.wait_for_proxy = wait_on(ep.port, 8);
+        let script = render(&opts);
         let mark = tools.path().join("ran");
         let task = sh_task(": >\"$1\"", &[mark.to_str().unwrap()]);
         let done = run(sh, &script, tools.path(), &task);
@@ -994,8 +801,8 @@ fn a_proxy_that_never_gets_ready_is_given_up_on() {
         let tools = tool_dir(&[Client::Bash]).unwrap();
         let ep = Endpoint::start();
         let mut opts = options(&ep.url());
-        opts.wait_for_proxy_seconds = Some(2);
-        let script = with_ready_port(&render(&opts), closed_port());
+        opts.wait_for_proxy = wait_on(closed_port(), 2);
+        let script = render(&opts);
         let done = run(sh, &script, tools.path(), &sh_task("exit 6", &[]));
         assert_eq!(done.code(), 6, "{}: {}", sh.name, done.stderr);
         assert!(
@@ -1026,8 +833,8 @@ fn sigterm_while_waiting_for_the_proxy_skips_the_task() {
         let tools = tool_dir(&[Client::Bash]).unwrap();
         let ep = Endpoint::start_ready_after(usize::MAX);
         let mut opts = options(&ep.url());
-        opts.wait_for_proxy_seconds = Some(10);
-        let script = with_ready_port(&render(&opts), ep.port);
+        opts.wait_for_proxy = wait_on(ep.port, 10);
+        let script = render(&opts);
         let mark = tools.path().join("ran");
         let task = sh_task(": >\"$1\"", &[mark.to_str().unwrap()]);
         let running = spawn(sh, &script, tools.path(), &task, b"");
@@ -1068,10 +875,12 @@ fn shellcheck_finds_nothing() {
                 if !with_peers {
                     opts.peers = None;
                 }
-                opts.wait_for_proxy_seconds = wait;
+                opts.wait_for_proxy = wait.and_then(|s| wait_on(15021, s));
                 let script = render(&opts);
+                // SC2006 prefers `$(...)` to backticks; the wrapper must not contain `$(`,
+                // which Kubernetes expands in command/args.
                 let mut child = Command::new(&shellcheck)
-                    .args(["-s", "sh", "-"])
+                    .args(["-s", "sh", "-e", "SC2006", "-"])
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())

@@ -1,7 +1,7 @@
 //! The entrypoint wrapper: each regular container's `command` becomes
 //! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
 
-use super::script::{self, Peers, QuitEndpoint, ScriptOptions};
+use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef};
 use crate::istio;
@@ -19,10 +19,6 @@ const SPELL_OUT: &str = "write the list out in each container (expand the anchor
 /// The shared volume through which several wrappers agree on who finished last.
 pub const PEERS_VOLUME: &str = "meshjob";
 pub const PEERS_MOUNT: &str = "/var/run/meshjob";
-
-/// The argv words every wrapper command has; the script sits between `-c` and `$0`.
-const SHELL: &str = "/bin/sh";
-const ARG0: &str = "meshjob";
 
 enum How<'d> {
     /// Already wrapped: only the script may need an update.
@@ -112,7 +108,7 @@ fn wrapper_out(script: String) -> Out {
 
 /// The quit endpoint for one pod: the configured URL, with the pod's status-port override
 /// applied when the URL uses the default port.
-fn quit_endpoint(settings: &Settings, tpl: &Node) -> Result<QuitEndpoint, String> {
+fn quit_endpoint(settings: &Settings, tpl: &Node) -> Result<Endpoint, String> {
     let mut q = script::parse_quit_url(&settings.quit_url)?;
     let port = tpl
         .path(&["metadata", "annotations", istio::STATUS_PORT_ANNOTATION])
@@ -168,6 +164,16 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
         }
     };
     let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
+    let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
+        script::parse_quit_url(istio::READY_URL).map(|ready| ReadyWait { seconds, ready })
+    }) {
+        Some(Err(m)) => {
+            out.push(err(oref, tpl.start, m));
+            return;
+        }
+        Some(Ok(w)) => Some(w),
+        None => None,
+    };
 
     let mut wraps = Vec::new();
     for (index, c) in items.iter().enumerate() {
@@ -187,7 +193,8 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
                 me: w.name.clone(),
                 all: names.clone(),
             }),
-            wait_for_proxy_seconds: settings.wait_for_proxy_seconds,
+            wait_for_proxy: wait_for_proxy.clone(),
+            origin: origin(w),
         };
         let script = script::render(&opts);
         let mut path = cpath.clone();
@@ -325,6 +332,27 @@ fn classify<'d>(
     })
 }
 
+/// What the marker line records about where the wrapped argv came from.
+fn origin(w: &Wrap<'_>) -> ArgvOrigin {
+    match &w.how {
+        How::Command { cmd, .. } => ArgvOrigin::Command(cmd.value.items().map_or(0, <[_]>::len)),
+        How::Entrypoint { argv, .. } => ArgvOrigin::Entrypoint(argv.len()),
+        How::Existing { cmd } => {
+            let current = wrapper_script(cmd).unwrap_or_default();
+            match script::marker(current).map(|m| m.origin) {
+                // Version 1 moved the whole argv into `args`.
+                Some(ArgvOrigin::WholeArgv) | None => ArgvOrigin::Command(
+                    w.node
+                        .get("args")
+                        .and_then(Node::items)
+                        .map_or(0, <[_]>::len),
+                ),
+                Some(o) => o,
+            }
+        }
+    }
+}
+
 /// Makes the edits for one container.
 fn apply(
     ed: &mut Editor<'_>,
@@ -349,6 +377,20 @@ fn apply(
                             describe(oref),
                             w.name,
                             script::WRAPPER_VERSION
+                        ),
+                    )
+                    .with_object(Some(oref.clone())),
+                ),
+                _ if !script::is_genuine(current) => out.push(
+                    Finding::warning(
+                        cmd.start,
+                        format!(
+                            "{}: container {:?} has a wrapper script that meshjob did not \
+                             write as it stands (edited by hand?); left alone. To get the \
+                             current wrapper, restore the original `command`/`args` and run \
+                             again",
+                            describe(oref),
+                            w.name,
                         ),
                     )
                     .with_object(Some(oref.clone())),

@@ -3,28 +3,38 @@
 //! meshjob moves a container's original argv into `args` and sets `command` to
 //! `["/bin/sh", "-c", <script>, "meshjob"]`, so the shell sees `$0` = `meshjob` and `"$@"` =
 //! the task's argv. The script runs the task, passes on SIGTERM/SIGINT, keeps the task's exit
-//! code, and then asks the Istio proxy to quit (`POST /quitquitquit`), so the pod can finish.
+//! code, and then asks the mesh proxy to quit (an HTTP/1.1 `POST`), so the pod can finish.
+//! docs/wrapper.md explains the script line by line.
 //!
-//! The text must survive two outside rules, checked by the tests below:
+//! The text must survive two outside rules, checked by the tests:
 //! - Kubernetes expands `$(VAR)` in `command`/`args` and turns `$$` into `$`, so the script
-//!   contains neither (no command substitution, no arithmetic expansion).
+//!   contains neither (no `$(...)` command substitution, no arithmetic expansion).
 //! - It is embedded as a YAML literal block scalar: no tabs, no control characters, no
 //!   whitespace-only lines, no trailing whitespace, and the first line is the marker comment.
 //!
 //! It is plain POSIX sh (dash, bash, `bash --posix`, busybox ash).
 
+mod marker;
+mod quote;
 mod text;
+pub mod v1;
+
+pub use marker::{ArgvOrigin, Marker, Original, marker, marker_version, original_argv};
 
 /// Bumped whenever the generated script changes behaviour, so that meshjob can tell an
 /// up-to-date wrapper from one it should rewrite.
-pub const WRAPPER_VERSION: u32 = 1;
+pub const WRAPPER_VERSION: u32 = 2;
 
 /// First line of every script: "# meshjob-wrapper v<N>: ..." (some short human text after).
 pub const MARKER_PREFIX: &str = "# meshjob-wrapper v";
 
-/// Where the proxy's quit endpoint listens (pilot-agent: `localhost:15020/quitquitquit`).
+/// The shell every wrapper command starts, and its `$0`: `[SHELL, -c, <script>, ARG0]`.
+pub const SHELL: &str = "/bin/sh";
+pub const ARG0: &str = "meshjob";
+
+/// An HTTP endpoint on the proxy: `http://host:port/path`.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct QuitEndpoint {
+pub struct Endpoint {
     pub host: String,
     pub port: u16,
     pub path: String,
@@ -35,7 +45,7 @@ pub struct QuitEndpoint {
 /// The host is a DNS name or an IPv4 address; the path may carry a query. Anything that
 /// could not be baked safely into the script (spaces, quotes, control characters, ...) is
 /// refused with a message that names the problem.
-pub fn parse_quit_url(url: &str) -> Result<QuitEndpoint, String> {
+pub fn parse_quit_url(url: &str) -> Result<Endpoint, String> {
     let scheme_end = url
         .find("://")
         .ok_or_else(|| format!("quit URL {url:?} has no scheme: expected http://host:port/path"))?;
@@ -87,7 +97,7 @@ pub fn parse_quit_url(url: &str) -> Result<QuitEndpoint, String> {
         path.to_string()
     };
     check_path(url, &path)?;
-    Ok(QuitEndpoint {
+    Ok(Endpoint {
         host: host.to_string(),
         port,
         path,
@@ -147,16 +157,26 @@ pub struct Peers {
 /// What the generated script does besides running the task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptOptions {
-    pub quit: QuitEndpoint,
+    /// Where the proxy is asked to quit (POST).
+    pub quit: Endpoint,
     /// false for `restartPolicy: OnFailure`: a failed task is rerun in the same pod, so the
     /// proxy is left running after a failure.
     pub stop_proxy_on_failure: bool,
     pub peers: Option<Peers>,
-    /// Poll `http://localhost:15021/healthz/ready` up to this many seconds before the task.
-    pub wait_for_proxy_seconds: Option<u32>,
+    /// Wait for the proxy to be ready before the task starts.
+    pub wait_for_proxy: Option<ReadyWait>,
+    /// Which part of the argv was the container's `command`, written into the marker line.
+    pub origin: ArgvOrigin,
 }
 
-/// The full script text, ending in '\n'. Its first line starts with MARKER_PREFIX + version.
+/// Poll `ready` (GET, until a 2xx answer) for up to `seconds` before the task starts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadyWait {
+    pub seconds: u32,
+    pub ready: Endpoint,
+}
+
+/// The full script text, ending in '\n'. Its first line is the marker (see [`marker`]).
 ///
 /// # Panics
 /// If a baked-in value (quit host or path, peers dir) contains a control character; such a
@@ -165,18 +185,14 @@ pub fn render(opts: &ScriptOptions) -> String {
     text::render(opts)
 }
 
-/// The wrapper version of a script written by `render`, or None if `script` is not ours.
-pub fn marker_version(script: &str) -> Option<u32> {
-    let first = script.lines().next()?;
-    let rest = first.strip_prefix(MARKER_PREFIX)?;
-    let digits_end = rest
-        .find(|c: char| !c.is_ascii_digit())
-        .unwrap_or(rest.len());
-    let (digits, after) = rest.split_at(digits_end);
-    if digits.is_empty() || !(after.is_empty() || after.starts_with(':')) {
-        return None;
+/// Whether `script` is a wrapper body meshjob wrote, byte for byte, in any version it knows
+/// (for some settings). A hand-edited body is not: meshjob leaves it alone.
+pub fn is_genuine(script: &str) -> bool {
+    match marker(script).map(|m| m.version) {
+        Some(1) => v1::is_genuine(script),
+        Some(WRAPPER_VERSION) => text::is_genuine(script),
+        _ => false,
     }
-    digits.parse().ok()
 }
 
 #[cfg(test)]

@@ -1,11 +1,36 @@
-use super::text::done_name;
+use super::quote::{done_name, undo_done_name};
+use super::v1::V1Options;
 use super::*;
 
-fn local_quit() -> QuitEndpoint {
-    QuitEndpoint {
+fn local_quit() -> Endpoint {
+    Endpoint {
         host: "localhost".into(),
         port: 15020,
         path: "/quitquitquit".into(),
+    }
+}
+
+fn ready() -> Endpoint {
+    parse_quit_url(crate::istio::READY_URL).unwrap()
+}
+
+fn default_options() -> ScriptOptions {
+    ScriptOptions {
+        quit: local_quit(),
+        stop_proxy_on_failure: true,
+        peers: None,
+        wait_for_proxy: None,
+        origin: ArgvOrigin::Command(1),
+    }
+}
+
+/// The same settings for the frozen version 1 renderer.
+fn as_v1(o: &ScriptOptions) -> V1Options {
+    V1Options {
+        quit: o.quit.clone(),
+        stop_proxy_on_failure: o.stop_proxy_on_failure,
+        peers: o.peers.clone(),
+        wait_for_proxy_seconds: o.wait_for_proxy.as_ref().map(|w| w.seconds),
     }
 }
 
@@ -13,7 +38,7 @@ fn local_quit() -> QuitEndpoint {
 fn all_option_sets() -> Vec<ScriptOptions> {
     let quits = [
         local_quit(),
-        QuitEndpoint {
+        Endpoint {
             host: "127.0.0.1".into(),
             port: 8080,
             path: "/a$(b)$$c'd?x=$HOME".into(),
@@ -37,12 +62,23 @@ fn all_option_sets() -> Vec<ScriptOptions> {
         for stop_proxy_on_failure in [true, false] {
             for peers in &peer_sets {
                 for wait_for_proxy_seconds in [None, Some(0), Some(30)] {
-                    out.push(ScriptOptions {
-                        quit: quit.clone(),
-                        stop_proxy_on_failure,
-                        peers: peers.clone(),
-                        wait_for_proxy_seconds,
-                    });
+                    for origin in [
+                        ArgvOrigin::Command(1),
+                        ArgvOrigin::Command(12),
+                        ArgvOrigin::Entrypoint(2),
+                        ArgvOrigin::WholeArgv,
+                    ] {
+                        out.push(ScriptOptions {
+                            quit: quit.clone(),
+                            stop_proxy_on_failure,
+                            peers: peers.clone(),
+                            wait_for_proxy: wait_for_proxy_seconds.map(|seconds| ReadyWait {
+                                seconds,
+                                ready: ready(),
+                            }),
+                            origin,
+                        });
+                    }
                 }
             }
         }
@@ -85,6 +121,11 @@ fn marker_version_round_trip() {
         let s = render(&opts);
         assert!(s.starts_with(&format!("{MARKER_PREFIX}{WRAPPER_VERSION}:")));
         assert_eq!(marker_version(&s), Some(WRAPPER_VERSION));
+        let want = Marker {
+            version: WRAPPER_VERSION,
+            origin: opts.origin,
+        };
+        assert_eq!(marker(&s), Some(want));
     }
     assert_eq!(
         marker_version("# meshjob-wrapper v7: later\nexit 0\n"),
@@ -103,7 +144,7 @@ fn marker_version_round_trip() {
 #[test]
 fn parse_quit_url_accepts() {
     let ok = |url: &str, host: &str, port: u16, path: &str| {
-        let want = QuitEndpoint {
+        let want = Endpoint {
             host: host.into(),
             port,
             path: path.into(),
@@ -164,18 +205,10 @@ fn parse_quit_url_refuses_with_a_reason() {
 
 #[test]
 fn baked_values_are_quoted() {
-    let opts = ScriptOptions {
-        quit: QuitEndpoint {
-            host: "localhost".into(),
-            port: 15020,
-            path: "/it's/$(x)".into(),
-        },
-        stop_proxy_on_failure: true,
-        peers: None,
-        wait_for_proxy_seconds: None,
-    };
+    let mut opts = default_options();
+    opts.quit.path = "/it's/$(x)".into();
     let s = render(&opts);
-    assert!(s.contains("quit_path='/it'\\''s/$''(x)'\n"), "{s}");
+    assert!(s.contains(" u='/it'\\''s/$''(x)' "), "{s}");
 }
 
 #[test]
@@ -187,47 +220,246 @@ fn done_names_are_plain_and_one_to_one() {
     assert_eq!(done_name("$(x)"), "_24_28x_29");
     assert_eq!(done_name(""), "_");
     assert_ne!(done_name("a_2fb"), done_name("a/b"));
+    for name in ["main", "a_b", "a/b", "$(x)", "", "caf\u{e9}", "_", "a_2fb"] {
+        assert_eq!(undo_done_name(&done_name(name)).as_deref(), Some(name));
+    }
+    for file in ["a_", "a_2", "a_zz", "a_61", "_ff"] {
+        assert_eq!(undo_done_name(file), None, "{file}");
+    }
 }
 
 #[test]
 fn sections_follow_the_options() {
-    let mut opts = ScriptOptions {
-        quit: local_quit(),
-        stop_proxy_on_failure: true,
-        peers: None,
-        wait_for_proxy_seconds: None,
-    };
+    let mut opts = default_options();
     let plain = render(&opts);
-    assert!(!plain.contains("restartPolicy OnFailure"));
-    assert!(!plain.contains("peers_dir"));
-    assert!(!plain.contains("wait_for_proxy"));
+    assert!(!plain.contains("[ \"$e\" = 0 ] || exit"));
+    assert!(!plain.contains("\nd="));
+    assert!(!plain.contains("ask GET"));
     opts.stop_proxy_on_failure = false;
-    opts.wait_for_proxy_seconds = Some(12);
+    opts.wait_for_proxy = Some(ReadyWait {
+        seconds: 12,
+        ready: ready(),
+    });
     opts.peers = Some(Peers {
         dir: "/var/run/meshjob".into(),
         me: "b".into(),
         all: vec!["a".into()],
     });
     let full = render(&opts);
-    assert!(full.contains("restartPolicy OnFailure"));
-    assert!(full.contains("sleep 12 &"));
-    assert!(full.contains("peers_dir='/var/run/meshjob'\n"));
+    assert!(full.contains("[ \"$e\" = 0 ] || exit \"$e\"\n"));
+    assert!(full.contains("sleep 12 & w=$!\n"));
+    assert!(
+        full.contains("ask GET localhost:15021 /healthz/ready "),
+        "{full}"
+    );
+    assert!(full.contains("\nd=/var/run/meshjob\n"));
     // `me` is always among the names checked, even when the caller left it out.
-    assert!(full.contains("for peer in a b; do"), "{full}");
+    assert!(full.contains("for p in a b; do"), "{full}");
+}
+
+/// The readiness URL is a parameter (the mesh's facts), not a constant of the script.
+#[test]
+fn the_ready_endpoint_comes_from_the_caller() {
+    let mut opts = default_options();
+    opts.wait_for_proxy = Some(ReadyWait {
+        seconds: 5,
+        ready: parse_quit_url("http://127.0.0.1:4191/ready").unwrap(),
+    });
+    let s = render(&opts);
+    assert!(s.contains("ask GET 127.0.0.1:4191 /ready "), "{s}");
+    assert!(!s.contains("15021"), "{s}");
+}
+
+/// The size budget of the default script: one wrapped container, default settings.
+#[test]
+fn the_default_script_is_small() {
+    let one = render(&default_options());
+    let mut two = default_options();
+    two.peers = Some(Peers {
+        dir: "/var/run/meshjob".into(),
+        me: "main".into(),
+        all: vec!["main".into(), "side".into()],
+    });
+    let two = render(&two);
+    let v1 = v1::render(&as_v1(&default_options()));
+    eprintln!(
+        "wrapper v{WRAPPER_VERSION}, one container: {} lines, {} bytes; each of two \
+         containers: {} lines, {} bytes (v1: {} lines, {} bytes)",
+        one.lines().count(),
+        one.len(),
+        two.lines().count(),
+        two.len(),
+        v1.lines().count(),
+        v1.len()
+    );
+    assert!(one.lines().count() <= 40, "{one}");
+    assert!(one.len() <= 2048, "{} bytes:\n{one}", one.len());
+}
+
+#[test]
+fn every_rendered_script_is_recognised_as_genuine() {
+    for opts in all_option_sets() {
+        let s = render(&opts);
+        assert!(is_genuine(&s), "v2 not recognised for {opts:?}:\n{s}");
+        let old = v1::render(&as_v1(&opts));
+        assert!(is_genuine(&old), "v1 not recognised for {opts:?}:\n{old}");
+    }
+}
+
+#[test]
+fn an_edited_body_is_not_genuine() {
+    let mut samples = Vec::new();
+    for opts in all_option_sets().into_iter().step_by(7) {
+        samples.push(render(&opts));
+        samples.push(v1::render(&as_v1(&opts)));
+    }
+    for s in samples {
+        let lines: Vec<&str> = s.lines().collect();
+        let edits = [
+            s.replacen("exit", "exit ", 1),
+            s.replacen("sleep 1", "sleep 2", 1),
+            format!("{s}echo done\n"),
+            s.replacen('\n', "\nset -x\n", 1),
+            lines[..lines.len() - 1].join("\n") + "\n",
+            s.replacen("3", "4", 1),
+            s.replace("meshjob: ", "job: "),
+        ];
+        for e in edits {
+            assert_ne!(e, s);
+            assert!(!is_genuine(&e), "an edit passes as genuine:\n{e}");
+        }
+    }
+    assert!(!is_genuine("# meshjob-wrapper v1: x\nexec \"$@\"\n"));
+    assert!(!is_genuine(
+        "# meshjob-wrapper v2: command=1\nexec \"$@\"\n"
+    ));
+    assert!(!is_genuine("# meshjob-wrapper v3: command=1\n"));
+    assert!(!is_genuine("exec \"$@\"\n"));
+}
+
+/// The version 1 text is frozen: meshjob must keep recognising what it once wrote. The
+/// hash covers every option set above; it was taken from the released version 1 renderer.
+#[test]
+fn the_v1_text_is_frozen() {
+    let mut all = String::new();
+    for opts in all_option_sets() {
+        if opts.origin == ArgvOrigin::Command(1) {
+            all.push_str(&v1::render(&as_v1(&opts)));
+        }
+    }
+    // FNV-1a, 64 bits.
+    let hash = all.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    assert_eq!(format!("{hash:016x}"), V1_HASH, "{} bytes", all.len());
+}
+
+const V1_HASH: &str = "7e652c204d8d13c5";
+
+#[test]
+fn markers_are_read() {
+    let m = |s: &str| marker(s);
+    assert_eq!(
+        m("# meshjob-wrapper v1: runs the task\n"),
+        Some(Marker {
+            version: 1,
+            origin: ArgvOrigin::WholeArgv
+        })
+    );
+    assert_eq!(
+        m("# meshjob-wrapper v2: command=3\n"),
+        Some(Marker {
+            version: 2,
+            origin: ArgvOrigin::Command(3)
+        })
+    );
+    assert_eq!(
+        m("# meshjob-wrapper v2: entrypoint=0 more\n").map(|m| m.origin),
+        Some(ArgvOrigin::Entrypoint(0))
+    );
+    assert_eq!(
+        m("# meshjob-wrapper v2: command=all\n").map(|m| m.origin),
+        Some(ArgvOrigin::WholeArgv)
+    );
+    for bad in [
+        "# meshjob-wrapper v2: command=\n",
+        "# meshjob-wrapper v2: command=-1\n",
+        "# meshjob-wrapper v2: command=+1\n",
+        "# meshjob-wrapper v2: commands=1\n",
+        "# meshjob-wrapper v2:command=1\n",
+        "# meshjob-wrapper v2\n",
+        "# meshjob-wrapper v3: command=1\n",
+    ] {
+        assert_eq!(m(bad), None, "{bad}");
+    }
+}
+
+#[test]
+fn the_original_argv_comes_back() {
+    let v = |items: &[&str]| items.iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    let wrapped = |origin| {
+        let mut o = default_options();
+        o.origin = origin;
+        vec![SHELL.to_string(), "-c".into(), render(&o), ARG0.into()]
+    };
+    let args = v(&["python", "-m", "job", "--fast"]);
+    let back = |origin| original_argv(&wrapped(origin), &args);
+    assert_eq!(
+        back(ArgvOrigin::Command(2)),
+        Some(Original {
+            command: Some(v(&["python", "-m"])),
+            args: Some(v(&["job", "--fast"])),
+        })
+    );
+    assert_eq!(
+        back(ArgvOrigin::Command(4)),
+        Some(Original {
+            command: Some(args.clone()),
+            args: None,
+        })
+    );
+    assert_eq!(
+        back(ArgvOrigin::Entrypoint(1)),
+        Some(Original {
+            command: None,
+            args: Some(v(&["-m", "job", "--fast"])),
+        })
+    );
+    assert_eq!(
+        back(ArgvOrigin::WholeArgv),
+        Some(Original {
+            command: Some(args.clone()),
+            args: None,
+        })
+    );
+    // Version 1: the whole argv was `command`.
+    let old = v1::render(&as_v1(&default_options()));
+    let cmd = vec![SHELL.to_string(), "-c".into(), old, ARG0.into()];
+    assert_eq!(
+        original_argv(&cmd, &args),
+        Some(Original {
+            command: Some(args.clone()),
+            args: None,
+        })
+    );
+    // Fewer args than the marker counts, another shell, no marker: not ours to undo.
+    assert_eq!(back(ArgvOrigin::Command(5)), None);
+    assert_eq!(back(ArgvOrigin::Entrypoint(5)), None);
+    let mut other = wrapped(ArgvOrigin::Command(1));
+    other[0] = "/bin/bash".into();
+    assert_eq!(original_argv(&other, &args), None);
+    let plain = v(&["/bin/sh", "-c", "exec \"$@\"", "meshjob"]);
+    assert_eq!(original_argv(&plain, &args), None);
 }
 
 #[test]
 #[should_panic(expected = "control character")]
 fn control_characters_in_values_panic() {
-    let opts = ScriptOptions {
-        quit: local_quit(),
-        stop_proxy_on_failure: true,
-        peers: Some(Peers {
-            dir: "/tmp/a\nb".into(),
-            me: "a".into(),
-            all: vec!["a".into()],
-        }),
-        wait_for_proxy_seconds: None,
-    };
+    let mut opts = default_options();
+    opts.peers = Some(Peers {
+        dir: "/tmp/a\nb".into(),
+        me: "a".into(),
+        all: vec!["a".into()],
+    });
     render(&opts);
 }

