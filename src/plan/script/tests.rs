@@ -272,6 +272,7 @@ fn the_ready_endpoint_comes_from_the_caller() {
 
 /// The size budget of the default script: one wrapped container, default settings.
 #[test]
+#[allow(clippy::print_stderr)] // the test prints the size it measured
 fn the_default_script_is_small() {
     let one = render(&default_options());
     let mut two = default_options();
