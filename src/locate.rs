@@ -7,7 +7,7 @@
 
 use crate::finding::{Finding, ObjectRef};
 use crate::istio;
-use crate::yaml::edit::{Path, Seg};
+use crate::yaml::path::{Path, Seg, key};
 use crate::yaml::tree::{Kind, Node};
 
 /// A pod template to rewrite.
@@ -27,10 +27,6 @@ pub struct PodTarget<'d> {
 pub struct Located<'d> {
     pub pods: Vec<PodTarget<'d>>,
     pub findings: Vec<Finding>,
-}
-
-fn key(k: &str) -> Seg {
-    Seg::Key(k.to_string())
 }
 
 /// The string value of `key` in a mapping (plain or quoted scalars only).

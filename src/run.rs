@@ -1,12 +1,11 @@
 //! One text's trip through the pipeline: parse, locate, plan, apply, verify.
 
+use crate::apply::{self, Edit};
 use crate::config::Settings;
 use crate::finding::Finding;
 use crate::istio;
 use crate::plan;
-use crate::yaml::edit::{Edit, splice};
 use crate::yaml::tree::parse_stream;
-use crate::yaml::value::Value;
 use crate::yaml::{simple, split};
 use std::ops::Range;
 
@@ -274,10 +273,13 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
-        let p = plan::plan_doc(text, doc, settings, opts);
+        let p = plan::plan_doc(text, doc, settings, opts.force_mesh);
         findings.extend(p.findings);
+        intended.push(apply::Intended {
+            edited: !p.editor.edits.is_empty(),
+            value: p.editor.intended,
+        });
         edits.extend(p.editor.edits);
-        intended.push(p.editor.intended);
     }
     if edits.is_empty() {
         return Part {
@@ -286,25 +288,16 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
             fatal: None,
         };
     }
-    let out = match splice(text, &edits) {
-        Ok(o) => o,
-        Err(o) => {
-            return fatal(Finding::error(
-                o.at,
-                "internal error: two planned edits overlap; nothing written",
-            ));
-        }
-    };
-    if let Err(mut f) = verify(&out, &intended) {
-        // The failure's offset is in the edited text; show it at the first edit instead,
-        // which is in the input.
-        f.offset = edits.iter().map(|e| e.start).min().unwrap_or(0);
-        return fatal(*f);
-    }
-    Part {
-        out: (out != text).then_some(out),
-        findings,
-        fatal: None,
+    match apply::apply(text, &docs, &edits, &intended) {
+        Ok(out) => Part {
+            out: (out != text).then_some(out),
+            findings,
+            fatal: None,
+        },
+        Err(e) => fatal(Finding::error(
+            e.source_offset(&edits),
+            format!("{e}; nothing written"),
+        )),
     }
 }
 
@@ -323,37 +316,4 @@ fn once_per_text(findings: &mut Vec<Finding>) {
 pub fn is_once_note(f: &Finding) -> bool {
     f.severity == crate::finding::Severity::Info
         && f.message == crate::istio::DRAIN_INTERACTION_NOTE
-}
-
-/// Re-parses the edited text and checks every document against its intended value.
-pub fn verify(out: &str, intended: &[Value]) -> Result<(), Box<Finding>> {
-    let docs = parse_stream(out).map_err(|e| {
-        Box::new(Finding::error(
-            e.offset,
-            format!(
-                "internal error: the edited text does not parse ({}); nothing written",
-                e.message
-            ),
-        ))
-    })?;
-    if docs.len() != intended.len() {
-        return Err(Box::new(Finding::error(
-            0,
-            format!(
-                "internal error: the edited text has {} documents instead of {}; nothing written",
-                docs.len(),
-                intended.len()
-            ),
-        )));
-    }
-    for (doc, want) in docs.iter().zip(intended) {
-        if !want.matches(&Value::from_node(&doc.root)) {
-            return Err(Box::new(Finding::error(
-                doc.root.start,
-                "internal error: an edited document does not read back as intended; nothing \
-                 written",
-            )));
-        }
-    }
-    Ok(())
 }

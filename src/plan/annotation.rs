@@ -1,20 +1,15 @@
 //! The pod template's `proxy.istio.io/config` annotation: created, or merged into.
 
+use super::editor::Editor;
+use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef};
 use crate::istio;
 use crate::locate::{PodTarget, describe, shared_node_finding};
-use crate::yaml::edit::{Editor, Path, Seg};
-use crate::yaml::embedded::{self, EmbeddedError, Place};
 use crate::yaml::emit::Out;
+use crate::yaml::path::child;
 use crate::yaml::tree::{Kind, parse_stream};
 use crate::yaml::value::Value;
-
-fn child(path: &[Seg], k: &str) -> Path {
-    let mut p = path.to_vec();
-    p.push(Seg::Key(k.to_string()));
-    p
-}
 
 /// The annotation value for a template that has none, with what it means.
 fn fresh(d: &Desired, json: bool) -> Out {

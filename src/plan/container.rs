@@ -1,13 +1,14 @@
 //! The entrypoint wrapper: each regular container's `command` becomes
 //! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
 
+use super::editor::Editor;
 use super::script::{self, Peers, QuitEndpoint, ScriptOptions};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef};
 use crate::istio;
 use crate::locate::{PodTarget, describe, shared_node_finding, str_of};
-use crate::yaml::edit::{Editor, Path, Seg};
 use crate::yaml::emit::{Out, literal_ok};
+use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
@@ -44,12 +45,6 @@ struct Wrap<'d> {
     index: usize,
     name: String,
     how: How<'d>,
-}
-
-fn child(path: &[Seg], k: &str) -> Path {
-    let mut p = path.to_vec();
-    p.push(Seg::Key(k.to_string()));
-    p
 }
 
 fn err(oref: &ObjectRef, at: usize, msg: String) -> Finding {

@@ -8,13 +8,14 @@
 //! is linted but not set here: mesh-wide it would delay the start of every meshed pod, and
 //! the pod annotation already sets it on the Jobs that need it.
 
+use super::editor::Editor;
+use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef};
 use crate::istio;
 use crate::locate::{describe, is_list, object_ref, shared_node_finding, str_of};
-use crate::yaml::edit::{Editor, Path, Seg, path_string};
-use crate::yaml::embedded::{self, EmbeddedError, Place};
 use crate::yaml::emit::Out;
+use crate::yaml::path::{Path, Seg, key, path_string};
 use crate::yaml::tree::{Kind, Node};
 
 /// Where a document keeps its MeshConfig.
@@ -71,10 +72,6 @@ pub fn plan(
     } else {
         object(ed, root, Vec::new(), &d, force_mesh, out);
     }
-}
-
-fn key(k: &str) -> Seg {
-    Seg::Key(k.to_string())
 }
 
 fn group(api_version: &str) -> &str {

@@ -2,6 +2,8 @@
 
 pub mod annotation;
 pub mod container;
+pub mod editor;
+pub mod embedded;
 pub mod mesh;
 pub mod proxy_config;
 pub mod script;
@@ -9,8 +11,9 @@ pub mod script;
 use crate::config::Settings;
 use crate::finding::{Finding, Severity};
 use crate::locate;
-use crate::yaml::edit::{Editor, detect_style};
+use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
+use editor::Editor;
 
 /// The plan for one document: its editor (edits + intended value) and findings.
 pub struct DocPlan<'a> {
@@ -19,12 +22,7 @@ pub struct DocPlan<'a> {
 }
 
 /// Plans one document of `src`.
-pub fn plan_doc<'a>(
-    src: &'a str,
-    doc: &Doc,
-    settings: &Settings,
-    opts: crate::run::ProcessOptions,
-) -> DocPlan<'a> {
+pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bool) -> DocPlan<'a> {
     let located = locate::locate(&doc.root);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
@@ -48,12 +46,6 @@ pub fn plan_doc<'a>(
         findings.extend(pod_findings);
     }
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both.
-    mesh::plan(
-        &mut editor,
-        &doc.root,
-        &desired,
-        opts.force_mesh,
-        &mut findings,
-    );
+    mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
     DocPlan { editor, findings }
 }

@@ -5,11 +5,12 @@
 //! (overwritten only with `--force`). Values Istio would reject are errors, fixed where the
 //! right value is known: a quoted boolean, an unquoted `proxyMetadata` value, a bad duration.
 
+use super::editor::Editor;
 use crate::config::Settings;
 use crate::finding::Finding;
 use crate::istio;
-use crate::yaml::edit::{Editor, Path, Seg};
 use crate::yaml::emit::Out;
+use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::{ScalarType, resolve};
 
@@ -80,12 +81,6 @@ fn scalar_type(n: &Node) -> Option<ScalarType> {
         Kind::Scalar { value, style } => Some(resolve(value, *style, n.tag.as_deref(), n.empty)),
         _ => None,
     }
-}
-
-fn child(path: &[Seg], k: &str) -> Path {
-    let mut p = path.to_vec();
-    p.push(Seg::Key(k.to_string()));
-    p
 }
 
 /// Makes ProxyConfig mapping `map` (at `path` in `ed`'s document) hold `d`, and lints it.
