@@ -1,7 +1,7 @@
 //! Command-line parsing and dispatch: clap -> run -> exit code.
 
 use crate::config::Settings;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Rule, Severity};
 use crate::istio;
 use crate::output::report::{self, Format, Located};
 use crate::output::{diff, write};
@@ -319,7 +319,7 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
             path: p,
             line: 1,
             col: 1,
-            finding: Finding::error(0, msg),
+            finding: Finding::error(Rule::Unreadable, 0, msg),
         });
         tally.trouble = true;
     }
@@ -334,7 +334,7 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
                     path: name,
                     line: 1,
                     col: 1,
-                    finding: Finding::error(0, m),
+                    finding: Finding::error(Rule::Unreadable, 0, m),
                 });
                 continue;
             }
@@ -348,7 +348,11 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
                     path: name,
                     line,
                     col,
-                    finding: Finding::error(off, format!("{m}; file left untouched")),
+                    finding: Finding::error(
+                        Rule::NotText,
+                        off,
+                        format!("{m}; file left untouched"),
+                    ),
                 });
                 if origin == Origin::Stdin && mode == Mode::Fix {
                     let _ = stdout.write_all(&bytes);
@@ -373,7 +377,7 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
         let mut findings = outcome.findings;
         findings.sort_by_key(|f| f.offset);
         for f in findings {
-            if run::is_once_note(&f) && std::mem::replace(&mut tally.noted, true) {
+            if f.rule.once_per_run() && std::mem::replace(&mut tally.noted, true) {
                 continue;
             }
             if f.severity == Severity::Error {
@@ -408,7 +412,11 @@ fn run_files(mode: Mode, args: &RunArgs) -> u8 {
                             path: name.clone(),
                             line: 1,
                             col: 1,
-                            finding: Finding::error(0, format!("cannot write: {m}")),
+                            finding: Finding::error(
+                                Rule::Unwritable,
+                                0,
+                                format!("cannot write: {m}"),
+                            ),
                         });
                     }
                 }

@@ -11,7 +11,7 @@
 //! exits 1 only for error results, as `fix` does only for errors it leaves behind.
 
 use crate::config::Settings;
-use crate::finding::{Finding, ObjectRef, Severity};
+use crate::finding::{Finding, ObjectRef, Rule, Severity};
 use crate::locate::{describe, object_ref, str_of};
 use crate::plan::editor::Editor;
 use crate::plan::embedded::looks_json;
@@ -240,8 +240,9 @@ fn build_results(
             results.push(KrmResult {
                 severity: Severity::Info,
                 message: format!(
-                    "{}: rewritten so that the Istio sidecar stops when the task ends",
-                    describe(&obj)
+                    "{}: rewritten so that the Istio sidecar stops when the task ends [{}]",
+                    describe(&obj),
+                    Rule::Rewritten
                 ),
                 object: Some(obj),
                 field: None,
@@ -258,9 +259,12 @@ fn build_results(
 
 fn result_of(f: Finding, item: Option<&Node>, file: Option<(String, Option<u64>)>) -> KrmResult {
     let (severity, message) = if f.fixed {
-        (Severity::Info, format!("{} (fixed)", f.message))
+        (
+            Severity::Info,
+            format!("{} (fixed) [{}]", f.message, f.rule),
+        )
     } else {
-        (f.severity, f.message)
+        (f.severity, format!("{} [{}]", f.message, f.rule))
     };
     KrmResult {
         severity,

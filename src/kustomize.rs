@@ -127,7 +127,11 @@ pub fn exec_plugin(args: &[OsString]) -> u8 {
         errors_left |= f.severity == Severity::Error && !f.fixed;
         // Stream positions mean nothing to the user; the message names the object.
         let fixed = if f.fixed { " (fixed)" } else { "" };
-        let _ = writeln!(err, "meshjob: {}: {}{fixed}", f.severity, f.message);
+        let _ = writeln!(
+            err,
+            "meshjob: {}: {}{fixed} [{}]",
+            f.severity, f.message, f.rule
+        );
     }
     let mut out = std::io::stdout().lock();
     if out

@@ -5,10 +5,11 @@
 //! (other API groups, CRDs, Jobs embedded in strings or nested in other kinds) are never
 //! targets. Opted-out, host-network and native-sidecar pods are skipped with a note.
 
-use crate::finding::{Finding, ObjectRef};
+use crate::finding::{Finding, ObjectRef, Rule};
 use crate::istio;
 use crate::yaml::path::{Path, Seg, key};
 use crate::yaml::tree::{Kind, Node};
+use std::fmt;
 
 /// A pod template to rewrite.
 #[derive(Debug)]
@@ -108,8 +109,8 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
         _ => return,
     };
     let oref = object_ref(obj);
-    let note = |sev: fn(usize, String) -> Finding, at: usize, msg: String| {
-        sev(at, msg).with_object(Some(oref.clone()))
+    let note = |sev: fn(Rule, usize, String) -> Finding, rule: Rule, at: usize, msg: String| {
+        sev(rule, at, msg).with_object(Some(oref.clone()))
     };
     // Walk to the template, refusing to go through aliases, anchors or merge keys: an edit
     // there would change other nodes too, or not take effect.
@@ -128,6 +129,7 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
             None => {
                 out.findings.push(note(
                     Finding::warning,
+                    Rule::NoPodTemplate,
                     obj.start,
                     format!(
                         "{} has no {}; nothing to do",
@@ -146,6 +148,7 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
     if node.entries().is_none() {
         out.findings.push(note(
             Finding::warning,
+            Rule::TemplateNotMapping,
             node.start,
             format!(
                 "{}: the pod template is not a mapping; skipped",
@@ -154,9 +157,10 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
         ));
         return;
     }
-    if let Some(reason) = skip_reason(node) {
+    if let Some((rule, reason)) = skip_reason(node) {
         out.findings.push(note(
             Finding::info,
+            rule,
             node.start,
             format!("{}: skipped, {reason}", describe(&oref)),
         ));
@@ -170,34 +174,43 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
     });
 }
 
-/// Words that mark a refusal: the pod's edits are dropped whole.
-pub const REFUSAL: &str = "refusing to edit";
-
-/// A finding when `node` is an alias, has an anchor, or uses a merge key (`<<`).
-pub fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
-    let why = if matches!(node.kind, Kind::Alias(_)) {
-        "is an alias (*name) of a node used elsewhere"
+/// Why editing through `node` is refused, when it is an alias, has an anchor, or uses a
+/// merge key (`<<`): an edit there would change other nodes too, or not take effect.
+pub fn shared_node(node: &Node) -> Option<&'static str> {
+    if matches!(node.kind, Kind::Alias(_)) {
+        Some("is an alias (*name) of a node used elsewhere")
     } else if node.anchor.is_some() {
-        "has an anchor (&name), so other nodes may share it"
+        Some("has an anchor (&name), so other nodes may share it")
     } else if node.entry("<<").is_some() {
-        "uses a merge key (<<), so its effective value is not what is written"
+        Some("uses a merge key (<<), so its effective value is not what is written")
     } else {
-        return None;
-    };
-    Some(
-        Finding::error(
-            node.props_start,
-            format!(
-                "{}: {REFUSAL} a node that {why}; expand it by hand, then run again",
-                describe(oref)
-            ),
-        )
-        .with_object(Some(oref.clone())),
-    )
+        None
+    }
+}
+
+/// What a refusal to edit through a shared node says, given [`shared_node`]'s reason.
+pub fn refusal(why: &str) -> String {
+    format!("refusing to edit a node that {why}; expand it by hand, then run again")
+}
+
+/// An error about object `oref`, its message starting with the object's name.
+pub fn object_error(rule: Rule, oref: &ObjectRef, at: usize, msg: impl fmt::Display) -> Finding {
+    Finding::error(rule, at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
+}
+
+/// The refusal (rule [`Rule::SharedNode`]) when `node` of object `oref` is shared.
+pub fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
+    let why = shared_node(node)?;
+    Some(object_error(
+        Rule::SharedNode,
+        oref,
+        node.props_start,
+        refusal(why),
+    ))
 }
 
 /// Why a pod template is not to be touched, if it is not.
-fn skip_reason(template: &Node) -> Option<String> {
+fn skip_reason(template: &Node) -> Option<(Rule, String)> {
     let meta = template.get("metadata");
     let label = meta
         .and_then(|m| m.get("labels"))
@@ -210,15 +223,21 @@ fn skip_reason(template: &Node) -> Option<String> {
     // The label wins over the deprecated annotation when both are present.
     match (label, annotation) {
         (Some(v), _) if v.eq_ignore_ascii_case("false") => {
-            return Some(format!(
-                "opted out of injection (label {}: \"false\")",
-                istio::INJECT_KEY
+            return Some((
+                Rule::OptedOut,
+                format!(
+                    "opted out of injection (label {}: \"false\")",
+                    istio::INJECT_KEY
+                ),
             ));
         }
         (None, Some(v)) if v.eq_ignore_ascii_case("false") => {
-            return Some(format!(
-                "opted out of injection (annotation {}: \"false\")",
-                istio::INJECT_KEY
+            return Some((
+                Rule::OptedOut,
+                format!(
+                    "opted out of injection (annotation {}: \"false\")",
+                    istio::INJECT_KEY
+                ),
             ));
         }
         _ => {}
@@ -229,7 +248,10 @@ fn skip_reason(template: &Node) -> Option<String> {
         .and_then(Node::as_str)
         .is_some_and(|v| v == "true")
     {
-        return Some("hostNetwork pods are never injected".to_string());
+        return Some((
+            Rule::HostNetwork,
+            "hostNetwork pods are never injected".to_string(),
+        ));
     }
     if meta
         .and_then(|m| m.get("annotations"))
@@ -237,9 +259,12 @@ fn skip_reason(template: &Node) -> Option<String> {
         .and_then(Node::as_str)
         .is_some_and(|v| v == "true")
     {
-        return Some(format!(
-            "native sidecar mode ({}: \"true\") lets the Job complete without a wrapper",
-            istio::NATIVE_SIDECAR_ANNOTATION
+        return Some((
+            Rule::NativeSidecar,
+            format!(
+                "native sidecar mode ({}: \"true\") lets the Job complete without a wrapper",
+                istio::NATIVE_SIDECAR_ANNOTATION
+            ),
         ));
     }
     let native_proxy = spec
@@ -252,10 +277,11 @@ fn skip_reason(template: &Node) -> Option<String> {
             })
         });
     if native_proxy {
-        return Some(
+        return Some((
+            Rule::NativeSidecar,
             "istio-proxy is already injected as a native sidecar, which Kubernetes stops by itself"
                 .to_string(),
-        );
+        ));
     }
     None
 }

@@ -2,7 +2,7 @@
 
 use crate::apply::{self, Edit};
 use crate::config::Settings;
-use crate::finding::Finding;
+use crate::finding::{Finding, Rule};
 use crate::istio;
 use crate::plan;
 use crate::yaml::tree::parse_stream;
@@ -260,6 +260,7 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
         Ok(d) => d,
         Err(e) => {
             return fatal(Finding::error(
+                Rule::InvalidYaml,
                 e.offset,
                 format!(
                     "invalid YAML: {}; meshjob edits only YAML that parses: fix the syntax at \
@@ -295,6 +296,7 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
             fatal: None,
         },
         Err(e) => fatal(Finding::error(
+            Rule::Internal,
             e.source_offset(&edits),
             format!("{e}; nothing written"),
         )),
@@ -305,15 +307,9 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
 fn once_per_text(findings: &mut Vec<Finding>) {
     let mut seen = false;
     findings.retain(|f| {
-        let note = is_once_note(f);
+        let note = f.rule.once_per_run();
         let keep = !(note && seen);
         seen |= note;
         keep
     });
-}
-
-/// Whether `f` is a note said once per run rather than once per place.
-pub fn is_once_note(f: &Finding) -> bool {
-    f.severity == crate::finding::Severity::Info
-        && f.message == crate::istio::DRAIN_INTERACTION_NOTE
 }

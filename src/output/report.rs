@@ -1,5 +1,7 @@
 //! Findings on stderr: `path:line:col: severity: message`, JSON, or GitHub workflow commands.
 
+#[cfg(test)]
+use crate::finding::Rule;
 use crate::finding::{Finding, Severity, line_col};
 
 /// How findings are written.
@@ -52,8 +54,8 @@ pub fn human(l: &Located, color: bool, fix_mode: bool) -> String {
         ""
     };
     format!(
-        "{}:{}:{}: {label}: {}{fixed}",
-        l.path, l.line, l.col, l.finding.message
+        "{}:{}:{}: {label}: {}{fixed} [{}]",
+        l.path, l.line, l.col, l.finding.message, l.finding.rule
     )
 }
 
@@ -81,7 +83,10 @@ pub fn github(l: &Located) -> String {
         gh_escape_property(&l.path),
         l.line,
         l.col,
-        gh_escape_property(&format!("meshjob {}", l.finding.severity)),
+        gh_escape_property(&format!(
+            "meshjob {} {}",
+            l.finding.severity, l.finding.rule
+        )),
         gh_escape_data(&l.finding.message)
     )
 }
@@ -94,6 +99,7 @@ pub fn json(l: &Located) -> serde_json::Value {
         "line": l.line,
         "column": l.col,
         "severity": f.severity.as_str(),
+        "code": f.rule.code(),
         "message": f.message,
         "fixed": f.fixed,
     });
@@ -123,11 +129,11 @@ mod tests {
             path: "dir/x,y.yaml".into(),
             line: 3,
             col: 5,
-            finding: Finding::error(0, "bad: a, b\nnext"),
+            finding: Finding::error(Rule::InvalidYaml, 0, "bad: a, b\nnext"),
         };
         assert_eq!(
             github(&l),
-            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b%0Anext"
+            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error MJ001::bad: a, b%0Anext"
         );
     }
 }

@@ -3,9 +3,9 @@
 use super::editor::Editor;
 use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
-use crate::finding::{Finding, ObjectRef};
+use crate::finding::{Finding, Rule};
 use crate::istio;
-use crate::locate::{PodTarget, describe, shared_node_finding};
+use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding};
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::{Kind, parse_stream};
@@ -91,6 +91,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     }
     if meta.entries().is_none() {
         out.push(err(
+            Rule::MetadataNotMapping,
             oref,
             meta.start,
             "pod template metadata is not a mapping; skipped",
@@ -115,6 +116,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     }
     if anns.entries().is_none() {
         out.push(err(
+            Rule::MetadataNotMapping,
             oref,
             anns.start,
             "pod template annotations are not a mapping; skipped",
@@ -134,9 +136,10 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     let v = &pc.value;
     if shared_node_finding(v, oref).is_some() || !matches!(v.kind, Kind::Scalar { .. }) {
         out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             v.start,
-            &format!(
+            format!(
                 "the {} annotation must be a string holding YAML or JSON",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
@@ -169,42 +172,42 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
             }
         }
         Ok(false) => out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             at,
-            &format!(
+            format!(
                 "the {} annotation does not hold a mapping; fix it by hand",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
         Err(EmbeddedError::Invalid(why)) => out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             at,
-            &format!(
+            format!(
                 "the {} annotation is not valid YAML or JSON ({why}); the injector would refuse \
                  this pod",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
         Err(EmbeddedError::MultiDoc) => out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             at,
-            &format!(
+            format!(
                 "the {} annotation holds several YAML documents",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
         Err(EmbeddedError::Verify) => out.push(err(
+            Rule::Internal,
             oref,
             at,
-            &format!(
+            format!(
                 "internal error: the edited {} annotation did not read back as intended; left \
                  unchanged",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
     }
-}
-
-fn err(oref: &ObjectRef, at: usize, msg: &str) -> Finding {
-    Finding::error(at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
 }

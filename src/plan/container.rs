@@ -4,9 +4,9 @@
 use super::editor::Editor;
 use super::script::{self, Peers, QuitEndpoint, ScriptOptions};
 use crate::config::Settings;
-use crate::finding::{Finding, ObjectRef};
+use crate::finding::{Finding, ObjectRef, Rule};
 use crate::istio;
-use crate::locate::{PodTarget, describe, shared_node_finding, str_of};
+use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding, str_of};
 use crate::yaml::emit::{Out, literal_ok};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
@@ -45,10 +45,6 @@ struct Wrap<'d> {
     index: usize,
     name: String,
     how: How<'d>,
-}
-
-fn err(oref: &ObjectRef, at: usize, msg: String) -> Finding {
-    Finding::error(at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
 }
 
 /// Whether a command sequence is a wrapper written by meshjob (any version).
@@ -126,7 +122,12 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
     let oref = &t.object;
     let tpl = t.template;
     let Some(spec) = tpl.get("spec").filter(|s| s.entries().is_some()) else {
-        out.push(err(oref, tpl.start, "the pod template has no spec".into()));
+        out.push(err(
+            Rule::NoContainers,
+            oref,
+            tpl.start,
+            "the pod template has no spec",
+        ));
         return;
     };
     let spath = child(&t.path, "spec");
@@ -136,9 +137,10 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
     }
     let Some(containers) = spec.get("containers") else {
         out.push(err(
+            Rule::NoContainers,
             oref,
             spec.start,
-            "the pod spec has no containers".into(),
+            "the pod spec has no containers",
         ));
         return;
     };
@@ -149,16 +151,17 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
     let cpath = child(&spath, "containers");
     let Some(items) = containers.items() else {
         out.push(err(
+            Rule::NoContainers,
             oref,
             containers.start,
-            "`containers` is not a list".into(),
+            "`containers` is not a list",
         ));
         return;
     };
     let quit = match quit_endpoint(settings, tpl) {
         Ok(q) => q,
         Err(m) => {
-            out.push(err(oref, tpl.start, m));
+            out.push(err(Rule::QuitUrl, oref, tpl.start, m));
             return;
         }
     };
@@ -228,6 +231,7 @@ fn classify<'d>(
     if name == istio::PROXY_CONTAINER {
         out.push(
             Finding::info(
+                Rule::ProxyInjected,
                 c.start,
                 format!(
                     "{}: istio-proxy is already injected; its settings come from injection time, \
@@ -246,10 +250,12 @@ fn classify<'d>(
     }
     if let Some(k) = c.duplicate_key() {
         out.push(err(
+            Rule::DuplicateKey,
             oref,
             k.start,
             format!(
-                "container {name:?} has the key `{}` twice; Kubernetes keeps only one, so                  meshjob will not guess which. Remove the duplicate",
+                "container {name:?} has the key `{}` twice; Kubernetes keeps only one, so \
+                 meshjob will not guess which. Remove the duplicate",
                 k.as_str().unwrap_or_default()
             ),
         ));
@@ -262,6 +268,7 @@ fn classify<'d>(
         && !movable_seq(&a.value)
     {
         out.push(err(
+            Rule::ArgsNotList,
             oref,
             a.value.start,
             format!(
@@ -278,6 +285,7 @@ fn classify<'d>(
         Some(e) if movable_seq(&e.value) => How::Command { cmd: e, args },
         Some(e) => {
             out.push(err(
+                Rule::CommandNotList,
                 oref,
                 e.value.start,
                 format!(
@@ -299,6 +307,7 @@ fn classify<'d>(
                     "has neither command nor args"
                 };
                 out.push(err(
+                    Rule::UnknownEntrypoint,
                     oref,
                     c.start,
                     format!(
@@ -337,6 +346,7 @@ fn apply(
             match script::marker_version(current) {
                 Some(v) if v > script::WRAPPER_VERSION => out.push(
                     Finding::warning(
+                        Rule::NewerWrapper,
                         cmd.start,
                         format!(
                             "{}: container {:?} has a wrapper of version {v}, newer than this \

@@ -36,7 +36,7 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
         annotation::plan(&mut editor, target, &desired, &mut pod_findings);
         let refused = pod_findings
             .iter()
-            .any(|f| f.severity == Severity::Error && f.message.contains(locate::REFUSAL));
+            .any(|f| f.severity == Severity::Error && f.rule.refuses_pod());
         if refused {
             editor.edits.truncate(mark);
             if let Some(v) = before {
