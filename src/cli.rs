@@ -5,7 +5,6 @@ use crate::finding::{Finding, Rule, Severity};
 use crate::istio;
 use crate::output::report::{self, Format, Located};
 use crate::output::{diff, write};
-use crate::plan::script;
 use crate::run;
 use crate::source::{self, Origin};
 use clap::{Args, Parser, Subcommand, ValueEnum};
@@ -156,7 +155,7 @@ pub fn main() -> ExitCode {
                     print!("{}", crate::config::render_effective(&s));
                     EXIT_OK
                 }
-                Err(m) => usage_error(&m),
+                Err(e) => settings_error(&e),
             });
         }
         Command::Krm => return ExitCode::from(run_krm()),
@@ -218,17 +217,35 @@ fn run_krm() -> u8 {
 }
 
 fn usage_error(msg: &str) -> u8 {
-    // Config errors arrive already as `path:line:col: error: ...`.
-    if msg.contains(": error: ") {
-        eprintln!("{msg}");
-    } else {
-        eprintln!("meshjob: error: {msg}");
+    eprintln!("meshjob: error: {msg}");
+    EXIT_TROUBLE
+}
+
+/// Why the settings of a run could not be made.
+#[derive(Debug)]
+pub enum SettingsError {
+    /// The config file: shown as `path:line:col: error: ...`.
+    Config(crate::config::ConfigError),
+    /// A flag's value.
+    Flag(String),
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::Config(e) => write!(f, "{e}"),
+            SettingsError::Flag(m) => write!(f, "meshjob: error: {m}"),
+        }
     }
+}
+
+fn settings_error(e: &SettingsError) -> u8 {
+    eprintln!("{e}");
     EXIT_TROUBLE
 }
 
 /// The effective settings: defaults, then the config file, then flags.
-pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
+pub fn settings_from(args: &RunArgs) -> Result<Settings, SettingsError> {
     let mut s = Settings::default();
     let file = match &args.config {
         Some(p) => Some(std::path::PathBuf::from(p)),
@@ -237,16 +254,17 @@ pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
             .and_then(|d| crate::config::discover(&d)),
     };
     if let Some(path) = file {
-        let cfg = crate::config::load(&path).map_err(|e| e.to_string())?;
-        cfg.apply_to(&mut s).map_err(|e| e.to_string())?;
+        let cfg = crate::config::load(&path).map_err(SettingsError::Config)?;
+        cfg.apply_to(&mut s).map_err(SettingsError::Config)?;
     }
     if let Some(u) = &args.quit_url {
-        crate::config::validate_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
-        script::parse_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
+        crate::config::validate_quit_url(u)
+            .map_err(|m| SettingsError::Flag(format!("--quit-url: {m}")))?;
         s.quit_url = u.clone();
     }
     if let Some(d) = &args.drain_duration {
-        istio::validate_drain_duration(d).map_err(|m| format!("--drain-duration: {m}"))?;
+        istio::validate_drain_duration(d)
+            .map_err(|m| SettingsError::Flag(format!("--drain-duration: {m}")))?;
         s.drain_duration = d.clone();
     }
     if let Some(b) = args.exit_on_zero_active_connections {
@@ -297,7 +315,7 @@ struct Tally {
 fn run_files(mode: Mode, args: &RunArgs) -> u8 {
     let settings = match settings_from(args) {
         Ok(s) => s,
-        Err(m) => return usage_error(&m),
+        Err(e) => return settings_error(&e),
     };
     let mut paths = args.paths.clone();
     if paths.is_empty() {
