@@ -2,7 +2,7 @@
 
 use crate::config::Settings;
 use crate::finding::{Finding, Rule, Severity};
-use crate::istio;
+use crate::mesh::istio;
 use crate::output::report::{self, Format, Located};
 use crate::output::{diff, write};
 use crate::run;

@@ -6,7 +6,7 @@
 //! targets. Opted-out, host-network and native-sidecar pods are skipped with a note.
 
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::istio;
+use crate::mesh::istio;
 use crate::yaml::path::{Path, Seg, key};
 use crate::yaml::tree::{Kind, Node};
 use std::fmt;
@@ -64,6 +64,56 @@ pub fn describe(o: &ObjectRef) -> String {
     }
 }
 
+/// What meshjob does with a kind of object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A `batch` workload whose pod template (at these keys) is fixed.
+    Pods(&'static [&'static str]),
+    /// A list whose `items` are objects in their own right (`List` in `v1`, `ResourceList`
+    /// in `config.kubernetes.io/*`).
+    List,
+    /// Holds a mesh's mesh-wide configuration (see `mesh::Mesh::config_kinds`).
+    MeshConfig,
+}
+
+/// The one table of the kinds meshjob reads, besides each mesh's config kinds: the quick
+/// path passes every other kind through unparsed.
+pub const KINDS: &[(&str, Role)] = &[
+    ("Job", Role::Pods(&["spec", "template"])),
+    (
+        "CronJob",
+        Role::Pods(&["spec", "jobTemplate", "spec", "template"]),
+    ),
+    ("List", Role::List),
+    ("ResourceList", Role::List),
+];
+
+/// The role of `kind`, from [`KINDS`] and then every mesh's config kinds.
+pub fn role(kind: &str) -> Option<Role> {
+    KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, r)| *r)
+        .or_else(|| {
+            crate::mesh::ALL
+                .iter()
+                .any(|m| m.config_kinds.iter().any(|c| c.kind == kind))
+                .then_some(Role::MeshConfig)
+        })
+}
+
+/// Whether a document of this kind (and, for a ConfigMap, name) may be one meshjob edits or
+/// reports on: what the quick path must not skip. Groups are not checked here.
+pub fn may_matter(kind: &str, name: Option<&str>) -> bool {
+    match role(kind) {
+        Some(Role::MeshConfig) if kind == "ConfigMap" => {
+            name.is_none_or(|n| crate::mesh::ALL.iter().any(|m| (m.is_config_map_name)(n)))
+        }
+        Some(_) => true,
+        None => false,
+    }
+}
+
 /// Whether `apiVersion` is in the `batch` group (batch/v1, batch/v1beta1, batch/v2alpha1).
 fn is_batch(api_version: &str) -> bool {
     api_version
@@ -81,20 +131,29 @@ pub fn is_list(obj: &Node) -> bool {
     }
 }
 
+/// The objects of a document: the items of a list, or the document itself, each with its
+/// path from the root and whether it is a list item. Nothing for a document that is not a
+/// mapping.
+pub fn objects(root: &Node) -> Vec<(&Node, Path, bool)> {
+    if root.entries().is_none() {
+        return Vec::new();
+    }
+    if !is_list(root) {
+        return vec![(root, Vec::new(), false)];
+    }
+    let items = root.get("items").and_then(Node::items).unwrap_or(&[]);
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (item, vec![key("items"), Seg::Index(i)], true))
+        .collect()
+}
+
 /// Finds the pod templates in one document.
 pub fn locate(root: &Node) -> Located<'_> {
     let mut out = Located::default();
-    if root.entries().is_none() {
-        return out;
-    }
-    if is_list(root) {
-        if let Some(items) = root.get("items").and_then(Node::items) {
-            for (i, item) in items.iter().enumerate() {
-                object(item, vec![key("items"), Seg::Index(i)], &mut out);
-            }
-        }
-    } else {
-        object(root, Vec::new(), &mut out);
+    for (obj, path, _) in objects(root) {
+        object(obj, path, &mut out);
     }
     out
 }
@@ -103,10 +162,8 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
     if obj.entries().is_none() || !str_of(obj, "apiVersion").is_some_and(is_batch) {
         return;
     }
-    let template_keys: &[&str] = match str_of(obj, "kind") {
-        Some("Job") => &["spec", "template"],
-        Some("CronJob") => &["spec", "jobTemplate", "spec", "template"],
-        _ => return,
+    let Some(Role::Pods(template_keys)) = str_of(obj, "kind").and_then(role) else {
+        return;
     };
     let oref = object_ref(obj);
     let note = |sev: fn(Rule, usize, String) -> Finding, rule: Rule, at: usize, msg: String| {
@@ -316,6 +373,36 @@ mod tests {
             0
         );
         assert_eq!(count("apiVersion: batch/v1\nkind: JobSet\n").0, 0);
+    }
+
+    #[test]
+    fn one_table_of_kinds() {
+        for kind in [
+            "Job",
+            "CronJob",
+            "List",
+            "ResourceList",
+            "IstioOperator",
+            "Istio",
+        ] {
+            assert!(may_matter(kind, Some("x")), "{kind}");
+        }
+        assert!(may_matter("IstioRevision", None));
+        assert!(may_matter("ConfigMap", Some("istio-1-22")));
+        assert!(may_matter("ConfigMap", None));
+        assert!(!may_matter("ConfigMap", Some("app")));
+        assert!(!may_matter("Deployment", None));
+        // Every pod kind is found by `locate` under its template keys.
+        for (kind, role) in KINDS {
+            if let Role::Pods(keys) = role {
+                let mut doc = format!("apiVersion: batch/v1\nkind: {kind}\n");
+                for (depth, k) in keys.iter().enumerate() {
+                    doc.push_str(&format!("{}{k}:\n", "  ".repeat(depth)));
+                }
+                doc.push_str(&format!("{}spec: {{}}\n", "  ".repeat(keys.len())));
+                assert_eq!(count(&doc).0, 1, "{doc}");
+            }
+        }
     }
 
     #[test]

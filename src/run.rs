@@ -3,7 +3,7 @@
 use crate::apply::{self, Edit};
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
-use crate::istio;
+use crate::locate;
 use crate::plan;
 use crate::yaml::tree::parse_stream;
 use crate::yaml::{simple, split};
@@ -215,9 +215,9 @@ fn process_run(
     run
 }
 
-/// Whether a document must be parsed fully: anything the quick scanner cannot read, and
-/// every kind that meshjob edits or reports on (batch Jobs and CronJobs, lists, Istio
-/// installation resources, mesh ConfigMaps, documents without a kind).
+/// Whether a document must be parsed fully: anything the quick scanner cannot read, every
+/// kind that meshjob edits or reports on (`locate::may_matter`), and documents without a
+/// kind.
 fn may_be_target(doc: &str) -> bool {
     let Some(h) = simple::head(doc) else {
         return true;
@@ -226,17 +226,7 @@ fn may_be_target(doc: &str) -> bool {
         return true;
     }
     match (h.api_version, h.kind) {
-        (Some(_), Some("ConfigMap")) => h.name.is_none_or(istio::is_mesh_configmap_name),
-        (Some(_), Some(kind)) => matches!(
-            kind,
-            "Job"
-                | "CronJob"
-                | "List"
-                | "ResourceList"
-                | istio::ISTIO_OPERATOR_KIND
-                | istio::SAIL_ISTIO_KIND
-                | istio::SAIL_REVISION_KIND
-        ),
+        (Some(_), Some(kind)) => locate::may_matter(kind, h.name),
         _ => true,
     }
 }

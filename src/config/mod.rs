@@ -45,8 +45,8 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            quit_url: crate::istio::DEFAULT_QUIT_URL.to_string(),
-            drain_duration: crate::istio::DEFAULT_DRAIN_DURATION.to_string(),
+            quit_url: crate::mesh::istio::DEFAULT_QUIT_URL.to_string(),
+            drain_duration: crate::mesh::istio::DEFAULT_DRAIN_DURATION.to_string(),
             exit_on_zero_active_connections: true,
             hold_application_until_proxy_starts: true,
             entrypoints: BTreeMap::new(),
@@ -112,7 +112,7 @@ impl MeshJobConfig {
                 .map_err(|why| error(position(url), format!("invalid `quitUrl`: {why}")))?;
         }
         if let Some(duration) = &spec.drain_duration {
-            crate::istio::validate_drain_duration(duration).map_err(|why| {
+            crate::mesh::istio::validate_drain_duration(duration).map_err(|why| {
                 error(
                     position(duration),
                     format!("invalid `drainDuration`: {why}"),

@@ -81,7 +81,7 @@ fn layers_defaults_then_config_then_flags() {
     assert_eq!(settings.drain_duration, "30s");
     assert!(settings.force);
     assert_eq!(settings.wait_for_proxy_seconds, Some(15));
-    assert_eq!(settings.quit_url, crate::istio::DEFAULT_QUIT_URL);
+    assert_eq!(settings.quit_url, crate::mesh::istio::DEFAULT_QUIT_URL);
 
     config("  waitForProxy: 0\n")
         .apply_to(&mut settings)

@@ -12,10 +12,11 @@ use super::editor::Editor;
 use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::istio;
-use crate::locate::{describe, is_list, object_ref, refusal, shared_node, str_of};
+use crate::locate::{describe, object_ref, objects, refusal, shared_node, str_of};
+use crate::mesh::ConfigRole;
+use crate::mesh::istio;
 use crate::yaml::emit::Out;
-use crate::yaml::path::{Path, Seg, key, path_string};
+use crate::yaml::path::{Path, key, path_string};
 use crate::yaml::tree::{Kind, Node};
 
 /// Where a document keeps its MeshConfig.
@@ -59,18 +60,8 @@ pub fn plan(
     out: &mut Vec<Finding>,
 ) {
     let d = desired(pod);
-    if root.entries().is_none() {
-        return;
-    }
-    if is_list(root) {
-        if let Some(items) = root.get("items").and_then(Node::items) {
-            for (i, item) in items.iter().enumerate() {
-                let path = vec![Seg::Key("items".into()), Seg::Index(i)];
-                object(ed, item, path, &d, false, out);
-            }
-        }
-    } else {
-        object(ed, root, Vec::new(), &d, force_mesh, out);
+    for (obj, path, listed) in objects(root) {
+        object(ed, obj, path, &d, force_mesh && !listed, out);
     }
 }
 
@@ -81,27 +72,34 @@ fn group(api_version: &str) -> &str {
 fn classify(obj: &Node, force_mesh: bool) -> Verdict {
     let api = str_of(obj, "apiVersion");
     let kind = str_of(obj, "kind");
-    let oref = object_ref(obj);
-    match (api, kind) {
-        (Some(a), Some(istio::ISTIO_OPERATOR_KIND)) if group(a) == istio::ISTIO_OPERATOR_GROUP => {
-            Verdict::Edit(Location::Operator)
-        }
-        (Some(a), Some(istio::SAIL_ISTIO_KIND)) if group(a) == istio::SAIL_GROUP => {
-            Verdict::Edit(Location::Sail)
-        }
-        (Some(a), Some(istio::SAIL_REVISION_KIND)) if group(a) == istio::SAIL_GROUP => {
-            Verdict::LeaveAlone(
-                "the Sail operator writes IstioRevision objects from the Istio CR and reverts \
-                 edits; set spec.values.meshConfig in the Istio CR instead; left alone"
-                    .to_string(),
-            )
-        }
-        (Some("v1"), Some("ConfigMap")) if istio::is_mesh_configmap_name(&oref.name) => {
+    let (Some(api), Some(kind)) = (api, kind) else {
+        return match (api, kind) {
+            (None, None) => classify_untyped(obj, force_mesh),
+            _ => Verdict::Ignore,
+        };
+    };
+    let mesh = &istio::MESH;
+    let Some(found) = mesh.config_kind(group(api), kind) else {
+        return Verdict::Ignore;
+    };
+    match found.role {
+        ConfigRole::Operator => Verdict::Edit(Location::Operator),
+        ConfigRole::Values => Verdict::Edit(Location::Sail),
+        ConfigRole::Generated => Verdict::LeaveAlone(
+            "the Sail operator writes IstioRevision objects from the Istio CR and reverts \
+             edits; set spec.values.meshConfig in the Istio CR instead; left alone"
+                .to_string(),
+        ),
+        ConfigRole::ConfigMap if api == "v1" => {
+            let name = object_ref(obj).name;
+            if !(mesh.is_config_map_name)(&name) {
+                return Verdict::Ignore;
+            }
             let data = obj.get("data");
             let has = |k: &str| data.is_some_and(|d| d.get(k).is_some());
             if has(istio::MESH_CONFIGMAP_KEY) {
                 Verdict::Edit(Location::ConfigMap)
-            } else if oref.name != "istio" && !has(istio::MESH_NETWORKS_KEY) {
+            } else if name != "istio" && !has(istio::MESH_NETWORKS_KEY) {
                 // istio-galley-configuration, istio-ca-root-cert, ...: other istio-* maps.
                 Verdict::Ignore
             } else {
@@ -111,8 +109,7 @@ fn classify(obj: &Node, force_mesh: bool) -> Verdict {
                 ))
             }
         }
-        (None, None) => classify_untyped(obj, force_mesh),
-        _ => Verdict::Ignore,
+        ConfigRole::ConfigMap => Verdict::Ignore,
     }
 }
 

@@ -8,7 +8,7 @@
 use super::editor::Editor;
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
-use crate::istio;
+use crate::mesh::istio;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Kind, Node};
