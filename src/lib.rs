@@ -1,11 +1,12 @@
 //! meshjob: make Kubernetes Jobs and CronJobs finish when Istio injects a sidecar.
 //!
 //! The crate is laid out in the order the data flows (see DESIGN.md):
-//! `source` -> `yaml` -> `locate` -> `plan` -> `apply` -> `output`.
+//! `source` -> `yaml` -> `locate` -> `decide` -> `plan` -> `apply` -> `output`.
 
 pub mod apply;
 pub mod cli;
 pub mod config;
+pub mod decide;
 pub mod finding;
 pub mod krm;
 pub mod kustomize;

@@ -3,10 +3,9 @@
 //! A target is the pod template of a `batch/*` Job or CronJob, at the top level of a
 //! document or among the `items` of a `kind: List` (or a KRM `ResourceList`). Look-alikes
 //! (other API groups, CRDs, Jobs embedded in strings or nested in other kinds) are never
-//! targets. Opted-out, host-network and native-sidecar pods are skipped with a note.
+//! targets. Whether and how each pod is fixed is decided later (`decide`).
 
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::mesh::istio;
 use crate::yaml::path::{Path, Seg, key};
 use crate::yaml::tree::{Kind, Node};
 use std::fmt;
@@ -214,15 +213,6 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
         ));
         return;
     }
-    if let Some((rule, reason)) = skip_reason(node) {
-        out.findings.push(note(
-            Finding::info,
-            rule,
-            node.start,
-            format!("{}: skipped, {reason}", describe(&oref)),
-        ));
-        return;
-    }
     out.pods.push(PodTarget {
         object: oref,
         object_node: obj,
@@ -266,83 +256,6 @@ pub fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
     ))
 }
 
-/// Why a pod template is not to be touched, if it is not.
-fn skip_reason(template: &Node) -> Option<(Rule, String)> {
-    let meta = template.get("metadata");
-    let label = meta
-        .and_then(|m| m.get("labels"))
-        .and_then(|l| l.get(istio::INJECT_KEY))
-        .and_then(Node::as_str);
-    let annotation = meta
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(istio::INJECT_KEY))
-        .and_then(Node::as_str);
-    // The label wins over the deprecated annotation when both are present.
-    match (label, annotation) {
-        (Some(v), _) if v.eq_ignore_ascii_case("false") => {
-            return Some((
-                Rule::OptedOut,
-                format!(
-                    "opted out of injection (label {}: \"false\")",
-                    istio::INJECT_KEY
-                ),
-            ));
-        }
-        (None, Some(v)) if v.eq_ignore_ascii_case("false") => {
-            return Some((
-                Rule::OptedOut,
-                format!(
-                    "opted out of injection (annotation {}: \"false\")",
-                    istio::INJECT_KEY
-                ),
-            ));
-        }
-        _ => {}
-    }
-    let spec = template.get("spec");
-    if spec
-        .and_then(|s| s.get("hostNetwork"))
-        .and_then(Node::as_str)
-        .is_some_and(|v| v == "true")
-    {
-        return Some((
-            Rule::HostNetwork,
-            "hostNetwork pods are never injected".to_string(),
-        ));
-    }
-    if meta
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(istio::NATIVE_SIDECAR_ANNOTATION))
-        .and_then(Node::as_str)
-        .is_some_and(|v| v == "true")
-    {
-        return Some((
-            Rule::NativeSidecar,
-            format!(
-                "native sidecar mode ({}: \"true\") lets the Job complete without a wrapper",
-                istio::NATIVE_SIDECAR_ANNOTATION
-            ),
-        ));
-    }
-    let native_proxy = spec
-        .and_then(|s| s.get("initContainers"))
-        .and_then(Node::items)
-        .is_some_and(|inits| {
-            inits.iter().any(|c| {
-                str_of(c, "name") == Some(istio::PROXY_CONTAINER)
-                    && str_of(c, "restartPolicy") == Some("Always")
-            })
-        });
-    if native_proxy {
-        return Some((
-            Rule::NativeSidecar,
-            "istio-proxy is already injected as a native sidecar, which Kubernetes stops by itself"
-                .to_string(),
-        ));
-    }
-    None
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -376,6 +289,14 @@ mod tests {
     }
 
     #[test]
+    fn anchored_template_is_refused() {
+        let (n, msgs) =
+            count("apiVersion: batch/v1\nkind: Job\nspec:\n  template: &a {spec: {}}\n");
+        assert_eq!(n, 0);
+        assert!(msgs[0].contains("anchor"), "{msgs:?}");
+    }
+
+    #[test]
     fn one_table_of_kinds() {
         for kind in [
             "Job",
@@ -403,44 +324,5 @@ mod tests {
                 assert_eq!(count(&doc).0, 1, "{doc}");
             }
         }
-    }
-
-    #[test]
-    fn opt_outs() {
-        let t = |meta: &str, spec: &str| {
-            count(&format!(
-                "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {meta}\n    spec: {spec}\n"
-            ))
-        };
-        assert_eq!(
-            t("{labels: {sidecar.istio.io/inject: \"false\"}}", "{}").0,
-            0
-        );
-        assert_eq!(
-            t("{annotations: {sidecar.istio.io/inject: \"false\"}}", "{}").0,
-            0
-        );
-        // The label wins.
-        assert_eq!(
-            t(
-                "{labels: {sidecar.istio.io/inject: \"true\"}, annotations: {sidecar.istio.io/inject: \"false\"}}",
-                "{}"
-            )
-            .0,
-            1
-        );
-        assert_eq!(t("{}", "{hostNetwork: true}").0, 0);
-        assert_eq!(
-            t(
-                "{annotations: {sidecar.istio.io/nativeSidecar: \"true\"}}",
-                "{}"
-            )
-            .0,
-            0
-        );
-        let (n, msgs) =
-            count("apiVersion: batch/v1\nkind: Job\nspec:\n  template: &a {spec: {}}\n");
-        assert_eq!(n, 0);
-        assert!(msgs[0].contains("anchor"), "{msgs:?}");
     }
 }

@@ -6,7 +6,7 @@ use super::script::{self, Peers, QuitEndpoint, ScriptOptions};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding, str_of};
-use crate::mesh::istio;
+use crate::mesh::Mesh;
 use crate::yaml::emit::{Out, literal_ok};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
@@ -103,14 +103,15 @@ fn wrapper_out(script: String) -> Out {
 
 /// The quit endpoint for one pod: the configured URL, with the pod's status-port override
 /// applied when the URL uses the default port.
-fn quit_endpoint(settings: &Settings, tpl: &Node) -> Result<QuitEndpoint, String> {
+fn quit_endpoint(mesh: &Mesh, settings: &Settings, tpl: &Node) -> Result<QuitEndpoint, String> {
     let mut q = script::parse_quit_url(&settings.quit_url)?;
-    let port = tpl
-        .path(&["metadata", "annotations", istio::STATUS_PORT_ANNOTATION])
+    let port = mesh
+        .quit_port_annotation
+        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
         .and_then(Node::as_str)
         .and_then(|p| p.parse::<u16>().ok());
     if let Some(p) = port
-        && settings.quit_url == istio::DEFAULT_QUIT_URL
+        && settings.quit_url == mesh.default_quit_url
     {
         q.port = p;
     }
@@ -118,7 +119,13 @@ fn quit_endpoint(settings: &Settings, tpl: &Node) -> Result<QuitEndpoint, String
 }
 
 /// Plans the wrapper edits of one pod template.
-pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &mut Vec<Finding>) {
+pub fn plan(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'_>,
+    mesh: &Mesh,
+    settings: &Settings,
+    out: &mut Vec<Finding>,
+) {
     let oref = &t.object;
     let tpl = t.template;
     let Some(spec) = tpl.get("spec").filter(|s| s.entries().is_some()) else {
@@ -158,7 +165,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
         ));
         return;
     };
-    let quit = match quit_endpoint(settings, tpl) {
+    let quit = match quit_endpoint(mesh, settings, tpl) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -169,7 +176,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
 
     let mut wraps = Vec::new();
     for (index, c) in items.iter().enumerate() {
-        if let Some(w) = classify(c, index, settings, oref, out) {
+        if let Some(w) = classify(c, index, mesh, settings, oref, out) {
             wraps.push(w);
         }
     }
@@ -222,22 +229,24 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
 fn classify<'d>(
     c: &'d Node,
     index: usize,
+    mesh: &Mesh,
     settings: &Settings,
     oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) -> Option<Wrap<'d>> {
     c.entries()?;
     let name = str_of(c, "name").unwrap_or_default().to_string();
-    if name == istio::PROXY_CONTAINER {
+    if name == mesh.proxy_container {
         out.push(
             Finding::info(
                 Rule::ProxyInjected,
                 c.start,
                 format!(
-                    "{}: istio-proxy is already injected; its settings come from injection time, \
-                     so re-inject (or set EXIT_ON_ZERO_ACTIVE_CONNECTIONS in its env) for the \
+                    "{}: {} is already injected; its settings come from injection time, so \
+                     re-inject (or set EXIT_ON_ZERO_ACTIVE_CONNECTIONS in its env) for the \
                      annotation to take effect",
-                    describe(oref)
+                    describe(oref),
+                    mesh.proxy_container
                 ),
             )
             .with_object(Some(oref.clone())),

@@ -1,4 +1,5 @@
-//! Plans the edits for each target: one file per concern.
+//! Plans the edits for each target: one file per concern. Each pod gets the planners of
+//! the strategy `decide` chose for it.
 
 pub mod annotation;
 pub mod container;
@@ -9,6 +10,7 @@ pub mod proxy_config;
 pub mod script;
 
 use crate::config::Settings;
+use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Severity};
 use crate::locate;
 use crate::yaml::style::detect_style;
@@ -28,12 +30,23 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let desired = proxy_config::Desired::from_settings(settings);
     for target in &located.pods {
+        let (mesh, strategy) = match decide::decide(target) {
+            Decision::Skip(f) => {
+                findings.push(f);
+                continue;
+            }
+            Decision::Fix { mesh, strategy } => (mesh, strategy),
+        };
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
-        container::plan(&mut editor, target, settings, &mut pod_findings);
-        annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+        match strategy {
+            Strategy::Wrapper => {
+                container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+            }
+        }
         let refused = pod_findings
             .iter()
             .any(|f| f.severity == Severity::Error && f.rule.refuses_pod());
