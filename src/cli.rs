@@ -309,7 +309,6 @@ struct Tally {
     errors_any: bool,
     /// The once-per-run note has been shown.
     noted: bool,
-    json: Vec<serde_json::Value>,
 }
 
 fn run_files(mode: Mode, args: &RunArgs) -> u8 {
@@ -472,8 +471,7 @@ fn emit_findings(reports: &[Located], format: Format, color: bool, fix_mode: boo
             }
         }
         Format::Json => {
-            let mut v = tally.json.clone();
-            v.extend(reports.iter().map(report::json));
+            let v: Vec<serde_json::Value> = reports.iter().map(report::json).collect();
             let doc = serde_json::json!({
                 "findings": v,
                 "changed": tally.changed,

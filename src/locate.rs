@@ -24,7 +24,7 @@ pub struct PodTarget<'d> {
 
 /// What locating found in one document.
 #[derive(Debug, Default)]
-pub struct Located<'d> {
+pub struct Found<'d> {
     pub pods: Vec<PodTarget<'d>>,
     pub findings: Vec<Finding>,
 }
@@ -149,15 +149,15 @@ pub fn objects(root: &Node) -> Vec<(&Node, Path, bool)> {
 }
 
 /// Finds the pod templates in one document.
-pub fn locate(root: &Node) -> Located<'_> {
-    let mut out = Located::default();
+pub fn locate(root: &Node) -> Found<'_> {
+    let mut out = Found::default();
     for (obj, path, _) in objects(root) {
         object(obj, path, &mut out);
     }
     out
 }
 
-fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
+fn object<'d>(obj: &'d Node, path: Path, out: &mut Found<'d>) {
     if obj.entries().is_none() || !str_of(obj, "apiVersion").is_some_and(is_batch) {
         return;
     }

@@ -42,7 +42,8 @@ fn fresh_value(text: &str) -> Value {
     })
 }
 
-/// `{proxy.istio.io/config: <fresh>}`, wrapped in `{annotations: ...}` when `with_annotations`.
+/// `{annotations: {proxy.istio.io/config: <fresh>}}`, or without the outer `annotations`
+/// level.
 fn fresh_map(d: &Desired, json: bool, with_annotations: bool) -> Out {
     let anns = Out::Map(vec![(
         istio::PROXY_CONFIG_ANNOTATION.into(),
@@ -60,14 +61,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     let tpl = t.template;
     let oref = &t.object;
     let Some(meta_entry) = tpl.entry("metadata") else {
-        let json = tpl.flow;
-        let value = Out::Map(vec![(
-            "annotations".into(),
-            Out::Map(vec![(
-                istio::PROXY_CONFIG_ANNOTATION.into(),
-                fresh(d, json),
-            )]),
-        )]);
+        let value = fresh_map(d, tpl.flow, true);
         let before = tpl.entry("spec").map(|e| &e.key);
         ed.insert_entry(tpl, &t.path, before, "metadata", &value);
         return;
@@ -79,13 +73,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
         return;
     }
     if meta.is_null() {
-        let value = Out::Map(vec![(
-            "annotations".into(),
-            Out::Map(vec![(
-                istio::PROXY_CONFIG_ANNOTATION.into(),
-                fresh(d, tpl.flow),
-            )]),
-        )]);
+        let value = fresh_map(d, tpl.flow, true);
         ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &value);
         return;
     }
