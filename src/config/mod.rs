@@ -1,6 +1,6 @@
 //! Configuration: `.meshjob.yaml`, the KRM functionConfig and the effective settings.
 //!
-//! The settings of a run are layered: [`Settings::default`] (built from `crate::istio`), then
+//! The settings of a run are layered: [`Settings::default`] (built from `crate::mesh::istio`), then
 //! the config document ([`MeshJobConfig::apply_to`]), then command-line flags. The document
 //! types are the one source of the JSON Schema ([`schema_json`]).
 

@@ -71,7 +71,7 @@ pub fn gh_escape_property(s: &str) -> String {
     gh_escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// One GitHub workflow command (`::error file=..,line=..,col=..::message`).
+/// One GitHub workflow command (`::error file=..,line=..,col=..::message [MJ...]`).
 pub fn github(l: &Located) -> String {
     let cmd = match l.finding.severity {
         Severity::Error => "error",
@@ -83,11 +83,8 @@ pub fn github(l: &Located) -> String {
         gh_escape_property(&l.path),
         l.line,
         l.col,
-        gh_escape_property(&format!(
-            "meshjob {} {}",
-            l.finding.severity, l.finding.rule
-        )),
-        gh_escape_data(&l.finding.message)
+        gh_escape_property(&format!("meshjob {}", l.finding.severity)),
+        gh_escape_data(&format!("{} [{}]", l.finding.message, l.finding.rule))
     )
 }
 
@@ -133,7 +130,7 @@ mod tests {
         };
         assert_eq!(
             github(&l),
-            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error MJ001::bad: a, b%0Anext"
+            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b%0Anext [MJ001]"
         );
     }
 }
