@@ -15,11 +15,9 @@
 
 use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
+use meshjob::apply::{Edit, Intended, apply};
 use meshjob::config::Settings;
-use meshjob::run::ProcessOptions;
-use meshjob::yaml::edit::{Edit, splice};
 use meshjob::yaml::tree::{Doc, parse_stream};
-use meshjob::yaml::value::Value;
 
 fn main() {
     divan::main();
@@ -125,13 +123,16 @@ fn parsed(text: &str) -> Vec<Doc> {
 }
 
 /// The edits and intended values `process` would apply to `text`.
-fn planned(text: &str, docs: &[Doc], settings: &Settings) -> (Vec<Edit>, Vec<Value>) {
+fn planned(text: &str, docs: &[Doc], settings: &Settings) -> (Vec<Edit>, Vec<Intended>) {
     let mut edits = Vec::new();
     let mut intended = Vec::new();
     for doc in docs {
-        let p = meshjob::plan::plan_doc(text, doc, settings, ProcessOptions::default());
+        let p = meshjob::plan::plan_doc(text, doc, settings, false);
+        intended.push(Intended {
+            value: p.editor.intended,
+            edited: !p.editor.edits.is_empty(),
+        });
         edits.extend(p.editor.edits);
-        intended.push(p.editor.intended);
     }
     (edits, intended)
 }
@@ -158,7 +159,7 @@ fn bench_plan(bencher: Bencher, text: &str) {
     bencher.counter(BytesCount::of_str(text)).bench(|| {
         black_box(&docs)
             .iter()
-            .map(|d| meshjob::plan::plan_doc(text, d, &settings, ProcessOptions::default()))
+            .map(|d| meshjob::plan::plan_doc(text, d, &settings, false))
             .collect::<Vec<_>>()
     });
 }
@@ -167,9 +168,8 @@ fn bench_apply(bencher: Bencher, text: &str) {
     let docs = parsed(text);
     let (edits, intended) = planned(text, &docs, &Settings::default());
     bencher.counter(BytesCount::of_str(text)).bench(|| {
-        let out = splice(black_box(text), black_box(&edits)).expect("edits do not overlap");
-        meshjob::run::verify(&out, &intended).expect("the edited text verifies");
-        out
+        apply(black_box(text), &docs, black_box(&edits), &intended)
+            .expect("the edits splice and verify")
     });
 }
 

@@ -3,10 +3,9 @@
 use crate::config::Settings;
 use crate::exit;
 use crate::hosts::{self, files, krm, kustomize};
-use crate::istio;
+use crate::mesh::istio;
 use crate::output::console::{self, ColorChoice};
 use crate::output::report::Format;
-use crate::plan::script;
 use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
@@ -132,7 +131,7 @@ pub fn main() -> ExitCode {
         Command::Config(a) => {
             return ExitCode::from(match settings_from(&a) {
                 Ok(s) => print(&crate::config::render_effective(&s)),
-                Err(m) => console::trouble(&m),
+                Err(e) => console::trouble_shown(&e),
             });
         }
         Command::Krm => return ExitCode::from(hosts::run(&krm::Function)),
@@ -149,7 +148,7 @@ pub fn main() -> ExitCode {
     };
     let settings = match settings_from(&args) {
         Ok(s) => s,
-        Err(m) => return ExitCode::from(console::trouble(&m)),
+        Err(e) => return ExitCode::from(console::trouble_shown(&e)),
     };
     let req = files::Request {
         mode,
@@ -171,8 +170,26 @@ fn print(text: &str) -> u8 {
     }
 }
 
+/// Why the settings of a run could not be made.
+#[derive(Debug)]
+pub enum SettingsError {
+    /// The config file: shown as `path:line:col: error: ...`.
+    Config(crate::config::ConfigError),
+    /// A flag's value.
+    Flag(String),
+}
+
+impl std::fmt::Display for SettingsError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SettingsError::Config(e) => write!(f, "{e}"),
+            SettingsError::Flag(m) => write!(f, "meshjob: error: {m}"),
+        }
+    }
+}
+
 /// The effective settings: defaults, then the config file, then flags.
-pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
+pub fn settings_from(args: &RunArgs) -> Result<Settings, SettingsError> {
     let mut s = Settings::default();
     let file = match &args.config {
         Some(p) => Some(std::path::PathBuf::from(p)),
@@ -181,16 +198,17 @@ pub fn settings_from(args: &RunArgs) -> Result<Settings, String> {
             .and_then(|d| crate::config::discover(&d)),
     };
     if let Some(path) = file {
-        let cfg = crate::config::load(&path).map_err(|e| e.to_string())?;
-        cfg.apply_to(&mut s).map_err(|e| e.to_string())?;
+        let cfg = crate::config::load(&path).map_err(SettingsError::Config)?;
+        cfg.apply_to(&mut s).map_err(SettingsError::Config)?;
     }
     if let Some(u) = &args.quit_url {
-        crate::config::validate_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
-        script::parse_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
+        crate::config::validate_quit_url(u)
+            .map_err(|m| SettingsError::Flag(format!("--quit-url: {m}")))?;
         s.quit_url = u.clone();
     }
     if let Some(d) = &args.drain_duration {
-        istio::validate_drain_duration(d).map_err(|m| format!("--drain-duration: {m}"))?;
+        istio::validate_drain_duration(d)
+            .map_err(|m| SettingsError::Flag(format!("--drain-duration: {m}")))?;
         s.drain_duration = d.clone();
     }
     if let Some(b) = args.exit_on_zero_active_connections {

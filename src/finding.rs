@@ -38,10 +38,191 @@ pub struct ObjectRef {
     pub namespace: String,
 }
 
+/// What a finding is about: a stable code (`MJ110`) that users can grep, suppress and link
+/// to, and the kind that code decides on (a refused pod, a note said once per run).
+///
+/// Codes are grouped by hundreds, with room in each group and for groups to come:
+/// `MJ0xx` the run itself (input, output, internal errors); `MJ1xx` finding targets and
+/// deciding what to do with them; `MJ2xx` the entrypoint wrapper strategy; `MJ3xx` native
+/// sidecars and `MJ4xx` reverting (none / unwrap / ambient), reserved; `MJ5xx` the per-pod
+/// proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` hand-written fixes and
+/// "would change" reports, reserved. A code never changes meaning; `docs/rules.md` has one
+/// section per code.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Rule {
+    /// The input is not YAML meshjob can read.
+    InvalidYaml,
+    /// A file or directory cannot be read.
+    Unreadable,
+    /// A file is not UTF-8 text.
+    NotText,
+    /// An output file cannot be written.
+    Unwritable,
+    /// An object was rewritten (KRM results).
+    Rewritten,
+    /// meshjob's own output failed its checks; nothing was written.
+    Internal,
+    /// A Job or CronJob without a pod template.
+    NoPodTemplate,
+    /// A pod template that is not a mapping.
+    TemplateNotMapping,
+    /// A pod opted out of injection.
+    OptedOut,
+    /// A hostNetwork pod, which is never injected.
+    HostNetwork,
+    /// A pod whose proxy is (or will be) a native sidecar.
+    NativeSidecar,
+    /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
+    SharedNode,
+    /// A container with a key written twice.
+    DuplicateKey,
+    /// A pod spec without containers to wrap.
+    NoContainers,
+    /// A `command` that cannot be wrapped.
+    CommandNotList,
+    /// An `args` that cannot be moved.
+    ArgsNotList,
+    /// A container whose entrypoint is not written down.
+    UnknownEntrypoint,
+    /// A wrapper newer than this meshjob.
+    NewerWrapper,
+    /// A wrapper whose body meshjob did not write (edited by hand); left alone.
+    EditedWrapper,
+    /// A pod that already has the proxy container.
+    ProxyInjected,
+    /// The quit URL cannot be used for a pod.
+    QuitUrl,
+    /// Pod template metadata or annotations that are not a mapping.
+    MetadataNotMapping,
+    /// A proxy config annotation that does not hold a YAML or JSON mapping.
+    AnnotationNotConfig,
+    /// A ProxyConfig that is not a mapping.
+    ProxyConfigNotMapping,
+    /// A key that is not a ProxyConfig field.
+    UnknownField,
+    /// `holdApplicationUntilProxyReceivesConfig`, which Istio does not have.
+    MisspelledHold,
+    /// A ProxyConfig boolean that is not a boolean.
+    NotBoolean,
+    /// A ProxyConfig duration that is not a valid Go duration.
+    InvalidDuration,
+    /// A `proxyMetadata` that is not a mapping of strings.
+    MetadataNotStrings,
+    /// A user value that contradicts meshjob's, kept.
+    KeptUserValue,
+    /// Something that looks like mesh configuration, left alone.
+    MeshConfigLeftAlone,
+    /// Mesh configuration that cannot be edited as written.
+    MeshConfigNotMapping,
+    /// Mesh configuration text that is not valid YAML.
+    MeshConfigInvalid,
+    /// How the mesh-wide drain settings interact; said once per run.
+    DrainInteraction,
+}
+
+impl Rule {
+    /// Every rule, in code order.
+    pub const ALL: [Rule; 34] = [
+        Rule::InvalidYaml,
+        Rule::Unreadable,
+        Rule::NotText,
+        Rule::Unwritable,
+        Rule::Rewritten,
+        Rule::Internal,
+        Rule::NoPodTemplate,
+        Rule::TemplateNotMapping,
+        Rule::OptedOut,
+        Rule::HostNetwork,
+        Rule::NativeSidecar,
+        Rule::SharedNode,
+        Rule::DuplicateKey,
+        Rule::NoContainers,
+        Rule::CommandNotList,
+        Rule::ArgsNotList,
+        Rule::UnknownEntrypoint,
+        Rule::NewerWrapper,
+        Rule::ProxyInjected,
+        Rule::QuitUrl,
+        Rule::EditedWrapper,
+        Rule::MetadataNotMapping,
+        Rule::AnnotationNotConfig,
+        Rule::ProxyConfigNotMapping,
+        Rule::UnknownField,
+        Rule::MisspelledHold,
+        Rule::NotBoolean,
+        Rule::InvalidDuration,
+        Rule::MetadataNotStrings,
+        Rule::KeptUserValue,
+        Rule::MeshConfigLeftAlone,
+        Rule::MeshConfigNotMapping,
+        Rule::MeshConfigInvalid,
+        Rule::DrainInteraction,
+    ];
+
+    /// The stable code, such as `MJ110`.
+    pub fn code(self) -> &'static str {
+        match self {
+            Rule::InvalidYaml => "MJ001",
+            Rule::Unreadable => "MJ002",
+            Rule::NotText => "MJ003",
+            Rule::Unwritable => "MJ004",
+            Rule::Rewritten => "MJ010",
+            Rule::Internal => "MJ090",
+            Rule::NoPodTemplate => "MJ101",
+            Rule::TemplateNotMapping => "MJ102",
+            Rule::OptedOut => "MJ103",
+            Rule::HostNetwork => "MJ104",
+            Rule::NativeSidecar => "MJ105",
+            Rule::SharedNode => "MJ110",
+            Rule::DuplicateKey => "MJ111",
+            Rule::NoContainers => "MJ201",
+            Rule::CommandNotList => "MJ202",
+            Rule::ArgsNotList => "MJ203",
+            Rule::UnknownEntrypoint => "MJ204",
+            Rule::NewerWrapper => "MJ205",
+            Rule::ProxyInjected => "MJ206",
+            Rule::QuitUrl => "MJ207",
+            Rule::EditedWrapper => "MJ208",
+            Rule::MetadataNotMapping => "MJ501",
+            Rule::AnnotationNotConfig => "MJ502",
+            Rule::ProxyConfigNotMapping => "MJ509",
+            Rule::UnknownField => "MJ510",
+            Rule::MisspelledHold => "MJ511",
+            Rule::NotBoolean => "MJ512",
+            Rule::InvalidDuration => "MJ513",
+            Rule::MetadataNotStrings => "MJ514",
+            Rule::KeptUserValue => "MJ520",
+            Rule::MeshConfigLeftAlone => "MJ601",
+            Rule::MeshConfigNotMapping => "MJ602",
+            Rule::MeshConfigInvalid => "MJ603",
+            Rule::DrainInteraction => "MJ604",
+        }
+    }
+
+    /// Whether an error of this rule drops every edit planned for its pod, so that a pod is
+    /// never left half-edited.
+    pub fn refuses_pod(self) -> bool {
+        matches!(self, Rule::SharedNode)
+    }
+
+    /// Whether the finding is a note said once per run rather than once per place.
+    pub fn once_per_run(self) -> bool {
+        matches!(self, Rule::DrainInteraction)
+    }
+}
+
+impl fmt::Display for Rule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.code())
+    }
+}
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
     pub severity: Severity,
+    /// What it is about; see [`Rule`].
+    pub rule: Rule,
     /// Byte offset into the file's text where the problem is.
     pub offset: usize,
     pub message: String,
@@ -54,9 +235,10 @@ pub struct Finding {
 }
 
 impl Finding {
-    pub fn new(severity: Severity, offset: usize, message: impl Into<String>) -> Self {
+    pub fn new(severity: Severity, rule: Rule, offset: usize, message: impl Into<String>) -> Self {
         Finding {
             severity,
+            rule,
             offset,
             message: message.into(),
             object: None,
@@ -65,16 +247,16 @@ impl Finding {
         }
     }
 
-    pub fn error(offset: usize, message: impl Into<String>) -> Self {
-        Self::new(Severity::Error, offset, message)
+    pub fn error(rule: Rule, offset: usize, message: impl Into<String>) -> Self {
+        Self::new(Severity::Error, rule, offset, message)
     }
 
-    pub fn warning(offset: usize, message: impl Into<String>) -> Self {
-        Self::new(Severity::Warning, offset, message)
+    pub fn warning(rule: Rule, offset: usize, message: impl Into<String>) -> Self {
+        Self::new(Severity::Warning, rule, offset, message)
     }
 
-    pub fn info(offset: usize, message: impl Into<String>) -> Self {
-        Self::new(Severity::Info, offset, message)
+    pub fn info(rule: Rule, offset: usize, message: impl Into<String>) -> Self {
+        Self::new(Severity::Info, rule, offset, message)
     }
 
     pub fn with_object(mut self, object: Option<ObjectRef>) -> Self {
@@ -93,16 +275,22 @@ impl Finding {
     }
 }
 
-/// 1-based line and column (in characters) of a byte offset.
-pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
-    let offset = offset.min(text.len());
-    let mut at = offset;
-    while !text.is_char_boundary(at) {
-        at -= 1;
+pub use crate::yaml::text::line_col;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_are_unique_ordered_and_documented() {
+        let docs = include_str!("../docs/rules.md");
+        let codes: Vec<&str> = Rule::ALL.iter().map(|r| r.code()).collect();
+        assert!(codes.windows(2).all(|w| w[0] < w[1]), "{codes:?}");
+        for code in codes {
+            assert!(
+                docs.contains(&format!("\n## {code} ")),
+                "docs/rules.md has no section for {code}"
+            );
+        }
     }
-    let before = &text[..at];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let line_start = before.rfind('\n').map_or(0, |i| i + 1);
-    let col = before[line_start..].chars().count() + 1;
-    (line, col)
 }

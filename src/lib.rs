@@ -1,18 +1,19 @@
 //! meshjob: make Kubernetes Jobs and CronJobs finish when Istio injects a sidecar.
 //!
 //! The crate is laid out in the order the data flows (see DESIGN.md):
-//! `source` -> `yaml` -> `locate` -> `plan` -> `apply` -> `output`.
+//! `source` -> `yaml` -> `locate` -> `decide` -> `plan` -> `apply` -> `output`.
 
 #![warn(clippy::print_stdout, clippy::print_stderr)]
 
 pub mod apply;
 pub mod cli;
 pub mod config;
+pub mod decide;
 pub mod exit;
 pub mod finding;
 pub mod hosts;
-pub mod istio;
 pub mod locate;
+pub mod mesh;
 pub mod output;
 pub mod plan;
 pub mod run;

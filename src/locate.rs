@@ -3,12 +3,12 @@
 //! A target is the pod template of a `batch/*` Job or CronJob, at the top level of a
 //! document or among the `items` of a `kind: List` (or a KRM `ResourceList`). Look-alikes
 //! (other API groups, CRDs, Jobs embedded in strings or nested in other kinds) are never
-//! targets. Opted-out, host-network and native-sidecar pods are skipped with a note.
+//! targets. Whether and how each pod is fixed is decided later (`decide`).
 
-use crate::finding::{Finding, ObjectRef};
-use crate::istio;
-use crate::yaml::edit::{Path, Seg};
+use crate::finding::{Finding, ObjectRef, Rule};
+use crate::yaml::path::{Path, Seg, key};
 use crate::yaml::tree::{Kind, Node};
+use std::fmt;
 
 /// A pod template to rewrite.
 #[derive(Debug)]
@@ -24,13 +24,9 @@ pub struct PodTarget<'d> {
 
 /// What locating found in one document.
 #[derive(Debug, Default)]
-pub struct Located<'d> {
+pub struct Found<'d> {
     pub pods: Vec<PodTarget<'d>>,
     pub findings: Vec<Finding>,
-}
-
-fn key(k: &str) -> Seg {
-    Seg::Key(k.to_string())
 }
 
 /// The string value of `key` in a mapping (plain or quoted scalars only).
@@ -67,6 +63,56 @@ pub fn describe(o: &ObjectRef) -> String {
     }
 }
 
+/// What meshjob does with a kind of object.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Role {
+    /// A `batch` workload whose pod template (at these keys) is fixed.
+    Pods(&'static [&'static str]),
+    /// A list whose `items` are objects in their own right (`List` in `v1`, `ResourceList`
+    /// in `config.kubernetes.io/*`).
+    List,
+    /// Holds a mesh's mesh-wide configuration (see `mesh::Mesh::config_kinds`).
+    MeshConfig,
+}
+
+/// The one table of the kinds meshjob reads, besides each mesh's config kinds: the quick
+/// path passes every other kind through unparsed.
+pub const KINDS: &[(&str, Role)] = &[
+    ("Job", Role::Pods(&["spec", "template"])),
+    (
+        "CronJob",
+        Role::Pods(&["spec", "jobTemplate", "spec", "template"]),
+    ),
+    ("List", Role::List),
+    ("ResourceList", Role::List),
+];
+
+/// The role of `kind`, from [`KINDS`] and then every mesh's config kinds.
+pub fn role(kind: &str) -> Option<Role> {
+    KINDS
+        .iter()
+        .find(|(k, _)| *k == kind)
+        .map(|(_, r)| *r)
+        .or_else(|| {
+            crate::mesh::ALL
+                .iter()
+                .any(|m| m.config_kinds.iter().any(|c| c.kind == kind))
+                .then_some(Role::MeshConfig)
+        })
+}
+
+/// Whether a document of this kind (and, for a ConfigMap, name) may be one meshjob edits or
+/// reports on: what the quick path must not skip. Groups are not checked here.
+pub fn may_matter(kind: &str, name: Option<&str>) -> bool {
+    match role(kind) {
+        Some(Role::MeshConfig) if kind == "ConfigMap" => {
+            name.is_none_or(|n| crate::mesh::ALL.iter().any(|m| (m.is_config_map_name)(n)))
+        }
+        Some(_) => true,
+        None => false,
+    }
+}
+
 /// Whether `apiVersion` is in the `batch` group (batch/v1, batch/v1beta1, batch/v2alpha1).
 fn is_batch(api_version: &str) -> bool {
     api_version
@@ -84,36 +130,43 @@ pub fn is_list(obj: &Node) -> bool {
     }
 }
 
-/// Finds the pod templates in one document.
-pub fn locate(root: &Node) -> Located<'_> {
-    let mut out = Located::default();
+/// The objects of a document: the items of a list, or the document itself, each with its
+/// path from the root and whether it is a list item. Nothing for a document that is not a
+/// mapping.
+pub fn objects(root: &Node) -> Vec<(&Node, Path, bool)> {
     if root.entries().is_none() {
-        return out;
+        return Vec::new();
     }
-    if is_list(root) {
-        if let Some(items) = root.get("items").and_then(Node::items) {
-            for (i, item) in items.iter().enumerate() {
-                object(item, vec![key("items"), Seg::Index(i)], &mut out);
-            }
-        }
-    } else {
-        object(root, Vec::new(), &mut out);
+    if !is_list(root) {
+        return vec![(root, Vec::new(), false)];
+    }
+    let items = root.get("items").and_then(Node::items).unwrap_or(&[]);
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, item)| (item, vec![key("items"), Seg::Index(i)], true))
+        .collect()
+}
+
+/// Finds the pod templates in one document.
+pub fn locate(root: &Node) -> Found<'_> {
+    let mut out = Found::default();
+    for (obj, path, _) in objects(root) {
+        object(obj, path, &mut out);
     }
     out
 }
 
-fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
+fn object<'d>(obj: &'d Node, path: Path, out: &mut Found<'d>) {
     if obj.entries().is_none() || !str_of(obj, "apiVersion").is_some_and(is_batch) {
         return;
     }
-    let template_keys: &[&str] = match str_of(obj, "kind") {
-        Some("Job") => &["spec", "template"],
-        Some("CronJob") => &["spec", "jobTemplate", "spec", "template"],
-        _ => return,
+    let Some(Role::Pods(template_keys)) = str_of(obj, "kind").and_then(role) else {
+        return;
     };
     let oref = object_ref(obj);
-    let note = |sev: fn(usize, String) -> Finding, at: usize, msg: String| {
-        sev(at, msg).with_object(Some(oref.clone()))
+    let note = |sev: fn(Rule, usize, String) -> Finding, rule: Rule, at: usize, msg: String| {
+        sev(rule, at, msg).with_object(Some(oref.clone()))
     };
     // Walk to the template, refusing to go through aliases, anchors or merge keys: an edit
     // there would change other nodes too, or not take effect.
@@ -132,6 +185,7 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
             None => {
                 out.findings.push(note(
                     Finding::warning,
+                    Rule::NoPodTemplate,
                     obj.start,
                     format!(
                         "{} has no {}; nothing to do",
@@ -150,19 +204,12 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
     if node.entries().is_none() {
         out.findings.push(note(
             Finding::warning,
+            Rule::TemplateNotMapping,
             node.start,
             format!(
                 "{}: the pod template is not a mapping; skipped",
                 describe(&oref)
             ),
-        ));
-        return;
-    }
-    if let Some(reason) = skip_reason(node) {
-        out.findings.push(note(
-            Finding::info,
-            node.start,
-            format!("{}: skipped, {reason}", describe(&oref)),
         ));
         return;
     }
@@ -174,94 +221,39 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Located<'d>) {
     });
 }
 
-/// Words that mark a refusal: the pod's edits are dropped whole.
-pub const REFUSAL: &str = "refusing to edit";
-
-/// A finding when `node` is an alias, has an anchor, or uses a merge key (`<<`).
-pub fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
-    let why = if matches!(node.kind, Kind::Alias(_)) {
-        "is an alias (*name) of a node used elsewhere"
+/// Why editing through `node` is refused, when it is an alias, has an anchor, or uses a
+/// merge key (`<<`): an edit there would change other nodes too, or not take effect.
+pub fn shared_node(node: &Node) -> Option<&'static str> {
+    if matches!(node.kind, Kind::Alias(_)) {
+        Some("is an alias (*name) of a node used elsewhere")
     } else if node.anchor.is_some() {
-        "has an anchor (&name), so other nodes may share it"
+        Some("has an anchor (&name), so other nodes may share it")
     } else if node.entry("<<").is_some() {
-        "uses a merge key (<<), so its effective value is not what is written"
+        Some("uses a merge key (<<), so its effective value is not what is written")
     } else {
-        return None;
-    };
-    Some(
-        Finding::error(
-            node.props_start,
-            format!(
-                "{}: {REFUSAL} a node that {why}; expand it by hand, then run again",
-                describe(oref)
-            ),
-        )
-        .with_object(Some(oref.clone())),
-    )
+        None
+    }
 }
 
-/// Why a pod template is not to be touched, if it is not.
-fn skip_reason(template: &Node) -> Option<String> {
-    let meta = template.get("metadata");
-    let label = meta
-        .and_then(|m| m.get("labels"))
-        .and_then(|l| l.get(istio::INJECT_KEY))
-        .and_then(Node::as_str);
-    let annotation = meta
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(istio::INJECT_KEY))
-        .and_then(Node::as_str);
-    // The label wins over the deprecated annotation when both are present.
-    match (label, annotation) {
-        (Some(v), _) if v.eq_ignore_ascii_case("false") => {
-            return Some(format!(
-                "opted out of injection (label {}: \"false\")",
-                istio::INJECT_KEY
-            ));
-        }
-        (None, Some(v)) if v.eq_ignore_ascii_case("false") => {
-            return Some(format!(
-                "opted out of injection (annotation {}: \"false\")",
-                istio::INJECT_KEY
-            ));
-        }
-        _ => {}
-    }
-    let spec = template.get("spec");
-    if spec
-        .and_then(|s| s.get("hostNetwork"))
-        .and_then(Node::as_str)
-        .is_some_and(|v| v == "true")
-    {
-        return Some("hostNetwork pods are never injected".to_string());
-    }
-    if meta
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(istio::NATIVE_SIDECAR_ANNOTATION))
-        .and_then(Node::as_str)
-        .is_some_and(|v| v == "true")
-    {
-        return Some(format!(
-            "native sidecar mode ({}: \"true\") lets the Job complete without a wrapper",
-            istio::NATIVE_SIDECAR_ANNOTATION
-        ));
-    }
-    let native_proxy = spec
-        .and_then(|s| s.get("initContainers"))
-        .and_then(Node::items)
-        .is_some_and(|inits| {
-            inits.iter().any(|c| {
-                str_of(c, "name") == Some(istio::PROXY_CONTAINER)
-                    && str_of(c, "restartPolicy") == Some("Always")
-            })
-        });
-    if native_proxy {
-        return Some(
-            "istio-proxy is already injected as a native sidecar, which Kubernetes stops by itself"
-                .to_string(),
-        );
-    }
-    None
+/// What a refusal to edit through a shared node says, given [`shared_node`]'s reason.
+pub fn refusal(why: &str) -> String {
+    format!("refusing to edit a node that {why}; expand it by hand, then run again")
+}
+
+/// An error about object `oref`, its message starting with the object's name.
+pub fn object_error(rule: Rule, oref: &ObjectRef, at: usize, msg: impl fmt::Display) -> Finding {
+    Finding::error(rule, at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
+}
+
+/// The refusal (rule [`Rule::SharedNode`]) when `node` of object `oref` is shared.
+pub fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
+    let why = shared_node(node)?;
+    Some(object_error(
+        Rule::SharedNode,
+        oref,
+        node.props_start,
+        refusal(why),
+    ))
 }
 
 #[cfg(test)]
@@ -297,41 +289,40 @@ mod tests {
     }
 
     #[test]
-    fn opt_outs() {
-        let t = |meta: &str, spec: &str| {
-            count(&format!(
-                "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {meta}\n    spec: {spec}\n"
-            ))
-        };
-        assert_eq!(
-            t("{labels: {sidecar.istio.io/inject: \"false\"}}", "{}").0,
-            0
-        );
-        assert_eq!(
-            t("{annotations: {sidecar.istio.io/inject: \"false\"}}", "{}").0,
-            0
-        );
-        // The label wins.
-        assert_eq!(
-            t(
-                "{labels: {sidecar.istio.io/inject: \"true\"}, annotations: {sidecar.istio.io/inject: \"false\"}}",
-                "{}"
-            )
-            .0,
-            1
-        );
-        assert_eq!(t("{}", "{hostNetwork: true}").0, 0);
-        assert_eq!(
-            t(
-                "{annotations: {sidecar.istio.io/nativeSidecar: \"true\"}}",
-                "{}"
-            )
-            .0,
-            0
-        );
+    fn anchored_template_is_refused() {
         let (n, msgs) =
             count("apiVersion: batch/v1\nkind: Job\nspec:\n  template: &a {spec: {}}\n");
         assert_eq!(n, 0);
         assert!(msgs[0].contains("anchor"), "{msgs:?}");
+    }
+
+    #[test]
+    fn one_table_of_kinds() {
+        for kind in [
+            "Job",
+            "CronJob",
+            "List",
+            "ResourceList",
+            "IstioOperator",
+            "Istio",
+        ] {
+            assert!(may_matter(kind, Some("x")), "{kind}");
+        }
+        assert!(may_matter("IstioRevision", None));
+        assert!(may_matter("ConfigMap", Some("istio-1-22")));
+        assert!(may_matter("ConfigMap", None));
+        assert!(!may_matter("ConfigMap", Some("app")));
+        assert!(!may_matter("Deployment", None));
+        // Every pod kind is found by `locate` under its template keys.
+        for (kind, role) in KINDS {
+            if let Role::Pods(keys) = role {
+                let mut doc = format!("apiVersion: batch/v1\nkind: {kind}\n");
+                for (depth, k) in keys.iter().enumerate() {
+                    doc.push_str(&format!("{}{k}:\n", "  ".repeat(depth)));
+                }
+                doc.push_str(&format!("{}spec: {{}}\n", "  ".repeat(keys.len())));
+                assert_eq!(count(&doc).0, 1, "{doc}");
+            }
+        }
     }
 }

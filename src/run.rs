@@ -1,12 +1,11 @@
 //! One text's trip through the pipeline: parse, locate, plan, apply, verify.
 
+use crate::apply::{self, Edit};
 use crate::config::Settings;
-use crate::finding::Finding;
-use crate::istio;
+use crate::finding::{Finding, Rule};
+use crate::locate;
 use crate::plan;
-use crate::yaml::edit::{Edit, splice};
 use crate::yaml::tree::parse_stream;
-use crate::yaml::value::Value;
 use crate::yaml::{simple, split};
 use std::ops::Range;
 
@@ -216,9 +215,9 @@ fn process_run(
     run
 }
 
-/// Whether a document must be parsed fully: anything the quick scanner cannot read, and
-/// every kind that meshjob edits or reports on (batch Jobs and CronJobs, lists, Istio
-/// installation resources, mesh ConfigMaps, documents without a kind).
+/// Whether a document must be parsed fully: anything the quick scanner cannot read, every
+/// kind that meshjob edits or reports on (`locate::may_matter`), and documents without a
+/// kind.
 fn may_be_target(doc: &str) -> bool {
     let Some(h) = simple::head(doc) else {
         return true;
@@ -227,17 +226,7 @@ fn may_be_target(doc: &str) -> bool {
         return true;
     }
     match (h.api_version, h.kind) {
-        (Some(_), Some("ConfigMap")) => h.name.is_none_or(istio::is_mesh_configmap_name),
-        (Some(_), Some(kind)) => matches!(
-            kind,
-            "Job"
-                | "CronJob"
-                | "List"
-                | "ResourceList"
-                | istio::ISTIO_OPERATOR_KIND
-                | istio::SAIL_ISTIO_KIND
-                | istio::SAIL_REVISION_KIND
-        ),
+        (Some(_), Some(kind)) => locate::may_matter(kind, h.name),
         _ => true,
     }
 }
@@ -261,6 +250,7 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
         Ok(d) => d,
         Err(e) => {
             return fatal(Finding::error(
+                Rule::InvalidYaml,
                 e.offset,
                 format!(
                     "invalid YAML: {}; meshjob edits only YAML that parses: fix the syntax at \
@@ -274,10 +264,13 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
-        let p = plan::plan_doc(text, doc, settings, opts);
+        let p = plan::plan_doc(text, doc, settings, opts.force_mesh);
         findings.extend(p.findings);
+        intended.push(apply::Intended {
+            edited: !p.editor.edits.is_empty(),
+            value: p.editor.intended,
+        });
         edits.extend(p.editor.edits);
-        intended.push(p.editor.intended);
     }
     if edits.is_empty() {
         return Part {
@@ -286,25 +279,17 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
             fatal: None,
         };
     }
-    let out = match splice(text, &edits) {
-        Ok(o) => o,
-        Err(o) => {
-            return fatal(Finding::error(
-                o.at,
-                "internal error: two planned edits overlap; nothing written",
-            ));
-        }
-    };
-    if let Err(mut f) = verify(&out, &intended) {
-        // The failure's offset is in the edited text; show it at the first edit instead,
-        // which is in the input.
-        f.offset = edits.iter().map(|e| e.start).min().unwrap_or(0);
-        return fatal(*f);
-    }
-    Part {
-        out: (out != text).then_some(out),
-        findings,
-        fatal: None,
+    match apply::apply(text, &docs, &edits, &intended) {
+        Ok(out) => Part {
+            out: (out != text).then_some(out),
+            findings,
+            fatal: None,
+        },
+        Err(e) => fatal(Finding::error(
+            Rule::Internal,
+            e.source_offset(&edits),
+            format!("{e}; nothing written"),
+        )),
     }
 }
 
@@ -312,48 +297,9 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
 fn once_per_text(findings: &mut Vec<Finding>) {
     let mut seen = false;
     findings.retain(|f| {
-        let note = is_once_note(f);
+        let note = f.rule.once_per_run();
         let keep = !(note && seen);
         seen |= note;
         keep
     });
-}
-
-/// Whether `f` is a note said once per run rather than once per place.
-pub fn is_once_note(f: &Finding) -> bool {
-    f.severity == crate::finding::Severity::Info
-        && f.message == crate::istio::DRAIN_INTERACTION_NOTE
-}
-
-/// Re-parses the edited text and checks every document against its intended value.
-pub fn verify(out: &str, intended: &[Value]) -> Result<(), Box<Finding>> {
-    let docs = parse_stream(out).map_err(|e| {
-        Box::new(Finding::error(
-            e.offset,
-            format!(
-                "internal error: the edited text does not parse ({}); nothing written",
-                e.message
-            ),
-        ))
-    })?;
-    if docs.len() != intended.len() {
-        return Err(Box::new(Finding::error(
-            0,
-            format!(
-                "internal error: the edited text has {} documents instead of {}; nothing written",
-                docs.len(),
-                intended.len()
-            ),
-        )));
-    }
-    for (doc, want) in docs.iter().zip(intended) {
-        if !want.matches(&Value::from_node(&doc.root)) {
-            return Err(Box::new(Finding::error(
-                doc.root.start,
-                "internal error: an edited document does not read back as intended; nothing \
-                 written",
-            )));
-        }
-    }
-    Ok(())
 }

@@ -175,9 +175,6 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
 
 /// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
 pub fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
-    let upto = &bytes[..offset.min(bytes.len())];
-    let line = upto.iter().filter(|&&b| b == b'\n').count() + 1;
-    let start = upto.iter().rposition(|&b| b == b'\n').map_or(0, |i| i + 1);
-    let col = String::from_utf8_lossy(&upto[start..]).chars().count() + 1;
-    (line, col)
+    let upto = String::from_utf8_lossy(&bytes[..offset.min(bytes.len())]);
+    crate::yaml::text::line_col(&upto, upto.len())
 }

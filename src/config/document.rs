@@ -220,8 +220,8 @@ pub struct ConfigSpec {
     pub force: Option<bool>,
 }
 
-/// The schema's pattern for `quitUrl`; [`super::validate_quit_url`] accepts the same set.
-const QUIT_URL_PATTERN: &str = r"^http://([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?/[A-Za-z0-9._~/%:@+,;=-]+$";
+/// The schema's pattern for `quitUrl`: the set [`super::quit_url::parse`] accepts.
+const QUIT_URL_PATTERN: &str = super::quit_url::PATTERN;
 
 /// The schema's pattern for `drainDuration`: a non-negative Go duration.
 const DRAIN_DURATION_PATTERN: &str =

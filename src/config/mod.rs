@@ -1,11 +1,12 @@
 //! Configuration: `.meshjob.yaml`, the KRM functionConfig and the effective settings.
 //!
-//! The settings of a run are layered: [`Settings::default`] (built from `crate::istio`), then
+//! The settings of a run are layered: [`Settings::default`] (built from `crate::mesh::istio`), then
 //! the config document ([`MeshJobConfig::apply_to`]), then command-line flags. The document
 //! types are the one source of the JSON Schema ([`schema_json`]).
 
 mod document;
 mod parse;
+pub mod quit_url;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -44,8 +45,8 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            quit_url: crate::istio::DEFAULT_QUIT_URL.to_string(),
-            drain_duration: crate::istio::DEFAULT_DRAIN_DURATION.to_string(),
+            quit_url: crate::mesh::istio::DEFAULT_QUIT_URL.to_string(),
+            drain_duration: crate::mesh::istio::DEFAULT_DRAIN_DURATION.to_string(),
             exit_on_zero_active_connections: true,
             hold_application_until_proxy_starts: true,
             entrypoints: BTreeMap::new(),
@@ -111,7 +112,7 @@ impl MeshJobConfig {
                 .map_err(|why| error(position(url), format!("invalid `quitUrl`: {why}")))?;
         }
         if let Some(duration) = &spec.drain_duration {
-            crate::istio::validate_drain_duration(duration).map_err(|why| {
+            crate::mesh::istio::validate_drain_duration(duration).map_err(|why| {
                 error(
                     position(duration),
                     format!("invalid `drainDuration`: {why}"),
@@ -206,80 +207,9 @@ fn position<T>(value: &Located<T>) -> (usize, usize) {
     (value.line, value.column)
 }
 
-/// `quitUrl` must be `http://HOST[:PORT]/PATH`. The URL ends up in a shell script, so the
-/// path is held to characters that need no quoting care (the schema's pattern agrees).
+/// Checks a `quitUrl`; see [`quit_url::parse`].
 pub fn validate_quit_url(url: &str) -> Result<(), String> {
-    const EXAMPLE: &str = "such as http://localhost:15020/quitquitquit";
-    let Some(rest) = url.strip_prefix("http://") else {
-        return Err(if url.starts_with("https://") {
-            format!(
-                "{url:?} uses https, but pilot-agent's status port serves plain http; write http://, {EXAMPLE}"
-            )
-        } else {
-            format!("{url:?} must be http://HOST[:PORT]/PATH, {EXAMPLE}")
-        });
-    };
-    let Some(slash) = rest.find('/') else {
-        return Err(format!("{url:?} has no path; add one, {EXAMPLE}"));
-    };
-    let (authority, path) = rest.split_at(slash);
-    let (host, port) = match authority.strip_prefix('[') {
-        Some(bracketed) => match bracketed.split_once(']') {
-            Some((ip6, after))
-                if !ip6.is_empty()
-                    && ip6
-                        .chars()
-                        .all(|c| c.is_ascii_hexdigit() || c == ':' || c == '.') =>
-            {
-                (ip6, after)
-            }
-            _ => {
-                return Err(format!(
-                    "{url:?} has an invalid IPv6 host; write it as [::1]"
-                ));
-            }
-        },
-        None => match authority.find(':') {
-            Some(colon) => authority.split_at(colon),
-            None => (authority, ""),
-        },
-    };
-    let bracketed = authority.starts_with('[');
-    let host_ok = bracketed
-        || (host
-            .chars()
-            .all(|c| c.is_ascii_alphanumeric() || c == '.' || c == '-')
-            && host.starts_with(|c: char| c.is_ascii_alphanumeric())
-            && host.ends_with(|c: char| c.is_ascii_alphanumeric()));
-    if !host_ok {
-        return Err(format!("{url:?} has an invalid host {host:?}, {EXAMPLE}"));
-    }
-    if !port.is_empty() {
-        let digits = port.strip_prefix(':').unwrap_or(port);
-        let valid = digits.len() <= 5
-            && digits.bytes().all(|b| b.is_ascii_digit())
-            && digits
-                .parse::<u32>()
-                .is_ok_and(|p| (1..=65535).contains(&p));
-        if !port.starts_with(':') || !valid {
-            return Err(format!(
-                "{url:?} has an invalid port {digits:?}; use 1-65535"
-            ));
-        }
-    }
-    const PATH_CHARS: &str = "-._~/%:@+,;=";
-    if path.len() < 2 {
-        return Err(format!("{url:?} has an empty path, {EXAMPLE}"));
-    }
-    if let Some(bad) = path
-        .chars()
-        .find(|c| !c.is_ascii_alphanumeric() && !PATH_CHARS.contains(*c))
-    {
-        return Err(format!(
-            "{url:?} has {bad:?} in its path; only letters, digits and {PATH_CHARS} are allowed"
-        ));
-    }
-    Ok(())
+    quit_url::parse(url).map(|_| ())
 }
 
 /// The JSON Schema of the config document: pretty JSON with a final newline.

@@ -81,7 +81,7 @@ fn layers_defaults_then_config_then_flags() {
     assert_eq!(settings.drain_duration, "30s");
     assert!(settings.force);
     assert_eq!(settings.wait_for_proxy_seconds, Some(15));
-    assert_eq!(settings.quit_url, crate::istio::DEFAULT_QUIT_URL);
+    assert_eq!(settings.quit_url, crate::mesh::istio::DEFAULT_QUIT_URL);
 
     config("  waitForProxy: 0\n")
         .apply_to(&mut settings)
@@ -166,7 +166,6 @@ fn quit_urls() {
     for good in [
         "http://localhost:15020/quitquitquit",
         "http://127.0.0.1:15020/quitquitquit",
-        "http://[::1]:15020/quitquitquit",
         "http://localhost/quitquitquit",
         "http://my-host.local:1/a/b_c~d%20e",
     ] {
@@ -186,6 +185,8 @@ fn quit_urls() {
         "http://localhost:15x/quitquitquit",
         "http://user@localhost/quitquitquit",
         "http://[]/quitquitquit",
+        "http://[::1]:15020/quitquitquit",
+        "http://localhost/a%zz",
         "http://localhost/quit quit",
         "http://localhost/quit?now=1",
         "http://localhost/$(reboot)",
@@ -201,7 +202,7 @@ fn quit_urls() {
 #[test]
 fn render_round_trips_awkward_values() {
     let settings = Settings {
-        quit_url: "http://[::1]:15021/quitquitquit".to_string(),
+        quit_url: "http://127.0.0.1:15021/a%20b:c@d".to_string(),
         drain_duration: "0".to_string(),
         exit_on_zero_active_connections: false,
         hold_application_until_proxy_starts: false,

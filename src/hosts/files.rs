@@ -3,7 +3,7 @@
 
 use crate::config::Settings;
 use crate::exit;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Rule, Severity};
 use crate::output::console::{self, ColorChoice};
 use crate::output::report::{Format, Located};
 use crate::output::{diff, write};
@@ -48,12 +48,12 @@ struct Tally {
 }
 
 /// A problem that stopped an input, shown at its start.
-fn stopped(path: &str, msg: impl Into<String>) -> Located {
+fn stopped(rule: Rule, path: &str, msg: impl Into<String>) -> Located {
     Located {
         path: path.to_string(),
         line: 1,
         col: 1,
-        finding: Finding::error(0, msg),
+        finding: Finding::error(rule, 0, msg),
     }
 }
 
@@ -73,7 +73,7 @@ pub fn run(req: &Request, settings: &Settings) -> u8 {
     let mut tally = Tally::default();
     let mut problems = Vec::new();
     for (p, msg) in walk_errors {
-        problems.push(stopped(&p, msg));
+        problems.push(stopped(Rule::Unreadable, &p, msg));
         tally.trouble = true;
     }
     let mut reports: Vec<Located> = Vec::new();
@@ -83,7 +83,7 @@ pub fn run(req: &Request, settings: &Settings) -> u8 {
             Ok(t) => t,
             Err(LoadError::Read(m)) => {
                 tally.trouble = true;
-                problems.push(stopped(&name, m));
+                problems.push(stopped(Rule::Unreadable, &name, m));
                 continue;
             }
             Err(LoadError::Decode {
@@ -97,7 +97,11 @@ pub fn run(req: &Request, settings: &Settings) -> u8 {
                     path: name,
                     line,
                     col,
-                    finding: Finding::error(offset, format!("{message}; file left untouched")),
+                    finding: Finding::error(
+                        Rule::NotText,
+                        offset,
+                        format!("{message}; file left untouched"),
+                    ),
                 });
                 if origin == Origin::Stdin && mode == Mode::Fix {
                     console::stdout(&bytes);
@@ -122,7 +126,7 @@ pub fn run(req: &Request, settings: &Settings) -> u8 {
         let mut findings = outcome.findings;
         findings.sort_by_key(|f| f.offset);
         for f in findings {
-            if run::is_once_note(&f) && std::mem::replace(&mut tally.noted, true) {
+            if f.rule.once_per_run() && std::mem::replace(&mut tally.noted, true) {
                 continue;
             }
             if f.severity == Severity::Error {
@@ -153,7 +157,11 @@ pub fn run(req: &Request, settings: &Settings) -> u8 {
                 Origin::File(p) if changed => {
                     if let Err(m) = write::write_atomic(p, text.as_bytes(), &outcome.text) {
                         tally.trouble = true;
-                        problems.push(stopped(&name, format!("cannot write: {m}")));
+                        problems.push(stopped(
+                            Rule::Unwritable,
+                            &name,
+                            format!("cannot write: {m}"),
+                        ));
                     }
                 }
                 Origin::File(_) => {}

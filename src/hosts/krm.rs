@@ -13,15 +13,16 @@
 use super::{Host, at, config_settings};
 use crate::config::Settings;
 use crate::exit;
-use crate::finding::{Finding, ObjectRef, Severity};
+use crate::finding::{Finding, ObjectRef, Rule, Severity};
 use crate::locate::{describe, object_ref, str_of};
 use crate::output::console::Reply;
 use crate::output::report::fixed_note;
+use crate::plan::editor::Editor;
+use crate::plan::embedded::looks_json;
 use crate::run::Outcome;
-use crate::yaml::edit::{Editor, detect_style};
-use crate::yaml::embedded::looks_json;
 use crate::yaml::emit::Out;
-use crate::yaml::tree::{Node, parse_stream};
+use crate::yaml::style::detect_style;
+use crate::yaml::tree::{Doc, Node, parse_stream};
 use crate::yaml::value::{ScalarType, Value};
 
 /// The `ResourceList` versions accepted; the input's is echoed back.
@@ -93,7 +94,7 @@ impl Host for Function {
             outcome.findings,
         );
         let failed = results.iter().any(|r| r.severity == Severity::Error);
-        let text = set_results(&outcome.text, out_root, &results)?;
+        let text = set_results(&outcome.text, &out_docs, &results)?;
         Ok(Reply {
             stdout: Some(text),
             stderr: String::new(),
@@ -220,8 +221,9 @@ fn build_results(
             results.push(KrmResult {
                 severity: Severity::Info,
                 message: format!(
-                    "{}: rewritten so that the Istio sidecar stops when the task ends",
-                    describe(&obj)
+                    "{}: rewritten so that the Istio sidecar stops when the task ends [{}]",
+                    describe(&obj),
+                    Rule::Rewritten
                 ),
                 object: Some(obj),
                 field: None,
@@ -240,10 +242,10 @@ fn result_of(f: Finding, item: Option<&Node>, file: Option<(String, Option<u64>)
     let (severity, message) = if f.fixed {
         (
             Severity::Info,
-            format!("{}{}", f.message, fixed_note(&f, true)),
+            format!("{}{} [{}]", f.message, fixed_note(&f, true), f.rule),
         )
     } else {
-        (f.severity, f.message)
+        (f.severity, format!("{} [{}]", f.message, f.rule))
     };
     KrmResult {
         severity,
@@ -256,7 +258,10 @@ fn result_of(f: Finding, item: Option<&Node>, file: Option<(String, Option<u64>)
 
 /// Sets `results` in the list's root mapping, in the list's own style, and checks that the
 /// edited text reads back as the list with those results.
-fn set_results(text: &str, root: &Node, results: &[KrmResult]) -> Result<String, String> {
+fn set_results(text: &str, docs: &[Doc], results: &[KrmResult]) -> Result<String, String> {
+    let Some(root) = docs.first().map(|d| &d.root) else {
+        return Err("internal error: the rewritten list is empty".into());
+    };
     if results.is_empty() && root.get("results").is_none() {
         return Ok(text.to_string());
     }
@@ -265,18 +270,13 @@ fn set_results(text: &str, root: &Node, results: &[KrmResult]) -> Result<String,
     let mut editor = Editor::new(text, root, style);
     let out = Out::Seq(results.iter().map(KrmResult::out).collect());
     editor.set(root, &[], "results", &out);
-    let edited = crate::yaml::edit::splice(text, &editor.edits)
-        .map_err(|_| "internal error: overlapping edits while setting results".to_string())?;
-    let docs = parse_stream(&edited).map_err(|e| {
-        format!(
-            "internal error: the list with results does not parse: {}",
-            e.message
-        )
-    })?;
-    match docs.as_slice() {
-        [d] if editor.intended.matches(&Value::from_node(&d.root)) => Ok(edited),
-        _ => Err("internal error: the list with results does not read back as intended".into()),
-    }
+    crate::apply::apply(
+        text,
+        docs,
+        &editor.edits,
+        &[crate::apply::Intended::edited(editor.intended)],
+    )
+    .map_err(|e| format!("{e} while setting results"))
 }
 
 #[cfg(test)]

@@ -77,15 +77,17 @@ pub fn stderr(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
-/// Reports why the run cannot go on, and returns [`exit::TROUBLE`]. Messages that already
-/// carry their place and label (`path:line:col: error: ...`, from the config loader) are
-/// written as they are; others get `meshjob: error: `.
+/// Reports why the run cannot go on (`meshjob: error: <msg>`), and returns
+/// [`exit::TROUBLE`].
 pub fn trouble(msg: &str) -> u8 {
-    if msg.contains(": error: ") {
-        stderr(&format!("{msg}\n"));
-    } else {
-        stderr(&format!("meshjob: error: {msg}\n"));
-    }
+    stderr(&format!("meshjob: error: {msg}\n"));
+    exit::TROUBLE
+}
+
+/// Reports an error that already carries its place and label (such as a config file's
+/// `path:line:col: error: ...`) as it is, and returns [`exit::TROUBLE`].
+pub fn trouble_shown(shown: &impl std::fmt::Display) -> u8 {
+    stderr(&format!("{shown}\n"));
     exit::TROUBLE
 }
 

@@ -1,5 +1,7 @@
 //! Findings on stderr: `path:line:col: severity: message`, JSON, or GitHub workflow commands.
 
+#[cfg(test)]
+use crate::finding::Rule;
 use crate::finding::{Finding, Severity, line_col};
 
 /// How findings are written.
@@ -46,8 +48,8 @@ pub fn human(l: &Located, color: bool, fix_mode: bool) -> String {
     };
     let fixed = fixed_note(&l.finding, fix_mode);
     format!(
-        "{}:{}:{}: {label}: {}{fixed}",
-        l.path, l.line, l.col, l.finding.message
+        "{}:{}:{}: {label}: {}{fixed} [{}]",
+        l.path, l.line, l.col, l.finding.message, l.finding.rule
     )
 }
 
@@ -66,10 +68,11 @@ pub fn fixed_note(f: &Finding, applied: bool) -> &'static str {
 /// names the object. The output carries the repairs.
 pub fn plain(f: &Finding) -> String {
     format!(
-        "meshjob: {}: {}{}",
+        "meshjob: {}: {}{} [{}]",
         f.severity,
         f.message,
-        fixed_note(f, true)
+        fixed_note(f, true),
+        f.rule
     )
 }
 
@@ -85,7 +88,7 @@ pub fn gh_escape_property(s: &str) -> String {
     gh_escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
-/// One GitHub workflow command (`::error file=..,line=..,col=..::message`).
+/// One GitHub workflow command (`::error file=..,line=..,col=..::message [MJ...]`).
 pub fn github(l: &Located) -> String {
     let cmd = match l.finding.severity {
         Severity::Error => "error",
@@ -98,7 +101,7 @@ pub fn github(l: &Located) -> String {
         l.line,
         l.col,
         gh_escape_property(&format!("meshjob {}", l.finding.severity)),
-        gh_escape_data(&l.finding.message)
+        gh_escape_data(&format!("{} [{}]", l.finding.message, l.finding.rule))
     )
 }
 
@@ -110,6 +113,7 @@ pub fn json(l: &Located) -> serde_json::Value {
         "line": l.line,
         "column": l.col,
         "severity": f.severity.as_str(),
+        "code": f.rule.code(),
         "message": f.message,
         "fixed": f.fixed,
     });
@@ -139,11 +143,11 @@ mod tests {
             path: "dir/x,y.yaml".into(),
             line: 3,
             col: 5,
-            finding: Finding::error(0, "bad: a, b\nnext"),
+            finding: Finding::error(Rule::InvalidYaml, 0, "bad: a, b\nnext"),
         };
         assert_eq!(
             github(&l),
-            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b%0Anext"
+            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b%0Anext [MJ001]"
         );
     }
 }

@@ -1,20 +1,15 @@
 //! The pod template's `proxy.istio.io/config` annotation: created, or merged into.
 
+use super::editor::Editor;
+use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
-use crate::finding::{Finding, ObjectRef};
-use crate::istio;
-use crate::locate::{PodTarget, describe, shared_node_finding};
-use crate::yaml::edit::{Editor, Path, Seg};
-use crate::yaml::embedded::{self, EmbeddedError, Place};
+use crate::finding::{Finding, Rule};
+use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding};
+use crate::mesh::istio;
 use crate::yaml::emit::Out;
+use crate::yaml::path::child;
 use crate::yaml::tree::{Kind, parse_stream};
 use crate::yaml::value::Value;
-
-fn child(path: &[Seg], k: &str) -> Path {
-    let mut p = path.to_vec();
-    p.push(Seg::Key(k.to_string()));
-    p
-}
 
 /// The annotation value for a template that has none, with what it means.
 fn fresh(d: &Desired, json: bool) -> Out {
@@ -47,7 +42,8 @@ fn fresh_value(text: &str) -> Value {
     })
 }
 
-/// `{proxy.istio.io/config: <fresh>}`, wrapped in `{annotations: ...}` when `with_annotations`.
+/// `{annotations: {proxy.istio.io/config: <fresh>}}`, or without the outer `annotations`
+/// level.
 fn fresh_map(d: &Desired, json: bool, with_annotations: bool) -> Out {
     let anns = Out::Map(vec![(
         istio::PROXY_CONFIG_ANNOTATION.into(),
@@ -65,14 +61,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     let tpl = t.template;
     let oref = &t.object;
     let Some(meta_entry) = tpl.entry("metadata") else {
-        let json = tpl.flow;
-        let value = Out::Map(vec![(
-            "annotations".into(),
-            Out::Map(vec![(
-                istio::PROXY_CONFIG_ANNOTATION.into(),
-                fresh(d, json),
-            )]),
-        )]);
+        let value = fresh_map(d, tpl.flow, true);
         let before = tpl.entry("spec").map(|e| &e.key);
         ed.insert_entry(tpl, &t.path, before, "metadata", &value);
         return;
@@ -84,18 +73,13 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
         return;
     }
     if meta.is_null() {
-        let value = Out::Map(vec![(
-            "annotations".into(),
-            Out::Map(vec![(
-                istio::PROXY_CONFIG_ANNOTATION.into(),
-                fresh(d, tpl.flow),
-            )]),
-        )]);
+        let value = fresh_map(d, tpl.flow, true);
         ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &value);
         return;
     }
     if meta.entries().is_none() {
         out.push(err(
+            Rule::MetadataNotMapping,
             oref,
             meta.start,
             "pod template metadata is not a mapping; skipped",
@@ -120,6 +104,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     }
     if anns.entries().is_none() {
         out.push(err(
+            Rule::MetadataNotMapping,
             oref,
             anns.start,
             "pod template annotations are not a mapping; skipped",
@@ -139,9 +124,10 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     let v = &pc.value;
     if shared_node_finding(v, oref).is_some() || !matches!(v.kind, Kind::Scalar { .. }) {
         out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             v.start,
-            &format!(
+            format!(
                 "the {} annotation must be a string holding YAML or JSON",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
@@ -174,42 +160,42 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
             }
         }
         Ok(false) => out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             at,
-            &format!(
+            format!(
                 "the {} annotation does not hold a mapping; fix it by hand",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
         Err(EmbeddedError::Invalid(why)) => out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             at,
-            &format!(
+            format!(
                 "the {} annotation is not valid YAML or JSON ({why}); the injector would refuse \
                  this pod",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
         Err(EmbeddedError::MultiDoc) => out.push(err(
+            Rule::AnnotationNotConfig,
             oref,
             at,
-            &format!(
+            format!(
                 "the {} annotation holds several YAML documents",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
         Err(EmbeddedError::Verify) => out.push(err(
+            Rule::Internal,
             oref,
             at,
-            &format!(
+            format!(
                 "internal error: the edited {} annotation did not read back as intended; left \
                  unchanged",
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
     }
-}
-
-fn err(oref: &ObjectRef, at: usize, msg: &str) -> Finding {
-    Finding::error(at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
 }

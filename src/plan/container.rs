@@ -1,13 +1,14 @@
 //! The entrypoint wrapper: each regular container's `command` becomes
 //! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
 
+use super::editor::Editor;
 use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
 use crate::config::Settings;
-use crate::finding::{Finding, ObjectRef};
-use crate::istio;
-use crate::locate::{PodTarget, describe, shared_node_finding, str_of};
-use crate::yaml::edit::{Editor, Path, Seg};
+use crate::finding::{Finding, ObjectRef, Rule};
+use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding, str_of};
+use crate::mesh::Mesh;
 use crate::yaml::emit::{Out, literal_ok};
+use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
@@ -40,16 +41,6 @@ struct Wrap<'d> {
     index: usize,
     name: String,
     how: How<'d>,
-}
-
-fn child(path: &[Seg], k: &str) -> Path {
-    let mut p = path.to_vec();
-    p.push(Seg::Key(k.to_string()));
-    p
-}
-
-fn err(oref: &ObjectRef, at: usize, msg: String) -> Finding {
-    Finding::error(at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
 }
 
 /// Whether a command sequence is a wrapper written by meshjob (any version).
@@ -108,14 +99,15 @@ fn wrapper_out(script: String) -> Out {
 
 /// The quit endpoint for one pod: the configured URL, with the pod's status-port override
 /// applied when the URL uses the default port.
-fn quit_endpoint(settings: &Settings, tpl: &Node) -> Result<Endpoint, String> {
+fn quit_endpoint(mesh: &Mesh, settings: &Settings, tpl: &Node) -> Result<Endpoint, String> {
     let mut q = script::parse_quit_url(&settings.quit_url)?;
-    let port = tpl
-        .path(&["metadata", "annotations", istio::STATUS_PORT_ANNOTATION])
+    let port = mesh
+        .quit_port_annotation
+        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
         .and_then(Node::as_str)
         .and_then(|p| p.parse::<u16>().ok());
     if let Some(p) = port
-        && settings.quit_url == istio::DEFAULT_QUIT_URL
+        && settings.quit_url == mesh.default_quit_url
     {
         q.port = p;
     }
@@ -123,11 +115,22 @@ fn quit_endpoint(settings: &Settings, tpl: &Node) -> Result<Endpoint, String> {
 }
 
 /// Plans the wrapper edits of one pod template.
-pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &mut Vec<Finding>) {
+pub fn plan(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'_>,
+    mesh: &Mesh,
+    settings: &Settings,
+    out: &mut Vec<Finding>,
+) {
     let oref = &t.object;
     let tpl = t.template;
     let Some(spec) = tpl.get("spec").filter(|s| s.entries().is_some()) else {
-        out.push(err(oref, tpl.start, "the pod template has no spec".into()));
+        out.push(err(
+            Rule::NoContainers,
+            oref,
+            tpl.start,
+            "the pod template has no spec",
+        ));
         return;
     };
     let spath = child(&t.path, "spec");
@@ -137,9 +140,10 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
     }
     let Some(containers) = spec.get("containers") else {
         out.push(err(
+            Rule::NoContainers,
             oref,
             spec.start,
-            "the pod spec has no containers".into(),
+            "the pod spec has no containers",
         ));
         return;
     };
@@ -150,25 +154,26 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
     let cpath = child(&spath, "containers");
     let Some(items) = containers.items() else {
         out.push(err(
+            Rule::NoContainers,
             oref,
             containers.start,
-            "`containers` is not a list".into(),
+            "`containers` is not a list",
         ));
         return;
     };
-    let quit = match quit_endpoint(settings, tpl) {
+    let quit = match quit_endpoint(mesh, settings, tpl) {
         Ok(q) => q,
         Err(m) => {
-            out.push(err(oref, tpl.start, m));
+            out.push(err(Rule::QuitUrl, oref, tpl.start, m));
             return;
         }
     };
     let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
-        script::parse_quit_url(istio::READY_URL).map(|ready| ReadyWait { seconds, ready })
+        script::parse_quit_url(mesh.ready_url).map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
-            out.push(err(oref, tpl.start, m));
+            out.push(err(Rule::QuitUrl, oref, tpl.start, m));
             return;
         }
         Some(Ok(w)) => Some(w),
@@ -177,7 +182,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
 
     let mut wraps = Vec::new();
     for (index, c) in items.iter().enumerate() {
-        if let Some(w) = classify(c, index, settings, oref, out) {
+        if let Some(w) = classify(c, index, mesh, settings, oref, out) {
             wraps.push(w);
         }
     }
@@ -231,21 +236,24 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, settings: &Settings, out: &m
 fn classify<'d>(
     c: &'d Node,
     index: usize,
+    mesh: &Mesh,
     settings: &Settings,
     oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) -> Option<Wrap<'d>> {
     c.entries()?;
     let name = str_of(c, "name").unwrap_or_default().to_string();
-    if name == istio::PROXY_CONTAINER {
+    if name == mesh.proxy_container {
         out.push(
             Finding::info(
+                Rule::ProxyInjected,
                 c.start,
                 format!(
-                    "{}: istio-proxy is already injected; its settings come from injection time, \
-                     so re-inject (or set EXIT_ON_ZERO_ACTIVE_CONNECTIONS in its env) for the \
+                    "{}: {} is already injected; its settings come from injection time, so \
+                     re-inject (or set EXIT_ON_ZERO_ACTIVE_CONNECTIONS in its env) for the \
                      annotation to take effect",
-                    describe(oref)
+                    describe(oref),
+                    mesh.proxy_container
                 ),
             )
             .with_object(Some(oref.clone())),
@@ -258,10 +266,12 @@ fn classify<'d>(
     }
     if let Some(k) = c.duplicate_key() {
         out.push(err(
+            Rule::DuplicateKey,
             oref,
             k.start,
             format!(
-                "container {name:?} has the key `{}` twice; Kubernetes keeps only one, so                  meshjob will not guess which. Remove the duplicate",
+                "container {name:?} has the key `{}` twice; Kubernetes keeps only one, so \
+                 meshjob will not guess which. Remove the duplicate",
                 k.as_str().unwrap_or_default()
             ),
         ));
@@ -274,6 +284,7 @@ fn classify<'d>(
         && !movable_seq(&a.value)
     {
         out.push(err(
+            Rule::ArgsNotList,
             oref,
             a.value.start,
             format!(
@@ -290,6 +301,7 @@ fn classify<'d>(
         Some(e) if movable_seq(&e.value) => How::Command { cmd: e, args },
         Some(e) => {
             out.push(err(
+                Rule::CommandNotList,
                 oref,
                 e.value.start,
                 format!(
@@ -311,6 +323,7 @@ fn classify<'d>(
                     "has neither command nor args"
                 };
                 out.push(err(
+                    Rule::UnknownEntrypoint,
                     oref,
                     c.start,
                     format!(
@@ -370,6 +383,7 @@ fn apply(
             match script::marker_version(current) {
                 Some(v) if v > script::WRAPPER_VERSION => out.push(
                     Finding::warning(
+                        Rule::NewerWrapper,
                         cmd.start,
                         format!(
                             "{}: container {:?} has a wrapper of version {v}, newer than this \
@@ -383,6 +397,7 @@ fn apply(
                 ),
                 _ if !script::is_genuine(current) => out.push(
                     Finding::warning(
+                        Rule::EditedWrapper,
                         cmd.start,
                         format!(
                             "{}: container {:?} has a wrapper script that meshjob did not \

@@ -8,13 +8,15 @@
 //! is linted but not set here: mesh-wide it would delay the start of every meshed pod, and
 //! the pod annotation already sets it on the Jobs that need it.
 
+use super::editor::Editor;
+use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
-use crate::finding::{Finding, ObjectRef};
-use crate::istio;
-use crate::locate::{describe, is_list, object_ref, shared_node_finding, str_of};
-use crate::yaml::edit::{Editor, Path, Seg, path_string};
-use crate::yaml::embedded::{self, EmbeddedError, Place};
+use crate::finding::{Finding, ObjectRef, Rule};
+use crate::locate::{describe, object_ref, objects, refusal, shared_node, str_of};
+use crate::mesh::ConfigRole;
+use crate::mesh::istio;
 use crate::yaml::emit::Out;
+use crate::yaml::path::{Path, key, path_string};
 use crate::yaml::tree::{Kind, Node};
 
 /// Where a document keeps its MeshConfig.
@@ -58,23 +60,9 @@ pub fn plan(
     out: &mut Vec<Finding>,
 ) {
     let d = desired(pod);
-    if root.entries().is_none() {
-        return;
+    for (obj, path, listed) in objects(root) {
+        object(ed, obj, path, &d, force_mesh && !listed, out);
     }
-    if is_list(root) {
-        if let Some(items) = root.get("items").and_then(Node::items) {
-            for (i, item) in items.iter().enumerate() {
-                let path = vec![Seg::Key("items".into()), Seg::Index(i)];
-                object(ed, item, path, &d, false, out);
-            }
-        }
-    } else {
-        object(ed, root, Vec::new(), &d, force_mesh, out);
-    }
-}
-
-fn key(k: &str) -> Seg {
-    Seg::Key(k.to_string())
 }
 
 fn group(api_version: &str) -> &str {
@@ -84,27 +72,34 @@ fn group(api_version: &str) -> &str {
 fn classify(obj: &Node, force_mesh: bool) -> Verdict {
     let api = str_of(obj, "apiVersion");
     let kind = str_of(obj, "kind");
-    let oref = object_ref(obj);
-    match (api, kind) {
-        (Some(a), Some(istio::ISTIO_OPERATOR_KIND)) if group(a) == istio::ISTIO_OPERATOR_GROUP => {
-            Verdict::Edit(Location::Operator)
-        }
-        (Some(a), Some(istio::SAIL_ISTIO_KIND)) if group(a) == istio::SAIL_GROUP => {
-            Verdict::Edit(Location::Sail)
-        }
-        (Some(a), Some(istio::SAIL_REVISION_KIND)) if group(a) == istio::SAIL_GROUP => {
-            Verdict::LeaveAlone(
-                "the Sail operator writes IstioRevision objects from the Istio CR and reverts \
-                 edits; set spec.values.meshConfig in the Istio CR instead; left alone"
-                    .to_string(),
-            )
-        }
-        (Some("v1"), Some("ConfigMap")) if istio::is_mesh_configmap_name(&oref.name) => {
+    let (Some(api), Some(kind)) = (api, kind) else {
+        return match (api, kind) {
+            (None, None) => classify_untyped(obj, force_mesh),
+            _ => Verdict::Ignore,
+        };
+    };
+    let mesh = &istio::MESH;
+    let Some(found) = mesh.config_kind(group(api), kind) else {
+        return Verdict::Ignore;
+    };
+    match found.role {
+        ConfigRole::Operator => Verdict::Edit(Location::Operator),
+        ConfigRole::Values => Verdict::Edit(Location::Sail),
+        ConfigRole::Generated => Verdict::LeaveAlone(
+            "the Sail operator writes IstioRevision objects from the Istio CR and reverts \
+             edits; set spec.values.meshConfig in the Istio CR instead; left alone"
+                .to_string(),
+        ),
+        ConfigRole::ConfigMap if api == "v1" => {
+            let name = object_ref(obj).name;
+            if !(mesh.is_config_map_name)(&name) {
+                return Verdict::Ignore;
+            }
             let data = obj.get("data");
             let has = |k: &str| data.is_some_and(|d| d.get(k).is_some());
             if has(istio::MESH_CONFIGMAP_KEY) {
                 Verdict::Edit(Location::ConfigMap)
-            } else if oref.name != "istio" && !has(istio::MESH_NETWORKS_KEY) {
+            } else if name != "istio" && !has(istio::MESH_NETWORKS_KEY) {
                 // istio-galley-configuration, istio-ca-root-cert, ...: other istio-* maps.
                 Verdict::Ignore
             } else {
@@ -114,8 +109,7 @@ fn classify(obj: &Node, force_mesh: bool) -> Verdict {
                 ))
             }
         }
-        (None, None) => classify_untyped(obj, force_mesh),
-        _ => Verdict::Ignore,
+        ConfigRole::ConfigMap => Verdict::Ignore,
     }
 }
 
@@ -177,7 +171,7 @@ fn object(
     let chain: &[&str] = match classify(obj, force_mesh) {
         Verdict::Ignore => return,
         Verdict::LeaveAlone(why) => {
-            out.push(ctx.finding(Finding::info(obj.start, why)));
+            out.push(ctx.finding(Finding::info(Rule::MeshConfigLeftAlone, obj.start, why)));
             return;
         }
         Verdict::Edit(Location::ConfigMap) => return config_map(ed, obj, path, d, &ctx, out),
@@ -202,7 +196,7 @@ fn object(
     };
     let at = obj.start;
     let mut found = Vec::new();
-    ensure(ed, obj, path, chain, d, &mut found);
+    ensure(ed, obj, path, chain, d, Some("the document"), &mut found);
     out.extend(found.into_iter().map(|f| ctx.finding(f)));
     note(at, d, out);
 }
@@ -210,7 +204,11 @@ fn object(
 /// The once-per-run explanation of how the two mesh-wide settings interact.
 fn note(at: usize, d: &Desired, out: &mut Vec<Finding>) {
     if d.exit_on_zero {
-        out.push(Finding::info(at, istio::DRAIN_INTERACTION_NOTE));
+        out.push(Finding::info(
+            Rule::DrainInteraction,
+            at,
+            istio::DRAIN_INTERACTION_NOTE,
+        ));
     }
 }
 
@@ -240,36 +238,40 @@ fn nested(rest: &[&str], d: &Desired) -> Out {
 }
 
 /// Walks `keys` down from mapping `map` (at `path`), creating what is missing, and merges
-/// the settings into the ProxyConfig mapping at the end. Findings are prefixed with the
-/// ProxyConfig's path and carry offsets into `ed.src`.
+/// the settings into the ProxyConfig mapping at the end. Findings carry offsets into
+/// `ed.src`; their messages start with the path of the node they are about, or with `root`
+/// for the root itself (no prefix when `root` is `None`).
 fn ensure(
     ed: &mut Editor<'_>,
     map: &Node,
     path: Path,
     keys: &[&str],
     d: &Desired,
+    root: Option<&str>,
     out: &mut Vec<Finding>,
 ) {
-    let here = |p: &Path| {
-        let s = path_string(p);
-        if s.is_empty() {
-            "the document".to_string()
-        } else {
-            s
-        }
+    let here = |p: &Path| match path_string(p) {
+        s if s.is_empty() => root.map(str::to_string),
+        s => Some(s),
     };
-    if let Some(f) = shared_node_finding(map, &ObjectRef::default()) {
+    let prefixed = |p: &Path, msg: String| match here(p) {
+        Some(h) => format!("{h}: {msg}"),
+        None => msg,
+    };
+    if let Some(why) = shared_node(map) {
         // Refuse to edit through an anchor, alias or merge key.
-        let msg = f.message.trim_start_matches(": ").to_string();
-        out.push(Finding::error(f.offset, format!("{}: {msg}", here(&path))));
+        out.push(Finding::error(
+            Rule::SharedNode,
+            map.props_start,
+            prefixed(&path, refusal(why)),
+        ));
         return;
     }
     let Some((k, rest)) = keys.split_first() else {
         let mut found = Vec::new();
         proxy_config::merge(ed, map, &path, d, &mut found);
-        let loc = here(&path);
         out.extend(found.into_iter().map(|mut f| {
-            f.message = format!("{loc}: {}", f.message);
+            f.message = prefixed(&path, f.message);
             f
         }));
         return;
@@ -283,13 +285,14 @@ fn ensure(
     let v = &e.value;
     if v.entries().is_some() || v.anchor.is_some() || matches!(v.kind, Kind::Alias(_)) {
         // An anchored or aliased node is refused one level down.
-        ensure(ed, v, child, rest, d, out);
+        ensure(ed, v, child, rest, d, root, out);
     } else if v.is_null() {
         ed.replace_value(map, &e.key, v, &path, k, &nested(rest, d));
     } else {
         out.push(Finding::error(
+            Rule::MeshConfigNotMapping,
             v.start,
-            format!("{}: must be a mapping; left alone", here(&child)),
+            prefixed(&child, "must be a mapping; left alone".to_string()),
         ));
     }
 }
@@ -313,9 +316,12 @@ fn config_map(
     mpath.push(key("data"));
     mpath.push(key(istio::MESH_CONFIGMAP_KEY));
     let at = mesh.start;
-    let err = |msg: String| ctx.finding(Finding::error(at, format!("data.mesh: {msg}")));
+    let err = |rule: Rule, msg: String| {
+        ctx.finding(Finding::error(rule, at, format!("data.mesh: {msg}")))
+    };
     if data.anchor.is_some() || mesh.anchor.is_some() || !matches!(mesh.kind, Kind::Scalar { .. }) {
         out.push(err(
+            Rule::MeshConfigNotMapping,
             "must be a plain string holding MeshConfig YAML (no anchor or alias); left alone"
                 .into(),
         ));
@@ -334,6 +340,7 @@ fn config_map(
                 Vec::new(),
                 &[istio::DEFAULT_CONFIG],
                 d,
+                None,
                 &mut inner_found,
             );
             true
@@ -345,19 +352,25 @@ fn config_map(
         Ok(true) => {
             for mut f in inner_found {
                 f.offset = embedded::outer_offset(ed.src, mesh, f.offset);
-                f.message = format!("data.mesh: {}", f.message.replace("the document: ", ""));
+                f.message = format!("data.mesh: {}", f.message);
                 out.push(ctx.finding(f));
             }
             note(at, d, out);
         }
         Ok(false) => out.push(err(
-            "does not hold a MeshConfig mapping; fix it by hand".into()
+            Rule::MeshConfigNotMapping,
+            "does not hold a MeshConfig mapping; fix it by hand".into(),
         )),
-        Err(EmbeddedError::Invalid(why)) => out.push(err(format!(
-            "is not valid YAML ({why}); istiod ignores the whole ConfigMap"
-        ))),
-        Err(EmbeddedError::MultiDoc) => out.push(err("holds several YAML documents".into())),
+        Err(EmbeddedError::Invalid(why)) => out.push(err(
+            Rule::MeshConfigInvalid,
+            format!("is not valid YAML ({why}); istiod ignores the whole ConfigMap"),
+        )),
+        Err(EmbeddedError::MultiDoc) => out.push(err(
+            Rule::MeshConfigInvalid,
+            "holds several YAML documents".into(),
+        )),
         Err(EmbeddedError::Verify) => out.push(err(
+            Rule::Internal,
             "internal error: the edited text did not read back as intended; left unchanged".into(),
         )),
     }

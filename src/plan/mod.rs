@@ -1,16 +1,21 @@
-//! Plans the edits for each target: one file per concern.
+//! Plans the edits for each target: one file per concern. Each pod gets the planners of
+//! the strategy `decide` chose for it.
 
 pub mod annotation;
 pub mod container;
+pub mod editor;
+pub mod embedded;
 pub mod mesh;
 pub mod proxy_config;
 pub mod script;
 
 use crate::config::Settings;
+use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Severity};
 use crate::locate;
-use crate::yaml::edit::{Editor, detect_style};
+use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
+use editor::Editor;
 
 /// The plan for one document: its editor (edits + intended value) and findings.
 pub struct DocPlan<'a> {
@@ -19,26 +24,32 @@ pub struct DocPlan<'a> {
 }
 
 /// Plans one document of `src`.
-pub fn plan_doc<'a>(
-    src: &'a str,
-    doc: &Doc,
-    settings: &Settings,
-    opts: crate::run::ProcessOptions,
-) -> DocPlan<'a> {
+pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bool) -> DocPlan<'a> {
     let located = locate::locate(&doc.root);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let desired = proxy_config::Desired::from_settings(settings);
     for target in &located.pods {
+        let (mesh, strategy) = match decide::decide(target) {
+            Decision::Skip(f) => {
+                findings.push(f);
+                continue;
+            }
+            Decision::Fix { mesh, strategy } => (mesh, strategy),
+        };
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
-        container::plan(&mut editor, target, settings, &mut pod_findings);
-        annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+        match strategy {
+            Strategy::Wrapper => {
+                container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+            }
+        }
         let refused = pod_findings
             .iter()
-            .any(|f| f.severity == Severity::Error && f.message.contains(locate::REFUSAL));
+            .any(|f| f.severity == Severity::Error && f.rule.refuses_pod());
         if refused {
             editor.edits.truncate(mark);
             if let Some(v) = before {
@@ -48,12 +59,6 @@ pub fn plan_doc<'a>(
         findings.extend(pod_findings);
     }
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both.
-    mesh::plan(
-        &mut editor,
-        &doc.root,
-        &desired,
-        opts.force_mesh,
-        &mut findings,
-    );
+    mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
     DocPlan { editor, findings }
 }

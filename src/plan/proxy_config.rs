@@ -5,11 +5,12 @@
 //! (overwritten only with `--force`). Values Istio would reject are errors, fixed where the
 //! right value is known: a quoted boolean, an unquoted `proxyMetadata` value, a bad duration.
 
+use super::editor::Editor;
 use crate::config::Settings;
-use crate::finding::Finding;
-use crate::istio;
-use crate::yaml::edit::{Editor, Path, Seg};
+use crate::finding::{Finding, Rule};
+use crate::mesh::istio;
 use crate::yaml::emit::Out;
+use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::{ScalarType, resolve};
 
@@ -82,23 +83,22 @@ fn scalar_type(n: &Node) -> Option<ScalarType> {
     }
 }
 
-fn child(path: &[Seg], k: &str) -> Path {
-    let mut p = path.to_vec();
-    p.push(Seg::Key(k.to_string()));
-    p
-}
-
 /// Makes ProxyConfig mapping `map` (at `path` in `ed`'s document) hold `d`, and lints it.
 /// Findings carry offsets into `ed.src`.
 pub fn merge(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Vec<Finding>) {
     let Some(entries) = map.entries() else {
-        out.push(Finding::error(map.start, "ProxyConfig must be a mapping"));
+        out.push(Finding::error(
+            Rule::ProxyConfigNotMapping,
+            map.start,
+            "ProxyConfig must be a mapping",
+        ));
         return;
     };
     for e in entries {
         let Some(k) = e.key.as_str() else { continue };
         if k == istio::MISSPELLED_HOLD_APPLICATION {
             out.push(Finding::warning(
+                Rule::MisspelledHold,
                 e.key.start,
                 format!(
                     "`{k}` is not a ProxyConfig field and Istio ignores it; the field is `{}`",
@@ -107,6 +107,7 @@ pub fn merge(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
             ));
         } else if !istio::is_proxy_config_field(k) {
             out.push(Finding::warning(
+                Rule::UnknownField,
                 e.key.start,
                 format!("`{k}` is not a ProxyConfig field; Istio drops unknown fields silently"),
             ));
@@ -135,6 +136,7 @@ fn hold(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Ve
             let fix = (d.hold && d.force) || text == "true";
             out.push(
                 Finding::error(
+                    Rule::NotBoolean,
                     v.start,
                     format!(
                         "`{key}` must be a boolean; Istio rejects the quoted string {:?}",
@@ -151,6 +153,7 @@ fn hold(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Ve
         }
         _ => {
             out.push(Finding::error(
+                Rule::NotBoolean,
                 v.start,
                 format!("`{key}` must be a boolean (true or false)"),
             ));
@@ -168,6 +171,7 @@ fn hold(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Ve
 
 fn contradiction_hold(at: usize) -> Finding {
     Finding::warning(
+        Rule::KeptUserValue,
         at,
         format!(
             "keeping `{}: false`: the task may start before the proxy is ready, and its first \
@@ -203,7 +207,7 @@ fn durations(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
         };
         match valid {
             Err(msg) => {
-                let f = Finding::error(v.start, format!("`{key}`: {msg}"));
+                let f = Finding::error(Rule::InvalidDuration, v.start, format!("`{key}`: {msg}"));
                 if ours {
                     out.push(f.fixed());
                     ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.clone()));
@@ -218,6 +222,7 @@ fn durations(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
                         ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.clone()));
                     } else {
                         out.push(Finding::warning(
+                            Rule::KeptUserValue,
                             v.start,
                             format!(
                                 "keeping `{key}: {}` instead of {}: without \
@@ -253,6 +258,7 @@ fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mu
     }
     let Some(entries) = md.entries() else {
         out.push(Finding::error(
+            Rule::MetadataNotStrings,
             md.start,
             "`proxyMetadata` must be a mapping of strings",
         ));
@@ -272,6 +278,7 @@ fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mu
                         ed.replace_value(md, &me.key, v, &mpath, k, &Out::Str("true".into()));
                     } else {
                         out.push(Finding::warning(
+                            Rule::KeptUserValue,
                             v.start,
                             format!(
                                 "keeping `{k}: {text:?}`: the proxy then sits out the whole \
@@ -285,6 +292,7 @@ fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mu
                 let fixed_text = if ours && d.force { "true" } else { text }.to_string();
                 out.push(
                     Finding::error(
+                        Rule::MetadataNotStrings,
                         v.start,
                         format!(
                             "proxyMetadata value `{k}: {text}` must be a quoted string; istiod \
@@ -296,12 +304,14 @@ fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mu
                 ed.replace_value(md, &me.key, v, &mpath, k, &Out::Str(fixed_text.clone()));
                 if ours && !matches!(fixed_text.as_str(), "true") {
                     out.push(Finding::warning(
+                        Rule::KeptUserValue,
                         v.start,
                         format!("keeping `{k}: {fixed_text:?}` (use --force to set \"true\")"),
                     ));
                 }
             }
             None => out.push(Finding::error(
+                Rule::MetadataNotStrings,
                 v.start,
                 format!("proxyMetadata value `{k}` must be a string"),
             )),

@@ -1,9 +1,10 @@
-//! Format-preserving YAML: spans, node tree, values and edits.
+//! Format-preserving YAML: spans, node tree, values, paths, layout and emitting.
 
-pub mod edit;
-pub mod embedded;
 pub mod emit;
+pub mod path;
 pub mod simple;
 pub mod split;
+pub mod style;
+pub mod text;
 pub mod tree;
 pub mod value;

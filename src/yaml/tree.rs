@@ -7,6 +7,7 @@
 //! - `props_start` is where its anchor or tag begins, if it has any (else `start`);
 //! - `end` is just past its last content byte (block scalars exclude trailing line breaks).
 
+use super::text::dash_before;
 use granit_parser::{Event, Parser, ScalarStyle, Span, StructureStyle};
 
 /// The kind of a node, with its children.
@@ -458,21 +459,6 @@ fn last_child_end(node: &Node) -> Option<usize> {
         Kind::Map(entries) => entries.last().map(|e| e.value.end.max(e.key.end)),
         _ => None,
     }
-}
-
-/// The `-` that introduces a block sequence item starting at `item`.
-fn dash_before(src: &str, item: usize) -> Option<usize> {
-    let bytes = src.as_bytes();
-    let mut i = item;
-    while i > 0 {
-        i -= 1;
-        match bytes[i] {
-            b' ' | b'\t' | b'\n' | b'\r' => continue,
-            b'-' => return Some(i),
-            _ => return None,
-        }
-    }
-    None
 }
 
 /// Offset of the `|` or `>` in the text between the previous token and a block scalar's

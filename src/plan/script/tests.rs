@@ -11,7 +11,7 @@ fn local_quit() -> Endpoint {
 }
 
 fn ready() -> Endpoint {
-    parse_quit_url(crate::istio::READY_URL).unwrap()
+    parse_quit_url(crate::mesh::istio::READY_URL).unwrap()
 }
 
 fn default_options() -> ScriptOptions {
@@ -139,68 +139,6 @@ fn marker_version_round_trip() {
     assert_eq!(marker_version("\n# meshjob-wrapper v1: x\n"), None);
     assert_eq!(marker_version(" # meshjob-wrapper v1: x\n"), None);
     assert_eq!(marker_version("# meshjob-wrapper v99999999999: x\n"), None);
-}
-
-#[test]
-fn parse_quit_url_accepts() {
-    let ok = |url: &str, host: &str, port: u16, path: &str| {
-        let want = Endpoint {
-            host: host.into(),
-            port,
-            path: path.into(),
-        };
-        assert_eq!(parse_quit_url(url), Ok(want), "{url}");
-    };
-    ok(
-        "http://localhost:15020/quitquitquit",
-        "localhost",
-        15020,
-        "/quitquitquit",
-    );
-    ok(
-        "http://127.0.0.1:15000/quitquitquit",
-        "127.0.0.1",
-        15000,
-        "/quitquitquit",
-    );
-    ok("HTTP://localhost/quit", "localhost", 80, "/quit");
-    ok("http://localhost", "localhost", 80, "/");
-    ok("http://localhost:1", "localhost", 1, "/");
-    ok("http://localhost:65535/", "localhost", 65535, "/");
-    ok(
-        "http://my-host.svc/q?x=1&y=%2F",
-        "my-host.svc",
-        80,
-        "/q?x=1&y=%2F",
-    );
-    ok("http://localhost?x=1", "localhost", 80, "/?x=1");
-}
-
-#[test]
-fn parse_quit_url_refuses_with_a_reason() {
-    let err = |url: &str, needle: &str| match parse_quit_url(url) {
-        Ok(e) => panic!("{url} parsed as {e:?}"),
-        Err(msg) => assert!(msg.contains(needle), "{url}: {msg:?} lacks {needle:?}"),
-    };
-    err("localhost:15020/quitquitquit", "no scheme");
-    err("https://localhost:15020/quitquitquit", "only http");
-    err("ftp://localhost/", "only http");
-    err("http://:15020/q", "no host");
-    err("http:///q", "no host");
-    err("http://localhost:/q", "port \"\"");
-    err("http://localhost:0/q", "port 0");
-    err("http://localhost:65536/q", "port 65536");
-    err("http://localhost:x1/q", "port \"x1\"");
-    err("http://[::1]:15020/q", "IPv6");
-    err("http://user@localhost/q", "user info");
-    err("http://local_host/q", "'_' in its host");
-    err("http://localhost/a b", "' ' in its path");
-    err("http://localhost/a'b", "'\\'' in its path");
-    err("http://localhost/a\nb", "'\\n' in its path");
-    err("http://localhost/a`b`", "'`' in its path");
-    err("http://localhost/a%zz", "two hex digits");
-    err("http://localhost/a%2", "two hex digits");
-    err("http://localhost/a#b", "fragment");
 }
 
 #[test]

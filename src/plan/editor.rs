@@ -1,80 +1,22 @@
-//! Edits: byte range -> replacement text, and the operations that make them.
+//! The editor: the operations that plan edits to a document.
 //!
 //! Every operation does two things: it records a text edit that matches the surrounding
 //! style, and it applies the same change to the intended value of the document. The apply
 //! stage later checks that the edited text parses to exactly that intended value.
 
-use super::emit::{self, Out, Style};
-use super::tree::{Kind, Node};
-use super::value::Value;
+use crate::apply::Edit;
+#[cfg(test)]
+use crate::apply::Intended;
+use crate::yaml::emit::{self, Out, Style};
+use crate::yaml::path::Seg;
+use crate::yaml::text::{colon_after, dash_before, line_start};
+use crate::yaml::tree::{Kind, Node};
+use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
-
-/// Replace `start..end` of the source with `text`. An insertion has `start == end`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    pub start: usize,
-    pub end: usize,
-    pub text: String,
-    /// Among insertions at one point, lower goes first. New lines are ordered deepest
-    /// first, so that an entry added to a nested mapping stays inside it.
-    pub order: i64,
-}
-
-/// Two edits overlap: a planning bug, reported instead of guessing.
-#[derive(Debug, PartialEq, Eq)]
-pub struct Overlap {
-    pub at: usize,
-}
 
 /// The order of new lines added at the end of a text that has no final line break: after
 /// every edit that extends the last line itself (those have order 0).
 const AFTER_LAST_LINE: i64 = 1 << 32;
-
-/// Splices edits into `src`. Edits are sorted by position (insertions at one point keep
-/// their order); any overlap is refused.
-pub fn splice(src: &str, edits: &[Edit]) -> Result<String, Overlap> {
-    let mut order: Vec<&Edit> = edits.iter().collect();
-    order.sort_by_key(|e| (e.start, e.end, e.order));
-    let mut out =
-        String::with_capacity(src.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
-    let mut at = 0;
-    for e in order {
-        if e.start < at || e.end < e.start || e.end > src.len() {
-            return Err(Overlap { at: e.start });
-        }
-        out.push_str(&src[at..e.start]);
-        out.push_str(&e.text);
-        at = e.end;
-    }
-    out.push_str(&src[at..]);
-    Ok(out)
-}
-
-/// One step of a path from a document's root.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Seg {
-    Key(String),
-    Index(usize),
-}
-
-pub type Path = Vec<Seg>;
-
-/// Renders a path as `spec.template.spec.containers[0].command`.
-pub fn path_string(path: &[Seg]) -> String {
-    let mut s = String::new();
-    for seg in path {
-        match seg {
-            Seg::Key(k) => {
-                if !s.is_empty() {
-                    s.push('.');
-                }
-                s.push_str(k);
-            }
-            Seg::Index(i) => s.push_str(&format!("[{i}]")),
-        }
-    }
-    s
-}
 
 /// Builds the edits of one document and its intended value.
 pub struct Editor<'a> {
@@ -119,21 +61,14 @@ impl<'a> Editor<'a> {
     }
 
     fn push(&mut self, start: usize, end: usize, text: String) {
-        self.edits.push(Edit {
-            start,
-            end,
-            text,
-            order: 0,
-        });
+        self.edits.push(Edit::replace(start..end, text));
     }
 
+    /// A new line at column `col`: new lines at one point go deepest first, so that an
+    /// entry added to a nested mapping stays inside it.
     fn push_line(&mut self, at: usize, col: usize, text: String) {
-        self.edits.push(Edit {
-            start: at,
-            end: at,
-            text,
-            order: -(col as i64),
-        });
+        self.edits
+            .push(Edit::insert(at, text).ordered(-(col as i64)));
     }
 
     /// Column of byte offset `at` (indentation is ASCII, so bytes are columns).
@@ -221,12 +156,9 @@ impl<'a> Editor<'a> {
                 // goes after whatever else is appended to the last line (a value given to an
                 // empty `key:` there), still deepest first among new lines.
                 let at = self.src.len();
-                self.edits.push(Edit {
-                    start: at,
-                    end: at,
-                    text: format!("{nl}{}{text}", " ".repeat(col)),
-                    order: AFTER_LAST_LINE - col as i64,
-                });
+                let text = format!("{nl}{}{text}", " ".repeat(col));
+                self.edits
+                    .push(Edit::insert(at, text).ordered(AFTER_LAST_LINE - col as i64));
             }
         }
     }
@@ -272,7 +204,7 @@ impl<'a> Editor<'a> {
         if seq.flow {
             self.push(item.props_start, item.end, emit::flow(out, &st));
         } else {
-            let dash = dash_before(self.src, item.props_start);
+            let dash = dash_before(self.src, item.props_start).unwrap_or(item.props_start);
             let dash_col = self.col(dash);
             let text = emit::after_dash(out, dash_col, &st);
             let to = if item.empty { dash + 1 } else { item.end };
@@ -395,143 +327,10 @@ impl<'a> Editor<'a> {
     }
 }
 
-/// Start of the line holding byte `at`.
-pub fn line_start(src: &str, at: usize) -> usize {
-    src[..at].rfind('\n').map_or(0, |i| i + 1)
-}
-
-/// The `:` that follows a block mapping key ending at `key_end`.
-pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
-    let rest = &src[key_end..];
-    let skip = rest.len() - rest.trim_start_matches([' ', '\t']).len();
-    (rest[skip..].starts_with(':')).then_some(key_end + skip)
-}
-
-/// The `-` before a block sequence item that starts at `item` (or `item` itself).
-pub fn dash_before(src: &str, item: usize) -> usize {
-    let bytes = src.as_bytes();
-    let mut i = item;
-    while i > 0 {
-        i -= 1;
-        match bytes[i] {
-            b' ' | b'\t' | b'\n' | b'\r' => {}
-            b'-' => return i,
-            _ => break,
-        }
-    }
-    item
-}
-
-/// Detects the layout habits of a document: line break, indentation step and whether block
-/// sequences under a key are flush or indented.
-pub fn detect_style(src: &str, root: &Node) -> Style {
-    let from = root.props_start.min(src.len());
-    let nl = match src[from..].find('\n').map(|i| i + from) {
-        Some(i) if i > 0 && src.as_bytes()[i - 1] == b'\r' => "\r\n",
-        _ => "\n",
-    };
-    let mut steps = Vec::new();
-    let mut offsets = Vec::new();
-    walk_layout(src, root, &mut steps, &mut offsets);
-    let pick = |v: &[usize], default: usize| -> usize {
-        let mut counts = std::collections::BTreeMap::new();
-        for &x in v {
-            *counts.entry(x).or_insert(0usize) += 1;
-        }
-        counts
-            .into_iter()
-            .max_by_key(|&(x, n)| (n, std::cmp::Reverse(x)))
-            .map_or(default, |(x, _)| x)
-    };
-    // A document written in flow style (JSON-like) keeps its quoting habits.
-    let (json, quote) = if root.flow {
-        let mut q = QuoteCount::default();
-        count_quotes(root, &mut q);
-        (q.keys > 0 && q.plain_keys == 0, q.values > q.plain_values)
-    } else {
-        (false, false)
-    };
-    Style {
-        nl,
-        step: pick(&steps, 2).clamp(1, 8),
-        seq_offset: pick(&offsets, 0).min(8),
-        json,
-        quote,
-    }
-}
-
-#[derive(Default)]
-struct QuoteCount {
-    keys: usize,
-    plain_keys: usize,
-    values: usize,
-    plain_values: usize,
-}
-
-fn is_dq(n: &Node) -> bool {
-    matches!(
-        n.kind,
-        Kind::Scalar {
-            style: ScalarStyle::DoubleQuoted,
-            ..
-        }
-    )
-}
-
-fn is_plain_string(n: &Node) -> bool {
-    matches!(&n.kind, Kind::Scalar { value, style: ScalarStyle::Plain }
-        if super::value::plain_type(value) == super::value::ScalarType::Str && !n.empty)
-}
-
-fn count_quotes(n: &Node, q: &mut QuoteCount) {
-    match &n.kind {
-        Kind::Map(entries) => {
-            for e in entries {
-                if is_dq(&e.key) {
-                    q.keys += 1;
-                } else {
-                    q.plain_keys += 1;
-                }
-                count_quotes(&e.value, q);
-            }
-        }
-        Kind::Seq(items) => items.iter().for_each(|i| count_quotes(i, q)),
-        Kind::Scalar { .. } if is_dq(n) => q.values += 1,
-        Kind::Scalar { .. } if is_plain_string(n) => q.plain_values += 1,
-        _ => {}
-    }
-}
-
-fn walk_layout(src: &str, node: &Node, steps: &mut Vec<usize>, offsets: &mut Vec<usize>) {
-    match &node.kind {
-        Kind::Map(entries) if !node.flow => {
-            for e in entries {
-                let key_col = e.key.props_start - line_start(src, e.key.props_start);
-                let v = &e.value;
-                if !v.flow && v.is_collection() && src[e.key.end..v.start].contains('\n') {
-                    let child_col = v.start - line_start(src, v.start);
-                    match &v.kind {
-                        Kind::Map(_) if child_col > key_col => steps.push(child_col - key_col),
-                        Kind::Seq(_) if child_col >= key_col => offsets.push(child_col - key_col),
-                        _ => {}
-                    }
-                }
-                walk_layout(src, v, steps, offsets);
-            }
-        }
-        Kind::Map(entries) => entries
-            .iter()
-            .for_each(|e| walk_layout(src, &e.value, steps, offsets)),
-        Kind::Seq(items) => items
-            .iter()
-            .for_each(|i| walk_layout(src, i, steps, offsets)),
-        _ => {}
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::yaml::style::detect_style;
     use crate::yaml::tree::parse_stream;
 
     fn edit(src: &str, f: impl FnOnce(&mut Editor, &Node)) -> String {
@@ -539,13 +338,8 @@ mod tests {
         let root = &docs[0].root;
         let mut ed = Editor::new(src, root, detect_style(src, root));
         f(&mut ed, root);
-        let out = splice(src, &ed.edits).unwrap();
-        let re = parse_stream(&out).unwrap();
-        assert!(
-            ed.intended.matches(&Value::from_node(&re[0].root)),
-            "intended value differs for:\n{out}"
-        );
-        out
+        crate::apply::apply(src, &docs, &ed.edits, &[Intended::edited(ed.intended)])
+            .unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

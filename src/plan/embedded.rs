@@ -5,10 +5,14 @@
 //! and layout survive; then it is written back in the string's own style (a literal block
 //! keeps its indentation, a quoted string its quotes).
 
-use super::edit::{Edit, Editor, Seg, detect_style, splice};
-use super::emit;
-use super::tree::{Kind, Node, parse_stream};
-use super::value::Value;
+use super::editor::Editor;
+use crate::apply::{self, Edit};
+use crate::yaml::emit;
+use crate::yaml::path::Seg;
+use crate::yaml::style::detect_style;
+use crate::yaml::text::{line_and_byte_col, line_col};
+use crate::yaml::tree::{Kind, Node, parse_stream};
+use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
 
 /// Why embedded text could not be edited.
@@ -53,7 +57,7 @@ pub fn edit_in_string<R>(
         return Err(EmbeddedError::Invalid("not a string".into()));
     };
     let docs = parse_stream(inner).map_err(|e| {
-        let (line, col) = crate::finding::line_col(inner, e.offset);
+        let (line, col) = line_col(inner, e.offset);
         EmbeddedError::Invalid(format!(
             "line {line}, column {col} of the text: {}",
             e.message
@@ -83,19 +87,20 @@ pub fn edit_in_string<R>(
     if ed.edits.is_empty() {
         return Ok(r);
     }
-    let mut new_inner = splice(text_in, &ed.edits).map_err(|_| EmbeddedError::Verify)?;
-    if stand_in {
-        new_inner = reflow_stand_in(&ed.intended, &outer.style);
+    let stand_in_text = stand_in.then(|| reflow_stand_in(&ed.intended));
+    let inner_edits = std::mem::take(&mut ed.edits);
+    let intended = [apply::Intended::edited(ed.intended)];
+    let new_inner = match stand_in_text {
+        Some(text) => apply::verify(&text, &intended).map(|_| text),
+        None => apply::apply(text_in, &docs, &inner_edits, &intended),
     }
-    let reparsed = parse_stream(&new_inner).map_err(|_| EmbeddedError::Verify)?;
-    if reparsed.len() != 1 || !ed.intended.matches(&Value::from_node(&reparsed[0].root)) {
-        return Err(EmbeddedError::Verify);
-    }
-    let value = Value::YamlText(Box::new(ed.intended));
+    .map_err(|_| EmbeddedError::Verify)?;
+    let [intended] = intended;
+    let value = Value::YamlText(Box::new(intended.value));
     if *style == ScalarStyle::Literal
         && place.block_allowed
         && !stand_in
-        && let Some(edits) = edits_in_block(outer, node, place, inner, &new_inner, &ed.edits)
+        && let Some(edits) = edits_in_block(outer, node, place, inner, &new_inner, &inner_edits)
     {
         // Only the edited lines change: whitespace-only lines, trailing spaces and the
         // header of the block stay as they are.
@@ -135,8 +140,7 @@ fn edits_in_block(
         line_starts.push(last + src.get(last..)?.find('\n')? + 1);
     }
     let map = |p: usize| -> Option<(usize, bool)> {
-        let line = inner[..p].matches('\n').count();
-        let col = p - inner[..p].rfind('\n').map_or(0, |i| i + 1);
+        let (line, col) = line_and_byte_col(inner, p);
         let start = *line_starts.get(line)?;
         if col == 0 {
             return Some((start.min(src.len()), true));
@@ -161,27 +165,16 @@ fn edits_in_block(
             }
             text.push_str(seg);
         }
-        edits.push(Edit {
-            start,
-            end,
-            text,
-            order: e.order,
-        });
+        edits.push(Edit::replace(start..end, text).ordered(e.order));
     }
     // Read the new block back on its own, under a key at the original column.
     let shift = node.start;
     let local: Vec<Edit> = edits
         .iter()
-        .map(|e| {
-            Some(Edit {
-                start: e.start.checked_sub(shift)?,
-                end: e.end.checked_sub(shift)?,
-                ..e.clone()
-            })
-        })
+        .map(|e| e.shifted(-isize::try_from(shift).ok()?))
         .collect::<Option<_>>()?;
     let tail_end = edits.iter().map(|e| e.end).max()?.max(node.end);
-    let block = splice(&src[shift..tail_end], &local).ok()?;
+    let block = apply::splice(src.get(shift..tail_end)?, &local).ok()?;
     let probe = format!("{}x: {block}{nl}", " ".repeat(place.key_col));
     let docs = parse_stream(&probe).ok()?;
     let read = docs.first()?.root.get("x")?.as_str()?.to_string();
@@ -189,7 +182,7 @@ fn edits_in_block(
 }
 
 /// Block YAML text for a value built from nothing (the string was empty).
-fn reflow_stand_in(v: &Value, _st: &emit::Style) -> String {
+fn reflow_stand_in(v: &Value) -> String {
     let out = value_to_out(v);
     let st = emit::Style::default();
     match &out {
@@ -208,7 +201,7 @@ fn reflow_stand_in(v: &Value, _st: &emit::Style) -> String {
 }
 
 fn value_to_out(v: &Value) -> emit::Out {
-    use super::value::ScalarType;
+    use crate::yaml::value::ScalarType;
     match v {
         Value::Map(entries) => emit::Out::Map(
             entries
@@ -260,9 +253,11 @@ pub fn outer_offset(src: &str, node: &Node, inner_offset: usize) -> usize {
     else {
         return node.start;
     };
-    let inner_offset = inner_offset.min(inner.len());
-    let line = inner[..inner_offset].matches('\n').count();
-    let col = inner_offset - inner[..inner_offset].rfind('\n').map_or(0, |i| i + 1);
+    let mut inner_offset = inner_offset.min(inner.len());
+    while !inner.is_char_boundary(inner_offset) {
+        inner_offset -= 1;
+    }
+    let (line, col) = line_and_byte_col(inner, inner_offset);
     match style {
         ScalarStyle::Literal => {
             let Some(indent) = content_indent(src, node) else {
@@ -305,7 +300,6 @@ fn content_indent(src: &str, node: &Node) -> Option<usize> {
 mod tests {
     use super::*;
     use crate::yaml::emit::Out;
-    use crate::yaml::tree::parse_stream;
 
     fn run(src: &str) -> String {
         let docs = parse_stream(src).unwrap();
@@ -327,10 +321,13 @@ mod tests {
             },
         )
         .unwrap();
-        let out = splice(src, &ed.edits).unwrap();
-        let re = parse_stream(&out).unwrap();
-        assert!(ed.intended.matches(&Value::from_node(&re[0].root)), "{out}");
-        out
+        apply::apply(
+            src,
+            &docs,
+            &ed.edits,
+            &[apply::Intended::edited(ed.intended)],
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

@@ -1,11 +1,53 @@
-//! Istio and Kubernetes facts the output relies on, in one place (see FACTS.md).
+//! Istio facts the output relies on, in one place (see FACTS.md).
 //!
 //! Field names, annotation keys, defaults and version notes live here so that the
-//! locate and plan stages never spell them out themselves.
+//! locate and plan stages never spell them out themselves; [`MESH`] is the summary the
+//! stages read through the mesh seam.
 
-/// pilot-agent's quit endpoint (status server, Istio 1.3+); loopback only, POST only.
+use super::{ConfigKind, ConfigRole, Mesh, MeshId};
+
+/// Istio as a [`Mesh`].
+pub const MESH: Mesh = Mesh {
+    id: MeshId::Istio,
+    name: "Istio",
+    proxy_container: PROXY_CONTAINER,
+    default_quit_url: DEFAULT_QUIT_URL,
+    ready_url: READY_URL,
+    inject_key: INJECT_KEY,
+    inject_off: "false",
+    pod_config_annotation: PROXY_CONFIG_ANNOTATION,
+    native_sidecar_annotation: NATIVE_SIDECAR_ANNOTATION,
+    quit_port_annotation: Some(STATUS_PORT_ANNOTATION),
+    config_kinds: &[
+        ConfigKind {
+            group: ISTIO_OPERATOR_GROUP,
+            kind: ISTIO_OPERATOR_KIND,
+            role: ConfigRole::Operator,
+        },
+        ConfigKind {
+            group: SAIL_GROUP,
+            kind: SAIL_ISTIO_KIND,
+            role: ConfigRole::Values,
+        },
+        ConfigKind {
+            group: SAIL_GROUP,
+            kind: SAIL_REVISION_KIND,
+            role: ConfigRole::Generated,
+        },
+        ConfigKind {
+            group: "",
+            kind: "ConfigMap",
+            role: ConfigRole::ConfigMap,
+        },
+    ],
+    is_config_map_name: is_mesh_configmap_name,
+};
+
+/// pilot-agent's quit endpoint (status server, Istio 1.3+); loopback only, POST only
+/// (FACTS.md; istio/istio `pkg/istio-agent/status/server.go`).
 pub const DEFAULT_QUIT_URL: &str = "http://localhost:15020/quitquitquit";
-/// The proxy's readiness endpoint polled by `pilot-agent wait`.
+/// The proxy's readiness endpoint polled by `pilot-agent wait` (FACTS.md). The wrapper
+/// script still spells out its port (15021) itself.
 pub const READY_URL: &str = "http://localhost:15021/healthz/ready";
 /// Default for `terminationDrainDuration` (ProxyConfig field 29).
 pub const DEFAULT_DRAIN_DURATION: &str = "5s";

@@ -1,0 +1,66 @@
+//! Positions in text: lines, columns, and the punctuation around a node.
+
+/// Start of the line holding byte `at`.
+pub fn line_start(src: &str, at: usize) -> usize {
+    src[..at].rfind('\n').map_or(0, |i| i + 1)
+}
+
+/// 0-based line and byte column of byte `at`.
+pub fn line_and_byte_col(src: &str, at: usize) -> (usize, usize) {
+    let before = &src[..at];
+    (before.matches('\n').count(), at - line_start(src, at))
+}
+
+/// 1-based line and column (in characters) of a byte offset, for people to read. An offset
+/// past the end is the end; one inside a character is that character.
+pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
+    let mut at = offset.min(text.len());
+    while !text.is_char_boundary(at) {
+        at -= 1;
+    }
+    let (line, _) = line_and_byte_col(text, at);
+    let col = text[line_start(text, at)..at].chars().count() + 1;
+    (line + 1, col)
+}
+
+/// The `:` that follows a block mapping key ending at `key_end`.
+pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
+    let rest = &src[key_end..];
+    let skip = rest.len() - rest.trim_start_matches([' ', '\t']).len();
+    (rest[skip..].starts_with(':')).then_some(key_end + skip)
+}
+
+/// The `-` that introduces a block sequence item starting at `item`, if only whitespace
+/// separates them.
+pub fn dash_before(src: &str, item: usize) -> Option<usize> {
+    let bytes = src.as_bytes();
+    let mut i = item;
+    while i > 0 {
+        i -= 1;
+        match bytes[i] {
+            b' ' | b'\t' | b'\n' | b'\r' => {}
+            b'-' => return Some(i),
+            _ => return None,
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn positions() {
+        let s = "ab\nçd\n";
+        assert_eq!(line_col(s, 0), (1, 1));
+        assert_eq!(line_col(s, 3), (2, 1));
+        assert_eq!(line_col(s, 5), (2, 2));
+        assert_eq!(line_col(s, 4), (2, 1), "inside a character");
+        assert_eq!(line_col(s, 99), (3, 1));
+        assert_eq!(line_and_byte_col(s, 5), (1, 2));
+        assert_eq!(dash_before("- \n  x", 5), Some(0));
+        assert_eq!(dash_before("a x", 2), None);
+        assert_eq!(colon_after("k  : v", 1), Some(3));
+    }
+}
