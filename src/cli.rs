@@ -85,6 +85,19 @@ pub struct RunArgs {
     #[arg(long)]
     pub force: bool,
 
+    /// The Istio that injects the pods, as MAJOR.MINOR (1.24).
+    #[arg(long, value_name = "X.Y")]
+    pub istio_version: Option<String>,
+
+    /// The oldest kubelet in the cluster, as MAJOR.MINOR (1.29).
+    #[arg(long, value_name = "X.Y")]
+    pub kubernetes_version: Option<String>,
+
+    /// How pods are fixed: per pod from the versions (auto), or one for all; none removes
+    /// what meshjob added.
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<crate::config::StrategyChoice>,
+
     /// Configuration file (default: .meshjob.yaml, looked up from the current directory).
     #[arg(long, value_name = "FILE")]
     pub config: Option<String>,
@@ -223,6 +236,23 @@ pub fn settings_from(args: &RunArgs) -> Result<Settings, SettingsError> {
     }
     if args.force {
         s.force = true;
+    }
+    for (flag, given, slot) in [
+        ("--istio-version", &args.istio_version, &mut s.istio_version),
+        (
+            "--kubernetes-version",
+            &args.kubernetes_version,
+            &mut s.kubernetes_version,
+        ),
+    ] {
+        if let Some(v) = given {
+            let v = crate::config::Version::parse(v)
+                .map_err(|m| SettingsError::Flag(format!("{flag}: {m}")))?;
+            *slot = Some(v);
+        }
+    }
+    if let Some(strategy) = args.strategy {
+        s.strategy = strategy;
     }
     Ok(s)
 }
