@@ -293,13 +293,18 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     }
 }
 
-/// Keeps only the first of the notes that are said once (the drain interaction).
+/// Keeps only the first of each note that is said once (the drain interaction, the
+/// versions that would decide the strategy).
 fn once_per_text(findings: &mut Vec<Finding>) {
-    let mut seen = false;
+    let mut seen: Vec<Rule> = Vec::new();
     findings.retain(|f| {
-        let note = f.rule.once_per_run();
-        let keep = !(note && seen);
-        seen |= note;
-        keep
+        if !f.rule.once_per_run() {
+            return true;
+        }
+        if seen.contains(&f.rule) {
+            return false;
+        }
+        seen.push(f.rule);
+        true
     });
 }

@@ -43,8 +43,8 @@ struct Tally {
     changed: Vec<String>,
     errors_left: bool,
     errors_any: bool,
-    /// The once-per-run note has been shown.
-    noted: bool,
+    /// The rules whose once-per-run note has been shown.
+    noted: Vec<crate::finding::Rule>,
 }
 
 /// A problem that stopped an input, shown at its start.
@@ -126,8 +126,11 @@ pub fn run(req: &Request, settings: &Settings) -> u8 {
         let mut findings = outcome.findings;
         findings.sort_by_key(|f| f.offset);
         for f in findings {
-            if f.rule.once_per_run() && std::mem::replace(&mut tally.noted, true) {
-                continue;
+            if f.rule.once_per_run() {
+                if tally.noted.contains(&f.rule) {
+                    continue;
+                }
+                tally.noted.push(f.rule);
             }
             if f.severity == Severity::Error {
                 tally.errors_any = true;

@@ -6,8 +6,13 @@ pub mod container;
 pub mod editor;
 pub mod embedded;
 pub mod mesh;
+pub mod native;
+pub mod own_fixes;
 pub mod proxy_config;
+pub mod revert;
 pub mod script;
+pub mod sidecars;
+pub mod stops;
 
 use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
@@ -29,22 +34,58 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let desired = proxy_config::Desired::from_settings(settings);
+    let mut run_notes = Vec::new();
     for target in &located.pods {
-        let (mesh, strategy) = match decide::decide(target) {
+        let (mesh, strategy, why) = match decide::decide(target, settings, &mut run_notes) {
             Decision::Skip(f) => {
                 findings.push(f);
                 continue;
             }
-            Decision::Fix { mesh, strategy } => (mesh, strategy),
+            Decision::Fix {
+                mesh,
+                strategy,
+                why,
+            } => (mesh, strategy, why),
         };
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
-        let mut pod_findings = Vec::new();
+        let mut pod_findings = vec![why];
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
         match strategy {
             Strategy::Wrapper => {
-                container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
-                annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+                let needs_config =
+                    container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                let replacement = needs_config.then(|| annotation::fresh_entry(&desired));
+                let replaced =
+                    revert::drop_native(&mut editor, target, mesh, replacement, &mut pod_findings);
+                if needs_config && !replaced {
+                    annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+                }
+            }
+            Strategy::Native => {
+                native::plan(
+                    &mut editor,
+                    target,
+                    mesh,
+                    settings,
+                    &desired,
+                    &mut pod_findings,
+                );
+            }
+            Strategy::Remove { keep_native } => {
+                let native = if keep_native {
+                    revert::NativeAnnotation::Keep
+                } else {
+                    revert::NativeAnnotation::Remove
+                };
+                revert::plan(
+                    &mut editor,
+                    target,
+                    mesh,
+                    &desired,
+                    native,
+                    &mut pod_findings,
+                );
             }
         }
         let refused = pod_findings
@@ -58,7 +99,11 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
         }
         findings.extend(pod_findings);
     }
-    // Mesh configuration lives in other kinds than Jobs, so a stream may hold both.
-    mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
+    findings.extend(run_notes);
+    // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
+    // not a pod fix: `none` leaves it as it is.
+    if settings.strategy != crate::config::StrategyChoice::None {
+        mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
+    }
     DocPlan { editor, findings }
 }

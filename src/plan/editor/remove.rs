@@ -62,6 +62,50 @@ impl Editor<'_> {
         true
     }
 
+    /// Removes the entries `keys` of mapping `map` (at `path`): in a flow mapping, each run of
+    /// neighbouring entries goes as one piece of text, so that the edits do not overlap.
+    /// Absent keys are skipped. False when some entry could not be removed (see
+    /// [`Editor::remove_entry`]).
+    pub fn remove_entries(&mut self, map: &Node, path: &[Seg], keys: &[&str]) -> bool {
+        let Some(entries) = map.entries() else {
+            return false;
+        };
+        let gone = |e: &crate::yaml::tree::Entry| e.key.as_str().is_some_and(|k| keys.contains(&k));
+        if !map.flow {
+            let mut ok = true;
+            for e in entries.iter().filter(|e| gone(e)) {
+                if let Some(k) = e.key.as_str() {
+                    ok &= self.remove_entry(map, path, k);
+                }
+            }
+            return ok;
+        }
+        let end_of = |e: &crate::yaml::tree::Entry| e.value.end.max(e.key.end);
+        let mut i = 0;
+        while i < entries.len() {
+            if !gone(&entries[i]) {
+                i += 1;
+                continue;
+            }
+            let a = i;
+            while i < entries.len() && gone(&entries[i]) {
+                i += 1;
+            }
+            let range = match (a.checked_sub(1), entries.get(i)) {
+                (_, Some(next)) => entries[a].key.props_start..next.key.props_start,
+                (Some(prev), None) => end_of(&entries[prev])..end_of(&entries[i - 1]),
+                (None, None) => entries[a].key.props_start..end_of(&entries[i - 1]),
+            };
+            self.push(range.start, range.end, String::new());
+        }
+        if let Some(v) = self.intended_at(path) {
+            for k in keys {
+                v.remove(k);
+            }
+        }
+        true
+    }
+
     /// Removes items `range` of sequence `seq` (at `path`); at least one item must stay.
     /// Returns false, changing nothing, when that is not possible cleanly.
     pub fn remove_items(
@@ -165,6 +209,18 @@ mod tests {
             ed.remove_entry(root.get("m").unwrap(), &key("m"), "a")
         });
         assert_eq!(out, "m: {}\n");
+    }
+
+    #[test]
+    fn flow_runs() {
+        let out = edit("m: {a: 1, b: 2, c: 3, d: 4}\n", |ed, root| {
+            ed.remove_entries(root.get("m").unwrap(), &key("m"), &["b", "c", "d"])
+        });
+        assert_eq!(out, "m: {a: 1}\n");
+        let out = edit("m: {a: 1, b: 2, c: 3, d: 4}\n", |ed, root| {
+            ed.remove_entries(root.get("m").unwrap(), &key("m"), &["a", "c", "d"])
+        });
+        assert_eq!(out, "m: {b: 2}\n");
     }
 
     #[test]
