@@ -261,6 +261,7 @@ pub struct ConfigSpec {
     ///   - vault-agent
     /// ```
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("items" = { "type": "string", "pattern": "^\\S+$" }))]
     pub sidecars: Option<Vec<Located<String>>>,
 }
 
