@@ -35,6 +35,7 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let desired = proxy_config::Desired::from_settings(settings);
     let mut run_notes = Vec::new();
+    let mut changed_pods = false;
     for target in &located.pods {
         let (mesh, strategy, why) = match decide::decide(target, settings, &mut run_notes) {
             Decision::Skip(f) => {
@@ -48,7 +49,7 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
             } => (mesh, strategy, why),
         };
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
-        let mut pod_findings = vec![why];
+        let mut pod_findings = Vec::new();
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
         match strategy {
@@ -88,6 +89,11 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
                 );
             }
         }
+        // The choice is explained where it changes something, so a clean run stays quiet.
+        if editor.edits.len() > mark {
+            pod_findings.insert(0, why);
+            changed_pods = true;
+        }
         let refused = pod_findings
             .iter()
             .any(|f| f.severity == Severity::Error && f.rule.refuses_pod());
@@ -99,7 +105,9 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
         }
         findings.extend(pod_findings);
     }
-    findings.extend(run_notes);
+    if changed_pods {
+        findings.extend(run_notes);
+    }
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
