@@ -41,10 +41,60 @@ pub enum Decision {
     Skip(Finding),
 }
 
+/// What other documents of the stream say about the pods: the namespaces that a
+/// `Namespace` document puts in ambient mode.
+#[derive(Debug, Default)]
+pub struct RunContext {
+    pub ambient_namespaces: Vec<String>,
+}
+
+impl RunContext {
+    /// Reads the `Namespace` documents among `pieces` of `text` (cut by `yaml::split`).
+    pub fn of_stream(text: &str, pieces: &[std::ops::Range<usize>]) -> RunContext {
+        let mut ctx = RunContext::default();
+        for p in pieces {
+            let piece = &text[p.clone()];
+            let maybe = crate::yaml::simple::head(piece)
+                .is_none_or(|h| h.opaque || h.kind.is_none_or(|k| k == "Namespace"));
+            if !maybe || !piece.contains("Namespace") {
+                continue;
+            }
+            let Ok(docs) = crate::yaml::tree::parse_stream(piece) else {
+                continue;
+            };
+            for d in &docs {
+                if let Some(name) = ambient_namespace(&d.root) {
+                    ctx.ambient_namespaces.push(name.to_string());
+                }
+            }
+        }
+        ctx
+    }
+}
+
+/// The name of a `v1` Namespace in ambient mode: labelled `istio.io/dataplane-mode:
+/// ambient` and not for sidecar injection (`istio-injection: enabled`, a non-empty
+/// `istio.io/rev`), as Istio's `NamespaceInAmbientMode` reads it.
+fn ambient_namespace(root: &Node) -> Option<&str> {
+    if str_of(root, "apiVersion") != Some("v1") || str_of(root, "kind") != Some("Namespace") {
+        return None;
+    }
+    let meta = root.get("metadata")?;
+    let labels = meta.get("labels")?;
+    let ambient =
+        str_of(labels, istio::DATAPLANE_MODE_LABEL) == Some(istio::DATAPLANE_MODE_AMBIENT);
+    let sidecar = str_of(labels, istio::NAMESPACE_INJECTION_LABEL) == Some("enabled")
+        || str_of(labels, istio::REVISION_LABEL).is_some_and(|r| !r.is_empty());
+    (ambient && !sidecar)
+        .then(|| str_of(meta, "name"))
+        .flatten()
+}
+
 /// Decides what to do with one pod. `run_notes` collects the notes said once per run.
 pub fn decide(
     target: &PodTarget<'_>,
     settings: &Settings,
+    ctx: &RunContext,
     run_notes: &mut Vec<Finding>,
 ) -> Decision {
     let mesh = &istio::MESH;
@@ -61,7 +111,17 @@ pub fn decide(
         why: info(rule, format!("{name}: {why}")),
     };
     let remove_note = "meshjob's own earlier changes, if any, are taken out";
-    if let Some(why) = ambient(target.template) {
+    let ns = &target.object.namespace;
+    let in_ambient_ns = !ns.is_empty() && ctx.ambient_namespaces.iter().any(|n| n == ns);
+    let ambient_why = ambient(target.template).or_else(|| {
+        (in_ambient_ns && !sidecar_labels(target.template)).then(|| {
+            format!(
+                "Namespace {ns} is labelled {}: ambient",
+                istio::DATAPLANE_MODE_LABEL
+            )
+        })
+    });
+    if let Some(why) = ambient_why {
         return fix(
             Strategy::Remove { keep_native: false },
             Rule::Ambient,
@@ -257,9 +317,17 @@ fn ambient(template: &Node) -> Option<String> {
     if mode != istio::DATAPLANE_MODE_AMBIENT {
         return None;
     }
-    let sidecar = str_of(labels, istio::INJECT_KEY) == Some("true")
-        || str_of(labels, istio::REVISION_LABEL).is_some_and(|r| !r.is_empty());
-    (!sidecar).then(|| format!("label {}: {}", istio::DATAPLANE_MODE_LABEL, mode))
+    (!sidecar_labels(template)).then(|| format!("label {}: {}", istio::DATAPLANE_MODE_LABEL, mode))
+}
+
+/// Whether the pod template asks for a sidecar by label (which wins over ambient).
+fn sidecar_labels(template: &Node) -> bool {
+    template
+        .path(&["metadata", "labels"])
+        .is_some_and(|labels| {
+            str_of(labels, istio::INJECT_KEY) == Some("true")
+                || str_of(labels, istio::REVISION_LABEL).is_some_and(|r| !r.is_empty())
+        })
 }
 
 /// Whether the proxy is injected already, as a native sidecar.
@@ -343,7 +411,7 @@ mod tests {
     fn strategy(src: &str, settings: &Settings) -> Option<Strategy> {
         let docs = parse_stream(src).unwrap();
         let pods = locate(&docs[0].root).pods;
-        match decide(&pods[0], settings, &mut Vec::new()) {
+        match decide(&pods[0], settings, &RunContext::default(), &mut Vec::new()) {
             Decision::Fix { strategy, .. } => Some(strategy),
             Decision::Skip(_) => None,
         }

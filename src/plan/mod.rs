@@ -16,7 +16,7 @@ pub mod stops;
 
 use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
@@ -30,6 +30,23 @@ pub struct DocPlan<'a> {
 
 /// Plans one document of `src`.
 pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bool) -> DocPlan<'a> {
+    plan_doc_in(
+        src,
+        doc,
+        settings,
+        force_mesh,
+        &decide::RunContext::default(),
+    )
+}
+
+/// Plans one document of `src`, with what the rest of the stream says (`ctx`).
+pub fn plan_doc_in<'a>(
+    src: &'a str,
+    doc: &Doc,
+    settings: &Settings,
+    force_mesh: bool,
+    ctx: &decide::RunContext,
+) -> DocPlan<'a> {
     let located = locate::locate(&doc.root);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
@@ -37,7 +54,7 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
     for target in &located.pods {
-        let (mesh, strategy, why) = match decide::decide(target, settings, &mut run_notes) {
+        let (mesh, strategy, why) = match decide::decide(target, settings, ctx, &mut run_notes) {
             Decision::Skip(f) => {
                 findings.push(f);
                 continue;
@@ -90,9 +107,10 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
             }
         }
         // The choice is explained where it changes something, so a clean run stays quiet.
-        if editor.edits.len() > mark {
+        let changed = editor.edits.len() > mark;
+        changed_pods |= changed;
+        if changed || why.rule != Rule::StrategyChosen {
             pod_findings.insert(0, why);
-            changed_pods = true;
         }
         let refused = pod_findings
             .iter()
