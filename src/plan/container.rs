@@ -264,9 +264,10 @@ fn classify<'d>(
                 Rule::ProxyInjected,
                 c.start,
                 format!(
-                    "{}: {} is already injected; its settings come from injection time, so \
-                     re-inject (or set EXIT_ON_ZERO_ACTIVE_CONNECTIONS in its env) for the \
-                     annotation to take effect",
+                    "{}: {} is already injected, so the pod annotation would mostly have no effect: \
+                     EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in \
+                     PROXY_CONFIG) go on its env instead; injecting again lets meshjob use the \
+                     annotation, or a native sidecar",
                     describe(oref),
                     mesh.proxy_container
                 ),

@@ -5,6 +5,7 @@ pub mod annotation;
 pub mod container;
 pub mod editor;
 pub mod embedded;
+pub mod injected;
 pub mod mesh;
 pub mod native;
 pub mod own_fixes;
@@ -76,7 +77,12 @@ pub fn plan_doc_in<'a>(
                 let replacement = needs_config.then(|| annotation::fresh_entry(&desired));
                 let replaced =
                     revert::drop_native(&mut editor, target, mesh, replacement, &mut pod_findings);
-                if needs_config && !replaced {
+                if injected::proxy_index(mesh, target.template).is_some() {
+                    // The annotation would have no effect: the proxy's env instead.
+                    if needs_config {
+                        injected::plan(&mut editor, target, mesh, &desired, &mut pod_findings);
+                    }
+                } else if needs_config && !replaced {
                     annotation::plan(&mut editor, target, &desired, &mut pod_findings);
                 }
             }

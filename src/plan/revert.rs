@@ -44,6 +44,7 @@ pub fn plan(
         unwrap_containers(ed, spec, &spath, oref, out);
     }
     annotations(ed, t, mesh, d, native, out);
+    super::injected::revert(ed, t, mesh, d, out);
 }
 
 /// Restores every container meshjob wrapped; then, when no wrapper is left, takes out the
