@@ -139,7 +139,7 @@ pub fn decide(
             ),
         );
     }
-    let injected = injected_proxy(mesh, target.template);
+    let injected = proxy_container(mesh, target.template).is_some();
     let (istio_v, kube_v) = (settings.istio_version, settings.kubernetes_version);
     let versions = versions_text(istio_v, kube_v);
     let too_old = native_too_old(istio_v, kube_v);
@@ -343,15 +343,15 @@ fn native_proxy(mesh: &Mesh, template: &Node) -> bool {
         })
 }
 
-/// Whether the proxy is injected already, as a regular container.
-fn injected_proxy(mesh: &Mesh, template: &Node) -> bool {
+/// The proxy container among the pod's regular containers (injected already), with its
+/// index.
+pub fn proxy_container<'d>(mesh: &Mesh, template: &'d Node) -> Option<(usize, &'d Node)> {
     template
         .path(&["spec", "containers"])
-        .and_then(Node::items)
-        .is_some_and(|cs| {
-            cs.iter()
-                .any(|c| str_of(c, "name") == Some(mesh.proxy_container))
-        })
+        .and_then(Node::items)?
+        .iter()
+        .enumerate()
+        .find(|(_, c)| str_of(c, "name") == Some(mesh.proxy_container))
 }
 
 /// Why a pod template is not to be touched, if it is not.

@@ -20,14 +20,7 @@ use crate::yaml::value::Value;
 /// The env var that carries a ProxyConfig (JSON) to pilot-agent.
 const PROXY_CONFIG_ENV: &str = "PROXY_CONFIG";
 
-/// Whether the pod has the proxy container among its regular containers.
-pub fn proxy_index(mesh: &Mesh, template: &Node) -> Option<usize> {
-    template
-        .path(&["spec", "containers"])
-        .and_then(Node::items)?
-        .iter()
-        .position(|c| str_of(c, "name") == Some(mesh.proxy_container))
-}
+pub use crate::decide::proxy_container;
 
 fn env_item(name: &str, value: Out) -> Out {
     Out::Map(vec![
@@ -59,15 +52,7 @@ pub fn plan(
     out: &mut Vec<Finding>,
 ) {
     let oref = &t.object;
-    let Some(i) = proxy_index(mesh, t.template) else {
-        return;
-    };
-    let Some(c) = t
-        .template
-        .path(&["spec", "containers"])
-        .and_then(Node::items)
-        .and_then(|cs| cs.get(i))
-    else {
+    let Some((i, c)) = proxy_container(mesh, t.template) else {
         return;
     };
     if let Some(f) = shared_node_finding(c, oref) {
@@ -200,15 +185,7 @@ pub fn revert(
     d: &Desired,
     out: &mut Vec<Finding>,
 ) {
-    let Some(i) = proxy_index(mesh, t.template) else {
-        return;
-    };
-    let Some(c) = t
-        .template
-        .path(&["spec", "containers"])
-        .and_then(Node::items)
-        .and_then(|cs| cs.get(i))
-    else {
+    let Some((i, c)) = proxy_container(mesh, t.template) else {
         return;
     };
     let Some(env) = c.get("env") else { return };

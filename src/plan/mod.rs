@@ -77,7 +77,7 @@ pub fn plan_doc_in<'a>(
                 let replacement = needs_config.then(|| annotation::fresh_entry(&desired));
                 let replaced =
                     revert::drop_native(&mut editor, target, mesh, replacement, &mut pod_findings);
-                if injected::proxy_index(mesh, target.template).is_some() {
+                if injected::proxy_container(mesh, target.template).is_some() {
                     // The annotation would have no effect: the proxy's env instead.
                     if needs_config {
                         injected::plan(&mut editor, target, mesh, &desired, &mut pod_findings);
