@@ -191,6 +191,26 @@ pub fn plan(
         if let Some(w) = classify(c, index, mesh, settings, oref, out) {
             if own_fixes::own_stop(&w, status_port, shared_pid, false, oref, out) {
                 stops = true;
+                // An earlier meshjob wrapped a container that stops the proxy itself: unwrap.
+                if let (How::Existing { .. }, Some(e)) = (&w.how, c.entry("command")) {
+                    let mut path = cpath.clone();
+                    path.push(Seg::Index(index));
+                    if super::revert::unwrap(ed, c, &path, e) {
+                        out.push(
+                            Finding::info(
+                                Rule::WrapperRemoved,
+                                e.value.start,
+                                format!(
+                                    "{}: container {:?}: meshjob's wrapper taken out, since the \
+                                     container stops the proxy itself",
+                                    describe(oref),
+                                    w.name
+                                ),
+                            )
+                            .with_object(Some(oref.clone())),
+                        );
+                    }
+                }
             } else {
                 wraps.push(w);
             }

@@ -37,7 +37,18 @@ fn strings(n: Option<&Node>) -> Vec<String> {
 fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
     let args = |a: Option<&crate::yaml::tree::Entry>| strings(a.map(|e| &e.value));
     match &w.how {
-        How::Existing { .. } => None,
+        // What an earlier meshjob wrapped: the original argv, from the marker line.
+        How::Existing { cmd } => {
+            let script = cmd.items()?.get(2)?.as_str()?;
+            if !super::script::is_genuine(script) {
+                return None;
+            }
+            let original =
+                super::script::original_argv(&strings(Some(cmd)), &strings(w.node.get("args")))?;
+            let mut v = original.command.unwrap_or_default();
+            v.extend(original.args.unwrap_or_default());
+            Some(v)
+        }
         How::Command { cmd, args: a } => {
             let mut v = strings(Some(&cmd.value));
             v.extend(args(*a));

@@ -153,7 +153,7 @@ fn strings(seq: &Node) -> Option<Vec<String>> {
 
 /// Restores one wrapped container from its marker line. False when the layout does not
 /// allow it (nothing is changed then).
-fn unwrap(ed: &mut Editor<'_>, c: &Node, path: &[Seg], cmd: &Entry) -> bool {
+pub(crate) fn unwrap(ed: &mut Editor<'_>, c: &Node, path: &[Seg], cmd: &Entry) -> bool {
     let Some(command) = strings(&cmd.value) else {
         return false;
     };
