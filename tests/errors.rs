@@ -17,6 +17,7 @@ const CLASSES: &[&str] = &[
     "unknown-config-key",
     "unwrappable-container",
     "alias-refusal",
+    "unquoted-version-in-config",
 ];
 
 fn root() -> PathBuf {

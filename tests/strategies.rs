@@ -82,3 +82,27 @@ fn original_files_are_restored() {
         "expected original.yaml files in testdata/strategies"
     );
 }
+
+#[test]
+fn bad_strategy_flags_are_usage_errors() {
+    for (args, want) in [
+        (
+            &["check", "--istio-version", "latest", "-"][..],
+            "--istio-version: invalid version \"latest\"",
+        ),
+        (
+            &["check", "--kubernetes-version", "1.29-rc.1", "-"][..],
+            "--kubernetes-version: invalid version",
+        ),
+        (
+            &["check", "--strategy", "sidecar", "-"][..],
+            "[possible values: auto, wrapper, native, none]",
+        ),
+    ] {
+        let out = common::run_stdin(common::meshjob().args(args), b"a: 1\n");
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {stderr}");
+        assert!(stderr.contains(want), "{args:?}: {stderr}");
+        assert!(out.stdout.is_empty(), "{args:?}");
+    }
+}
