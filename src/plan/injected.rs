@@ -217,10 +217,18 @@ pub fn revert(
     if gone.len() == items.len() {
         ed.remove_entry(c, &cpath, "env");
     } else {
-        // Highest first, so that the indices of the intended value stay right.
+        // Runs of neighbouring items go as one piece (their texts touch), highest first, so
+        // that the indices of the intended value stay right.
         let epath = child(&cpath, "env");
-        for &j in gone.iter().rev() {
-            ed.remove_items(env, &epath, j..j + 1);
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        for &j in &gone {
+            match runs.last_mut() {
+                Some(r) if r.end == j => r.end = j + 1,
+                _ => runs.push(j..j + 1),
+            }
+        }
+        for r in runs.into_iter().rev() {
+            ed.remove_items(env, &epath, r);
         }
     }
     out.push(
