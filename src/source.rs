@@ -1,6 +1,8 @@
 //! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
 
+use std::collections::HashSet;
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The largest input meshjob edits. Real manifests, Helm renders included, are far smaller;
@@ -28,9 +30,15 @@ impl Origin {
 
 /// Expands PATH arguments: `-` is stdin, directories are walked (sorted, hidden entries
 /// skipped), files are taken as they are. Errors name the path.
+///
+/// Each directory and file is visited once, known by its device and inode: symlinks that
+/// loop (`ln -s . again`) are not followed round, and a file reached twice (named twice, or
+/// through a link) is listed under the first path that reached it, so it is never edited or
+/// reported twice.
 pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    let mut seen = Seen::default();
     for a in args {
         if a == "-" {
             out.push(Origin::Stdin);
@@ -38,7 +46,8 @@ pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
         }
         let p = Path::new(a);
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => walk(p, &mut out, &mut errors),
+            Ok(m) if !seen.first_visit(&m) => {}
+            Ok(m) if m.is_dir() => walk(p, &mut seen, &mut out, &mut errors),
             Ok(_) => out.push(Origin::File(p.to_path_buf())),
             Err(e) => errors.push((a.clone(), cannot_read(&e))),
         }
@@ -46,11 +55,22 @@ pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
     (out, errors)
 }
 
+/// The directories and files a walk has reached, by (device, inode).
+#[derive(Default)]
+struct Seen(HashSet<(u64, u64)>);
+
+impl Seen {
+    /// Records `m`; `false` when it was reached before.
+    fn first_visit(&mut self, m: &std::fs::Metadata) -> bool {
+        self.0.insert((m.dev(), m.ino()))
+    }
+}
+
 fn is_yaml(p: &Path) -> bool {
     matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
 }
 
-fn walk(dir: &Path, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
+fn walk(dir: &Path, seen: &mut Seen, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -71,9 +91,12 @@ fn walk(dir: &Path, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
         if hidden {
             continue;
         }
+        // Symlinks are followed (to the file or directory they name), once per target.
         match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() => walk(&p, out, errors),
-            Ok(m) if m.is_file() && is_yaml(&p) => out.push(Origin::File(p)),
+            Ok(m) if m.is_dir() && seen.first_visit(&m) => walk(&p, seen, out, errors),
+            Ok(m) if m.is_file() && is_yaml(&p) && seen.first_visit(&m) => {
+                out.push(Origin::File(p))
+            }
             _ => {}
         }
     }
