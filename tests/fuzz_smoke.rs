@@ -77,6 +77,16 @@ const TOKENS: &[&str] = &[
     "proxy.istio.io/config: |\n  {}\n",
     "é",
     "🙂",
+    // Characters YAML restricts (with the BOM above): C0 and C1 controls, DEL, NEL,
+    // noncharacters, line and paragraph separators.
+    "\u{4}",
+    "\u{7f}",
+    "\u{80}",
+    "\u{85}",
+    "\u{fffe}",
+    "\u{ffff}",
+    "\u{2028}",
+    "\u{2029}",
 ];
 
 fn seeds() -> Vec<String> {
@@ -199,15 +209,28 @@ fn mutated_corpus_keeps_the_invariants() {
             Err(_) => Some("panicked".to_string()),
         };
         if let Some(e) = failure {
-            let crash = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-crash.yaml");
-            let _ = std::fs::write(&crash, &text);
-            panic!(
-                "run {runs} (seed {seed}): {e}; input saved to {}",
-                crash.display()
-            );
+            panic!("run {runs} (seed {seed}): {e}; {}", save_crash(&text));
         }
         runs += 1;
     }
     eprintln!("fuzz smoke: {runs} inputs in {secs}s (seed {seed}): {changed} fixed, {fatal} fatal");
     assert!(runs > 0);
+}
+
+/// Writes a failing input to `target/fuzz-smoke-crash.yaml` (creating `target/` when this
+/// checkout has none yet) and says where it went, or, when it cannot be written, why, with
+/// the input itself so that nothing is lost.
+fn save_crash(text: &str) -> String {
+    let crash = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-crash.yaml");
+    let saved = crash
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&crash, text));
+    match saved {
+        Ok(()) => format!("input saved to {}", crash.display()),
+        Err(err) => format!(
+            "the input could not be saved to {} ({err}); here it is: {text:?}",
+            crash.display()
+        ),
+    }
 }
