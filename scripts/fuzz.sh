@@ -11,7 +11,7 @@
 #    toolchain when rustup has one, and otherwise sets RUSTC_BOOTSTRAP=1 to let stable rustc
 #    take them. MESHJOB_FUZZ_LIBFUZZER=0 skips it (.ci/run does: CI runs the stable runner).
 #
-# A crash leaves its input in target/fuzz-smoke-crash.yaml or fuzz/artifacts/pipeline/;
+# A crash leaves its input in target/fuzz-smoke-crashes/ or fuzz/artifacts/pipeline/;
 # once fixed, copy it into testdata/regressions/ (tests/regressions.rs runs those).
 set -euo pipefail
 cd "$(dirname "$0")/.."
