@@ -1,6 +1,8 @@
 //! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
 
+use std::collections::HashSet;
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The largest input meshjob edits. Real manifests, Helm renders included, are far smaller;
@@ -28,9 +30,15 @@ impl Origin {
 
 /// Expands PATH arguments: `-` is stdin, directories are walked (sorted, hidden entries
 /// skipped), files are taken as they are. Errors name the path.
+///
+/// Each directory and file is visited once, known by its device and inode: symlinks that
+/// loop (`ln -s . again`) are not followed round, and a file reached twice (named twice, or
+/// through a link) is listed under the first path that reached it, so it is never edited or
+/// reported twice.
 pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
     let mut out = Vec::new();
     let mut errors = Vec::new();
+    let mut seen = Seen::default();
     for a in args {
         if a == "-" {
             out.push(Origin::Stdin);
@@ -38,7 +46,8 @@ pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
         }
         let p = Path::new(a);
         match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => walk(p, &mut out, &mut errors),
+            Ok(m) if !seen.first_visit(&m) => {}
+            Ok(m) if m.is_dir() => walk(p, &mut seen, &mut out, &mut errors),
             Ok(_) => out.push(Origin::File(p.to_path_buf())),
             Err(e) => errors.push((a.clone(), cannot_read(&e))),
         }
@@ -46,11 +55,22 @@ pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
     (out, errors)
 }
 
+/// The directories and files a walk has reached, by (device, inode).
+#[derive(Default)]
+struct Seen(HashSet<(u64, u64)>);
+
+impl Seen {
+    /// Records `m`; `false` when it was reached before.
+    fn first_visit(&mut self, m: &std::fs::Metadata) -> bool {
+        self.0.insert((m.dev(), m.ino()))
+    }
+}
+
 fn is_yaml(p: &Path) -> bool {
     matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
 }
 
-fn walk(dir: &Path, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
+fn walk(dir: &Path, seen: &mut Seen, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
     let entries = match std::fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) => {
@@ -71,9 +91,12 @@ fn walk(dir: &Path, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
         if hidden {
             continue;
         }
+        // Symlinks are followed (to the file or directory they name), once per target.
         match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() => walk(&p, out, errors),
-            Ok(m) if m.is_file() && is_yaml(&p) => out.push(Origin::File(p)),
+            Ok(m) if m.is_dir() && seen.first_visit(&m) => walk(&p, seen, out, errors),
+            Ok(m) if m.is_file() && is_yaml(&p) && seen.first_visit(&m) => {
+                out.push(Origin::File(p))
+            }
             _ => {}
         }
     }
@@ -160,6 +183,16 @@ fn cannot_read(e: &std::io::Error) -> String {
 
 /// Why bytes are not a text meshjob can edit, with the byte offset of the problem.
 pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
+    if let Some(wide) = wide_encoding(bytes) {
+        return Err((
+            0,
+            format!(
+                "looks like {wide}, not UTF-8; YAML manifests must be UTF-8: convert it (for \
+                 example `iconv -f {} -t UTF-8 FILE > FILE.utf8`, then replace FILE with it)",
+                wide.iconv_name()
+            ),
+        ));
+    }
     if let Some(i) = bytes.iter().position(|&b| b == 0) {
         return Err((i, "binary file (contains a NUL byte); not YAML".into()));
     }
@@ -171,6 +204,80 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
                 .to_string(),
         )
     })
+}
+
+/// A UTF-16 or UTF-32 encoding that a text was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wide {
+    /// 2 or 4.
+    pub unit: usize,
+    pub big_endian: bool,
+    /// It starts with a byte order mark.
+    pub bom: bool,
+}
+
+impl Wide {
+    /// The encoding's name for `iconv -f`. With a byte order mark the name without an
+    /// endianness lets iconv read the mark and drop it; without one the endianness is named.
+    pub fn iconv_name(self) -> String {
+        let base = format!("UTF-{}", self.unit * 8);
+        match (self.bom, self.big_endian) {
+            (true, _) => base,
+            (false, true) => format!("{base}BE"),
+            (false, false) => format!("{base}LE"),
+        }
+    }
+}
+
+impl std::fmt::Display for Wide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let order = if self.big_endian { "BE" } else { "LE" };
+        let why = if self.bom {
+            "it starts with a byte order mark"
+        } else {
+            "judging by its zero bytes"
+        };
+        write!(f, "UTF-{}{order} text ({why})", self.unit * 8)
+    }
+}
+
+/// Whether `bytes` look like UTF-16 or UTF-32 text: a byte order mark, or else the pattern of
+/// zero bytes that ASCII characters make in those encodings. YAML 1.2 (5.2, "Character
+/// Encodings") detects the encoding from the first character alone, which it requires to be
+/// ASCII; here the first four characters (or as many as there are) must fit the pattern, so
+/// a binary file that merely starts with one zero byte is still called binary.
+pub fn wide_encoding(bytes: &[u8]) -> Option<Wide> {
+    let wide = |unit, big_endian, bom| {
+        Some(Wide {
+            unit,
+            big_endian,
+            bom,
+        })
+    };
+    match bytes {
+        [0, 0, 0xFE, 0xFF, ..] => return wide(4, true, true),
+        [0xFF, 0xFE, 0, 0, ..] => return wide(4, false, true),
+        [0xFE, 0xFF, ..] => return wide(2, true, true),
+        [0xFF, 0xFE, ..] => return wide(2, false, true),
+        _ => {}
+    }
+    // One ASCII character per unit: its byte last (big-endian) or first, zeros elsewhere.
+    let ascii_units = |unit: usize, big_endian: bool| {
+        let units: Vec<&[u8]> = bytes.chunks_exact(unit).take(4).collect();
+        !units.is_empty()
+            && units.iter().all(|u| {
+                let (ch, zeros) = if big_endian {
+                    (u[unit - 1], &u[..unit - 1])
+                } else {
+                    (u[0], &u[1..])
+                };
+                (1..0x80).contains(&ch) && zeros.iter().all(|&b| b == 0)
+            })
+    };
+    [(4, true), (4, false), (2, true), (2, false)]
+        .into_iter()
+        .find(|&(unit, be)| ascii_units(unit, be))
+        .and_then(|(unit, be)| wide(unit, be, false))
 }
 
 /// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
