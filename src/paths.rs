@@ -85,11 +85,6 @@ pub fn diff_name(display: &str) -> &str {
     display.trim_start_matches('/')
 }
 
-/// The key that tells whether two paths are one file: the real path where it resolves.
-pub fn identity(abs: &Path) -> PathBuf {
-    std::fs::canonicalize(abs).unwrap_or_else(|_| abs.to_path_buf())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -159,7 +159,6 @@ fn diff_headers(diff: &str) -> Vec<&str> {
 // No PATH
 
 #[test]
-#[ignore = "not implemented yet"]
 fn no_path_means_the_working_directory_even_with_stdin_piped() {
     let t = tmp();
     write(t.path(), "k8s/job.yaml", &job("pi"));
@@ -213,7 +212,6 @@ fn dash_still_reads_stdin_and_a_bare_run_is_the_krm_function() {
 // Summary
 
 #[test]
-#[ignore = "not implemented yet"]
 fn check_and_fix_end_with_a_summary_line_on_stderr() {
     let t = tmp();
     write(t.path(), "a.yaml", &job("a"));
@@ -247,7 +245,6 @@ fn check_and_fix_end_with_a_summary_line_on_stderr() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn summary_counts_what_fix_leaves_and_what_could_not_be_read() {
     let t = tmp();
     write(t.path(), "args-only.yaml", ARGS_ONLY);
@@ -303,7 +300,6 @@ fn quiet_hides_the_summary_and_the_fixed_lines_but_not_errors() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn a_directory_without_yaml_files_says_so() {
     let t = tmp();
     write(t.path(), "README.md", "# nothing here\n");
@@ -357,7 +353,6 @@ fn chart_repo(dir: &Path) {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn chart_templates_are_skipped_in_a_walk_with_one_note() {
     let t = tmp();
     chart_repo(t.path());
@@ -397,7 +392,6 @@ fn chart_templates_are_skipped_in_a_walk_with_one_note() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn a_template_given_by_name_is_explained() {
     let t = tmp();
     chart_repo(t.path());
@@ -421,7 +415,6 @@ fn a_template_given_by_name_is_explained() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn exclude_flag_globs() {
     let t = tmp();
     write(t.path(), "k8s/job.yaml", &job("pi"));
@@ -496,7 +489,6 @@ fn exclude_flag_globs() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn exclude_in_the_config_file_is_relative_to_it() {
     let t = tmp();
     write(
@@ -522,7 +514,6 @@ fn exclude_in_the_config_file_is_relative_to_it() {
 // One finding for each pod template that would change
 
 #[test]
-#[ignore = "not implemented yet"]
 fn every_pod_that_would_change_gets_a_finding_with_a_rule_code() {
     let t = tmp();
     write(t.path(), "k8s/job.yaml", &job("pi"));
@@ -590,7 +581,6 @@ fn every_pod_that_would_change_gets_a_finding_with_a_rule_code() {
 // Paths
 
 #[test]
-#[ignore = "not implemented yet"]
 fn one_spelling_of_a_path_relative_to_the_working_directory() {
     let t = tmp();
     write(t.path(), "k8s/job.yaml", &job("pi"));
@@ -618,7 +608,6 @@ fn one_spelling_of_a_path_relative_to_the_working_directory() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn overlapping_paths_are_checked_once() {
     let t = tmp();
     write(t.path(), "k8s/job.yaml", &job("pi"));
@@ -643,7 +632,6 @@ fn overlapping_paths_are_checked_once() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn a_file_outside_the_working_directory_keeps_its_absolute_path_and_a_usable_diff() {
     let t = tmp();
     write(t.path(), "repo/k8s/job.yaml", &job("pi"));
@@ -691,7 +679,6 @@ fn a_file_outside_the_working_directory_keeps_its_absolute_path_and_a_usable_dif
 // JSON report
 
 #[test]
-#[ignore = "not implemented yet"]
 fn json_report_is_the_only_thing_on_stdout() {
     let t = tmp();
     write(t.path(), "k8s/job.yaml", &job("pi"));
@@ -748,7 +735,6 @@ fn json_report_is_the_only_thing_on_stdout() {
 const EVIL_NAME: &str = "x\\n::error file=evil::injected\\e[31mred";
 
 #[test]
-#[ignore = "not implemented yet"]
 fn control_characters_in_names_are_escaped() {
     let t = tmp();
     let evil = ARGS_ONLY.replace("name: args-only", &format!("name: \"{EVIL_NAME}\""));
@@ -795,7 +781,6 @@ fn control_characters_in_names_are_escaped() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn control_characters_in_file_names_are_escaped() {
     let t = tmp();
     let name = "evil\n::error file=x::y\x1b[0m.yaml";
@@ -858,7 +843,6 @@ fn drains(diff: &str) -> Vec<(String, String)> {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn the_nearest_config_file_of_each_file_wins() {
     let t = tmp();
     monorepo(t.path());
@@ -910,7 +894,6 @@ fn the_nearest_config_file_of_each_file_wins() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn a_broken_config_stops_only_the_files_it_governs() {
     let t = tmp();
     monorepo(t.path());
@@ -941,7 +924,6 @@ fn a_broken_config_stops_only_the_files_it_governs() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn stdin_filename_names_stdin_for_config_and_messages() {
     let t = tmp();
     monorepo(t.path());
@@ -990,7 +972,6 @@ fn stdin_filename_names_stdin_for_config_and_messages() {
 // config, kustomize install, failOn
 
 #[test]
-#[ignore = "not implemented yet"]
 fn config_rejects_options_it_would_ignore() {
     let t = tmp();
     for args in [
@@ -1017,7 +998,6 @@ fn config_rejects_options_it_would_ignore() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn kustomize_install_refuses_to_replace_a_file_without_force() {
     let t = tmp();
     let home = t.path().join("plugins");
@@ -1062,7 +1042,6 @@ fn warning_only(dir: &Path) {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn fail_on_warning_makes_warnings_fail_check_and_fix() {
     let t = tmp();
     warning_only(t.path());
@@ -1090,7 +1069,6 @@ fn fail_on_warning_makes_warnings_fail_check_and_fix() {
 }
 
 #[test]
-#[ignore = "not implemented yet"]
 fn fail_on_warning_fails_the_kustomize_build() {
     let t = tmp();
     let plugin = t.path().join("MeshJobConfig");
