@@ -82,6 +82,8 @@ pub fn run(req: &Request) -> u8 {
         },
     );
     let mut r = Run::new(req);
+    r.stdin_only =
+        expansion.inputs.iter().all(|i| i.origin == Origin::Stdin) && !expansion.inputs.is_empty();
     r.notes(&expansion);
     for input in &expansion.inputs {
         r.input(input, &mut configs);
@@ -185,11 +187,12 @@ impl<'a> Configs<'a> {
         let mut excludes = Vec::new();
         if let Some(abs) = file {
             let name = self.spelling.display(abs);
+            // An error without a place (an unreadable file) is shown at the file's start.
             let shown = |e: config::ConfigError| {
                 Box::new(Located {
                     path: name.clone(),
-                    line: e.line,
-                    col: e.column,
+                    line: e.line.max(1),
+                    col: e.column.max(1),
                     finding: Finding::error(Rule::ConfigInvalid, 0, e.message),
                 })
             };
@@ -199,7 +202,7 @@ impl<'a> Configs<'a> {
             let base = abs.parent().unwrap_or(abs);
             for p in &settings.exclude {
                 let pattern = Pattern::new(p, base).map_err(|m| {
-                    Box::new(Located::at_path(
+                    Box::new(Located::at_start(
                         &name,
                         Finding::error(Rule::ConfigInvalid, 0, m),
                     ))
@@ -238,6 +241,8 @@ struct Run<'r> {
     problems: Vec<Located>,
     /// Files that would change (`fix`: were written), with their diffs.
     changed: Vec<(String, String)>,
+    /// The only input is stdin.
+    stdin_only: bool,
 }
 
 impl<'r> Run<'r> {
@@ -254,6 +259,7 @@ impl<'r> Run<'r> {
             reports: Vec::new(),
             problems: Vec::new(),
             changed: Vec::new(),
+            stdin_only: false,
         }
     }
 
@@ -300,7 +306,7 @@ impl<'r> Run<'r> {
             )));
         }
         for (name, message) in &e.errors {
-            self.stop(Located::at_path(
+            self.stop(Located::at_start(
                 name,
                 Finding::error(Rule::Unreadable, 0, message.clone()),
             ));
@@ -328,7 +334,7 @@ impl<'r> Run<'r> {
             Ok(t) => t,
             Err(LoadError::Read(m)) => {
                 self.counts.unprocessed += 1;
-                return self.stop(Located::at_path(
+                return self.stop(Located::at_start(
                     name,
                     Finding::error(Rule::Unreadable, 0, m),
                 ));
@@ -407,7 +413,7 @@ impl<'r> Run<'r> {
                 if let Err(m) = write::write_atomic(p, text.as_bytes(), &outcome.text) {
                     self.counts.unprocessed += 1;
                     let f = Finding::error(Rule::Unwritable, 0, format!("cannot write: {m}"));
-                    return self.stop(Located::at_path(name, f));
+                    return self.stop(Located::at_start(name, f));
                 }
             }
             (Mode::Fix, Origin::File(_)) => {}
@@ -470,7 +476,10 @@ impl<'r> Run<'r> {
             }
         } else {
             console::findings(&self.reports, req.format, self.color_err, fix);
-            if !req.quiet {
+            // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only
+            // what is wrong, as `sed` would.
+            let filter = fix && self.stdin_only;
+            if !req.quiet && !filter {
                 let mut tail = String::new();
                 if fix {
                     for (name, _) in self.changed.iter().filter(|(n, _)| n != "-") {

@@ -45,6 +45,17 @@ impl Located {
         }
     }
 
+    /// A finding that stops a whole file: shown at its start (`path:1:1`), so that every
+    /// error points at a place.
+    pub fn at_start(path: &str, finding: Finding) -> Self {
+        Located {
+            path: path.to_string(),
+            line: 1,
+            col: 1,
+            finding,
+        }
+    }
+
     /// A finding about the whole run.
     pub fn run(finding: Finding) -> Self {
         Self::at_path("", finding)
@@ -191,7 +202,7 @@ mod tests {
         };
         assert_eq!(
             github(&l),
-            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b%0Anext [MJ001]"
+            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b\\nnext [MJ001]"
         );
     }
 }
