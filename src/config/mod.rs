@@ -16,7 +16,7 @@ pub use document::{ApiVersion, ConfigSpec, FailOn, Kind, Located, MeshJobConfig,
 pub use flags::Flags;
 pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
 
-/// The config file looked up from the current directory upward.
+/// The config file looked up from each input's directory upward.
 pub const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
 /// The only `apiVersion` of a config document.
 pub const API_VERSION: &str = "meshjob.dev/v1alpha1";
