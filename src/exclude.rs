@@ -177,31 +177,6 @@ fn check_classes(part: &str) -> Result<(), String> {
     Ok(())
 }
 
-/// The patterns of a run: those of the flags and those of every config file met.
-#[derive(Clone, Debug, Default)]
-pub struct Excludes {
-    patterns: Vec<Pattern>,
-}
-
-impl Excludes {
-    pub fn new(patterns: Vec<Pattern>) -> Self {
-        Excludes { patterns }
-    }
-
-    pub fn extend(&mut self, more: impl IntoIterator<Item = Pattern>) {
-        for p in more {
-            if !self.patterns.contains(&p) {
-                self.patterns.push(p);
-            }
-        }
-    }
-
-    /// The first pattern that excludes `path`.
-    pub fn matching(&self, path: &Path, is_dir: bool) -> Option<&Pattern> {
-        self.patterns.iter().find(|p| p.matches(path, is_dir))
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
