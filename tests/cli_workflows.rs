@@ -804,6 +804,19 @@ fn control_characters_in_file_names_are_escaped() {
         "{}",
         check.show()
     );
+    if let Some(git) = common::require_tool("git", "applies a diff with a quoted name") {
+        std::fs::write(t.path().join("p.diff"), &check.stdout).expect("write diff");
+        let out = Command::new(git)
+            .current_dir(t.path())
+            .args(["apply", "--check", "p.diff"])
+            .output()
+            .expect("run git");
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
 }
 
 // ---------------------------------------------------------------------------------------
