@@ -1,5 +1,6 @@
 //! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
 
+use crate::paths::Spelling;
 use std::collections::HashSet;
 use std::io::Read;
 use std::os::unix::fs::MetadataExt;
@@ -18,41 +19,186 @@ pub enum Origin {
     File(PathBuf),
 }
 
-impl Origin {
-    /// The name shown in findings and diff headers.
-    pub fn display(&self) -> String {
-        match self {
-            Origin::Stdin => "-".to_string(),
-            Origin::File(p) => p.to_string_lossy().into_owned(),
+/// One input of a run, with the one spelling of its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    /// Where to read it: stdin, or a file by its absolute path.
+    pub origin: Origin,
+    /// The name in findings and diff headers ([`Spelling`]).
+    pub name: String,
+    /// The absolute directory its config file is looked up from.
+    pub dir: PathBuf,
+}
+
+/// What the PATH arguments of a run stand for.
+#[derive(Debug, Default)]
+pub struct Expansion {
+    /// Every input once, in argument order, directories walked in name order.
+    pub inputs: Vec<Input>,
+    /// Paths that cannot be read: (name, message).
+    pub errors: Vec<(String, String)>,
+    /// Helm chart `templates/` directories left out of a walk.
+    pub chart_templates: Vec<String>,
+    /// Files and directories given by name that an exclude pattern leaves out:
+    /// (name, pattern).
+    pub excluded: Vec<(String, String)>,
+    /// Directories given by name with no YAML file in them.
+    pub empty: Vec<String>,
+}
+
+/// Whether an absolute path (a directory when the flag says so) is excluded: the pattern
+/// that excludes it.
+pub type ExcludeCheck<'a> = dyn FnMut(&Path, bool) -> Option<String> + 'a;
+
+/// Expands PATH arguments: `-` is stdin (named `stdin_name`, else `-`), directories are
+/// walked (sorted; hidden entries, excluded ones and Helm chart templates skipped), files are
+/// taken as they are unless excluded. Errors name the path.
+///
+/// Each directory and file is visited once, known by its device and inode: symlinks that
+/// loop (`ln -s . again`) are not followed round, and a file reached twice (`dir` and
+/// `dir/x.yaml`, `./x` and `x`, a symlink and its target) is an input once, under the first
+/// path that reached it, so it is never edited or reported twice.
+pub fn expand(
+    args: &[String],
+    spelling: &Spelling,
+    stdin_name: Option<&str>,
+    excluded: &mut ExcludeCheck<'_>,
+) -> Expansion {
+    let mut w = Walk {
+        spelling,
+        excluded,
+        out: Expansion::default(),
+        seen: Seen::default(),
+        stdin: false,
+    };
+    for a in args {
+        if a == "-" {
+            if !std::mem::replace(&mut w.stdin, true) {
+                let (name, dir) = match stdin_name {
+                    Some(n) => {
+                        let abs = spelling.absolute(Path::new(n));
+                        let dir = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
+                        (spelling.display(&abs), dir)
+                    }
+                    None => (
+                        "-".to_string(),
+                        spelling.cwd().map(Path::to_path_buf).unwrap_or_default(),
+                    ),
+                };
+                w.out.inputs.push(Input {
+                    origin: Origin::Stdin,
+                    name,
+                    dir,
+                });
+            }
+            continue;
+        }
+        let abs = spelling.absolute(Path::new(a));
+        let name = spelling.display(&abs);
+        match std::fs::metadata(&abs) {
+            Ok(m) if m.is_dir() => {
+                if let Some(pattern) = (w.excluded)(&abs, true) {
+                    w.out.excluded.push((name, pattern));
+                    continue;
+                }
+                let before = w.out.inputs.len();
+                if w.seen.first_visit(&m) {
+                    w.dir(&abs);
+                }
+                if w.out.inputs.len() == before && !w.covered(&abs) {
+                    w.out.empty.push(name);
+                }
+            }
+            Ok(m) => match (w.excluded)(&abs, false) {
+                Some(pattern) => w.out.excluded.push((name, pattern)),
+                None => w.file(abs, &m),
+            },
+            Err(e) => w.out.errors.push((name, cannot_read(&e))),
+        }
+    }
+    w.out
+}
+
+/// The state of one expansion.
+struct Walk<'s, 'e, 'a> {
+    spelling: &'s Spelling,
+    excluded: &'e mut ExcludeCheck<'a>,
+    out: Expansion,
+    /// Directories and files reached, so that each is an input once.
+    seen: Seen,
+    stdin: bool,
+}
+
+impl Walk<'_, '_, '_> {
+    fn file(&mut self, abs: PathBuf, m: &std::fs::Metadata) {
+        if !self.seen.first_visit(m) {
+            return;
+        }
+        let dir = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
+        self.out.inputs.push(Input {
+            name: self.spelling.display(&abs),
+            origin: Origin::File(abs),
+            dir,
+        });
+    }
+
+    /// Whether a directory's files are already inputs (it was given twice, or lies inside
+    /// a directory already walked): then it is not "empty".
+    fn covered(&self, abs: &Path) -> bool {
+        self.out.inputs.iter().any(|i| match &i.origin {
+            Origin::File(p) => p.starts_with(abs),
+            Origin::Stdin => false,
+        })
+    }
+
+    fn dir(&mut self, dir: &Path) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                self.out.errors.push((
+                    self.spelling.display(dir),
+                    format!("cannot read directory: {e}"),
+                ));
+                return;
+            }
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            let hidden = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
+            if hidden {
+                continue;
+            }
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_dir() => {
+                    if is_chart_templates(&p) {
+                        self.out.chart_templates.push(self.spelling.display(&p));
+                    } else if (self.excluded)(&p, true).is_none()
+                        // A directory reached twice (a symlink loop) is walked once.
+                        && self.seen.first_visit(&m)
+                    {
+                        self.dir(&p);
+                    }
+                }
+                Ok(m) if m.is_file() && is_yaml(&p) && (self.excluded)(&p, false).is_none() => {
+                    self.file(p, &m);
+                }
+                _ => {}
+            }
         }
     }
 }
 
-/// Expands PATH arguments: `-` is stdin, directories are walked (sorted, hidden entries
-/// skipped), files are taken as they are. Errors name the path.
-///
-/// Each directory and file is visited once, known by its device and inode: symlinks that
-/// loop (`ln -s . again`) are not followed round, and a file reached twice (named twice, or
-/// through a link) is listed under the first path that reached it, so it is never edited or
-/// reported twice.
-pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    let mut seen = Seen::default();
-    for a in args {
-        if a == "-" {
-            out.push(Origin::Stdin);
-            continue;
-        }
-        let p = Path::new(a);
-        match std::fs::metadata(p) {
-            Ok(m) if !seen.first_visit(&m) => {}
-            Ok(m) if m.is_dir() => walk(p, &mut seen, &mut out, &mut errors),
-            Ok(_) => out.push(Origin::File(p.to_path_buf())),
-            Err(e) => errors.push((a.clone(), cannot_read(&e))),
-        }
-    }
-    (out, errors)
+/// Whether `dir` is the `templates/` directory of a Helm chart: Go templates that are not
+/// YAML until `helm template` renders them.
+fn is_chart_templates(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n == "templates")
+        && dir
+            .parent()
+            .is_some_and(|chart| chart.join("Chart.yaml").is_file())
 }
 
 /// The directories and files a walk has reached, by (device, inode).
@@ -68,38 +214,6 @@ impl Seen {
 
 fn is_yaml(p: &Path) -> bool {
     matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
-}
-
-fn walk(dir: &Path, seen: &mut Seen, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            errors.push((
-                dir.display().to_string(),
-                format!("cannot read directory: {e}"),
-            ));
-            return;
-        }
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        let hidden = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with('.'));
-        if hidden {
-            continue;
-        }
-        // Symlinks are followed (to the file or directory they name), once per target.
-        match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() && seen.first_visit(&m) => walk(&p, seen, out, errors),
-            Ok(m) if m.is_file() && is_yaml(&p) && seen.first_visit(&m) => {
-                out.push(Origin::File(p))
-            }
-            _ => {}
-        }
-    }
 }
 
 /// Reads one input whole, refusing special files (FIFOs, devices) and inputs over

@@ -3,6 +3,7 @@
 
 mod common;
 
+use meshjob::paths::Spelling;
 use meshjob::source::{Origin, expand};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
@@ -13,11 +14,11 @@ const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:
 
 fn files(args: &[&Path]) -> Vec<PathBuf> {
     let args: Vec<String> = args.iter().map(|p| p.display().to_string()).collect();
-    let (origins, errors) = expand(&args);
-    assert!(errors.is_empty(), "{errors:?}");
-    origins
+    let e = expand(&args, &Spelling::current(), None, &mut |_, _| None);
+    assert!(e.errors.is_empty(), "{:?}", e.errors);
+    e.inputs
         .into_iter()
-        .map(|o| match o {
+        .map(|i| match i.origin {
             Origin::File(p) => p,
             Origin::Stdin => panic!("no stdin here"),
         })
