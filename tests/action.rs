@@ -435,6 +435,25 @@ fn clean_manifests_pass_with_changed_false() {
 }
 
 #[test]
+fn the_exclude_input_leaves_files_out() {
+    let ws = Workspace::new(&[
+        ("deploy/job.yaml", NEEDS_FIX),
+        ("vendor/a/job.yaml", NEEDS_FIX),
+        ("legacy/old.yaml", NEEDS_FIX),
+    ]);
+    let r = run(&ws, &[("exclude", "vendor\nlegacy/old.yaml")], &[]);
+    assert!(!r.succeeded, "deploy/job.yaml still needs fixing\n{}", r.log());
+    let check = &r.step("check").stdout;
+    assert!(check.contains("file=deploy/job.yaml"), "{}", r.log());
+    assert!(!check.contains("file=vendor/"), "{}", r.log());
+    assert!(!check.contains("file=legacy/"), "{}", r.log());
+    // With every file left out, there is nothing to fix.
+    let r = run(&ws, &[("exclude", "deploy vendor legacy")], &[]);
+    assert!(r.succeeded, "{}", r.log());
+    assert_eq!(r.outputs["changed"], "false");
+}
+
+#[test]
 fn a_huge_diff_is_truncated_in_the_summary_with_a_note() {
     let files: Vec<(String, &str)> = (0..40)
         .map(|i| (format!("j{i:02}.yaml"), NEEDS_FIX))
@@ -463,15 +482,17 @@ fn the_paths_input_cannot_inject_shell() {
         format!("job.yaml\ntouch {m}"),
     ];
     for paths in &attempts {
-        for input in ["paths", "args"] {
+        for input in ["paths", "exclude", "args"] {
             let r = run(&ws, &[(input, paths.as_str())], &[]);
             assert!(
                 !marker.exists(),
                 "{input} {paths:?} ran a command\n{}",
                 r.log()
             );
+            // An exclude pattern is only a pattern (this one may leave job.yaml out); paths
+            // and args that are not meshjob's are refused.
             assert!(
-                !r.succeeded,
+                input == "exclude" || !r.succeeded,
                 "{input} {paths:?}: meshjob sees bad arguments"
             );
         }
