@@ -442,7 +442,11 @@ fn the_exclude_input_leaves_files_out() {
         ("legacy/old.yaml", NEEDS_FIX),
     ]);
     let r = run(&ws, &[("exclude", "vendor\nlegacy/old.yaml")], &[]);
-    assert!(!r.succeeded, "deploy/job.yaml still needs fixing\n{}", r.log());
+    assert!(
+        !r.succeeded,
+        "deploy/job.yaml still needs fixing\n{}",
+        r.log()
+    );
     let check = &r.step("check").stdout;
     assert!(check.contains("file=deploy/job.yaml"), "{}", r.log());
     assert!(!check.contains("file=vendor/"), "{}", r.log());
