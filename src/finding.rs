@@ -45,8 +45,9 @@ pub struct ObjectRef {
 /// `MJ0xx` the run itself (input, output, internal errors); `MJ1xx` finding targets and
 /// deciding what to do with them; `MJ2xx` the entrypoint wrapper strategy; `MJ3xx` native
 /// sidecars and `MJ4xx` taking a fix out (none, native, ambient); `MJ5xx` the per-pod
-/// proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` hand-written fixes and
-/// long-running sidecars. A code never changes meaning; `docs/rules.md` has one
+/// proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` "would change" reports,
+/// what the pod already does (hand-written fixes) and long-running sidecars. A code never
+/// changes meaning; `docs/rules.md` has one
 /// section per code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
@@ -58,6 +59,16 @@ pub enum Rule {
     NotText,
     /// An output file cannot be written.
     Unwritable,
+    /// A file that does not parse and holds `{{`: a template, not YAML.
+    Template,
+    /// A file or directory given by name that an exclude pattern leaves out.
+    Excluded,
+    /// Helm chart `templates/` directories left out of a walk; said once per run.
+    ChartTemplates,
+    /// A directory given by name with no YAML file in it.
+    NoYamlFiles,
+    /// A config file that cannot be used; the files it governs are not processed.
+    ConfigInvalid,
     /// An object was rewritten (KRM results).
     Rewritten,
     /// meshjob's own output failed its checks; nothing was written.
@@ -136,6 +147,8 @@ pub enum Rule {
     MeshConfigInvalid,
     /// How the mesh-wide drain settings interact; said once per run.
     DrainInteraction,
+    /// A pod template that `fix` would change.
+    WouldChange,
     /// A container whose own command already stops the proxy.
     AlreadyStops,
     /// A call to the quit endpoint that is not a POST.
@@ -150,11 +163,16 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 48] = [
+    pub const ALL: [Rule; 54] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
         Rule::Unwritable,
+        Rule::Template,
+        Rule::Excluded,
+        Rule::ChartTemplates,
+        Rule::NoYamlFiles,
+        Rule::ConfigInvalid,
         Rule::Rewritten,
         Rule::Internal,
         Rule::NoPodTemplate,
@@ -194,6 +212,7 @@ impl Rule {
         Rule::MeshConfigNotMapping,
         Rule::MeshConfigInvalid,
         Rule::DrainInteraction,
+        Rule::WouldChange,
         Rule::AlreadyStops,
         Rule::QuitNotPost,
         Rule::KillNeedsSharedPid,
@@ -208,6 +227,11 @@ impl Rule {
             Rule::Unreadable => "MJ002",
             Rule::NotText => "MJ003",
             Rule::Unwritable => "MJ004",
+            Rule::Template => "MJ005",
+            Rule::Excluded => "MJ006",
+            Rule::ChartTemplates => "MJ007",
+            Rule::NoYamlFiles => "MJ008",
+            Rule::ConfigInvalid => "MJ009",
             Rule::Rewritten => "MJ010",
             Rule::Internal => "MJ090",
             Rule::NoPodTemplate => "MJ101",
@@ -247,11 +271,12 @@ impl Rule {
             Rule::MeshConfigNotMapping => "MJ602",
             Rule::MeshConfigInvalid => "MJ603",
             Rule::DrainInteraction => "MJ604",
-            Rule::AlreadyStops => "MJ701",
-            Rule::QuitNotPost => "MJ702",
-            Rule::KillNeedsSharedPid => "MJ703",
-            Rule::ScuttleWithoutEnv => "MJ704",
-            Rule::LongRunningSidecar => "MJ710",
+            Rule::WouldChange => "MJ701",
+            Rule::AlreadyStops => "MJ711",
+            Rule::QuitNotPost => "MJ712",
+            Rule::KillNeedsSharedPid => "MJ713",
+            Rule::ScuttleWithoutEnv => "MJ714",
+            Rule::LongRunningSidecar => "MJ720",
         }
     }
 
