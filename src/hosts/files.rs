@@ -452,8 +452,13 @@ impl<'r> Run<'r> {
         if self.req.quiet && f.severity == Severity::Info {
             return;
         }
-        // `fix` names the files it wrote instead of each pod it changed.
-        if fix && f.rule == Rule::WouldChange && self.req.format != Format::Json {
+        // `fix` names the files it wrote instead of each pod it changed (and the strategy
+        // that changed it: `check` and `diff` explain that).
+        let per_change = matches!(
+            f.rule,
+            Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
+        );
+        if fix && per_change && self.req.format != Format::Json {
             return;
         }
         self.reports.push(Located::new(name, text, f));
