@@ -370,8 +370,9 @@ fn findings_become_annotations_the_diff_goes_to_the_summary_and_the_step_fails()
     );
     assert!(check.stdout.contains("::stop-commands::"), "{log}");
     assert_eq!(r.outputs["changed"], "true", "{log}");
-    // The args-only container, and each of the two pods that would change (MJ701).
-    assert_eq!(r.outputs["findings"], "3", "{log}");
+    // The args-only container (its pod gets no annotation, so it does not change), the pod
+    // that would change (MJ701), its strategy (MJ120) and the note on the versions (MJ121).
+    assert_eq!(r.outputs["findings"], "4", "{log}");
     assert!(r.summary.contains("### meshjob"), "{}", r.summary);
     assert!(
         r.summary
@@ -408,8 +409,9 @@ fn fail_on_findings_false_passes_and_summary_false_writes_none() {
     );
     assert!(r.succeeded, "{}", r.log());
     assert_eq!(r.outputs["changed"], "true");
-    // Each pod that would change is a finding (MJ701).
-    assert_eq!(r.outputs["findings"], "2");
+    // Each pod that would change (MJ701) with its strategy (MJ120), and the note on the
+    // versions once (MJ121).
+    assert_eq!(r.outputs["findings"], "5");
     assert_eq!(r.summary, "");
     let check = &r.step("check").stdout;
     assert!(

@@ -19,6 +19,7 @@ const CLASSES: &[&str] = &[
     "unknown-config-key",
     "unwrappable-container",
     "alias-refusal",
+    "unquoted-version-in-config",
 ];
 
 fn root() -> PathBuf {
