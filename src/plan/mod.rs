@@ -6,6 +6,7 @@ pub mod container;
 pub mod editor;
 pub mod embedded;
 pub mod injected;
+pub mod linkerd_values;
 pub mod mesh;
 pub mod native;
 pub mod own_fixes;
@@ -20,7 +21,7 @@ use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
-use crate::mesh::Mesh;
+use crate::mesh::{Mesh, MeshId};
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
 use crate::yaml::tree::Node;
@@ -74,9 +75,19 @@ pub fn plan_doc_in<'a>(
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
         match strategy {
+            Strategy::Wrapper if mesh.id == MeshId::Linkerd => {
+                let needs_config =
+                    container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                annotation::foreign(target, mesh, &mut pod_findings);
+                if needs_config {
+                    let force = settings.force;
+                    annotation::plan_linkerd(&mut editor, target, force, &mut pod_findings);
+                }
+            }
             Strategy::Wrapper => {
                 let needs_config =
                     container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                annotation::foreign(target, mesh, &mut pod_findings);
                 let replacement = needs_config.then(|| annotation::fresh_entry(&desired));
                 let replaced =
                     revert::drop_native(&mut editor, target, mesh, replacement, &mut pod_findings);
@@ -141,6 +152,7 @@ pub fn plan_doc_in<'a>(
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
         mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
+        linkerd_values::plan(&mut editor, &doc.root, settings, &mut findings);
     }
     DocPlan { editor, findings }
 }
