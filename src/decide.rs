@@ -10,7 +10,7 @@
 use crate::config::{Settings, StrategyChoice, Version};
 use crate::finding::{Finding, Rule};
 use crate::locate::{PodTarget, describe, str_of};
-use crate::mesh::{self, Marker, MarkerKey, Mesh, MeshId, Place, istio};
+use crate::mesh::{self, Marker, MarkerKey, Mesh, MeshId, Place, istio, linkerd};
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
@@ -254,7 +254,7 @@ pub fn decide(
         return Decision::Skip(info(rule, format!("{name}: skipped, {reason}")));
     }
     if mesh.id == MeshId::Linkerd {
-        return linkerd(target, mesh, settings, &info);
+        return linkerd(target, mesh, settings, run_notes);
     }
     let fix = |strategy, rule, why: String| Decision::Fix {
         mesh,
@@ -470,19 +470,27 @@ fn which_mesh(
     Ok(mesh)
 }
 
-/// The strategy of a Linkerd pod: the wrapper, or taking meshjob's changes out (`none`, or
-/// a proxy that is a native sidecar already).
+/// The strategy of a Linkerd pod, as for Istio (`decide`) with `--linkerd-version` in place
+/// of the Istio version: a native sidecar from Linkerd 2.15 on Kubernetes 1.29, else the
+/// wrapper; `none` takes meshjob's changes out, and so does a proxy that is native already.
 fn linkerd(
     target: &PodTarget<'_>,
     mesh: &'static Mesh,
     settings: &Settings,
-    info: &dyn Fn(Rule, String) -> Finding,
+    run_notes: &mut Vec<Finding>,
 ) -> Decision {
-    let name = describe(&target.object);
+    let oref = &target.object;
+    let at = target.template.start;
+    let name = describe(oref);
     let fix = |strategy, rule, why: String| Decision::Fix {
         mesh,
         strategy,
-        why: info(rule, format!("{name}: {why}")),
+        why: Finding::info(rule, at, format!("{name}: {why}")).with_object(Some(oref.clone())),
+    };
+    let error = |rule, why: String| {
+        Decision::Skip(
+            Finding::error(rule, at, format!("{name}: {why}")).with_object(Some(oref.clone())),
+        )
     };
     let remove_note = "meshjob's own earlier changes, if any, are taken out";
     if native_proxy(mesh, target.template) {
@@ -504,41 +512,142 @@ fn linkerd(
             .and_then(Node::as_str)
             .map(|v| (*k, v))
     });
-    if let Some((key, v)) = native
-        && (mesh.native_sidecar_on)(v)
-    {
+    let (lv, kv) = (settings.linkerd_version, settings.kubernetes_version);
+    let show = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+    let versions = format!("Linkerd {}, Kubernetes {}", show(lv), show(kv));
+    let mut old = Vec::new();
+    if let Some(v) = lv.filter(|v| linkerd::native_annotation(Some(*v)).is_none()) {
+        old.push(format!("Linkerd {v} has no native sidecars"));
+    }
+    if let Some(v) = kv.filter(|v| *v < linkerd::NATIVE_KUBERNETES_SINCE) {
+        old.push(format!(
+            "Kubernetes {v} has no native sidecars on by default"
+        ));
+    }
+    let too_old = (!old.is_empty()).then(|| old.join(" and "));
+    let needs = format!(
+        "native sidecars need Linkerd {} and Kubernetes {}",
+        linkerd::NATIVE_SINCE,
+        linkerd::NATIVE_KUBERNETES_SINCE
+    );
+    let injected = proxy_container(mesh, target.template).is_some();
+    match settings.strategy {
+        StrategyChoice::None => {
+            return fix(
+                Strategy::Remove { keep_native: false },
+                Rule::StrategyChosen,
+                format!("strategy none: {remove_note}"),
+            );
+        }
+        StrategyChoice::Wrapper => {
+            return fix(
+                Strategy::Wrapper,
+                Rule::StrategyChosen,
+                "the wrapper (--strategy wrapper)".to_string(),
+            );
+        }
+        StrategyChoice::Native => {
+            if let Some(why) = too_old {
+                return error(
+                    Rule::NativeTooOld,
+                    format!(
+                        "--strategy native: {needs}, but {why}; the pod is left as it is (use \
+                         the wrapper, or upgrade)"
+                    ),
+                );
+            }
+            if injected {
+                return error(
+                    Rule::NativeInjected,
+                    format!(
+                        "{} is already injected as a regular container, so the native-sidecar \
+                         annotation cannot take effect; the pod is left as it is. Inject it \
+                         again from the un-injected manifest",
+                        mesh.proxy_container
+                    ),
+                );
+            }
+            if lv.is_none() || kv.is_none() {
+                run_notes.push(linkerd_versions_note(at, true));
+            }
+            return fix(
+                Strategy::Native,
+                Rule::StrategyChosen,
+                format!("native sidecar (--strategy native; {versions})"),
+            );
+        }
+        StrategyChoice::Auto => {}
+    }
+    if injected {
         return fix(
-            Strategy::Remove { keep_native: true },
-            Rule::NativeSidecar,
+            Strategy::Wrapper,
+            Rule::StrategyChosen,
             format!(
-                "native sidecar mode ({key}: \"{v}\") lets the Job complete without a \
-                 wrapper; {remove_note}"
+                "the wrapper: {} is already injected, so native sidecars need a new injection",
+                mesh.proxy_container
             ),
         );
     }
-    match settings.strategy {
-        StrategyChoice::None => fix(
-            Strategy::Remove { keep_native: false },
-            Rule::StrategyChosen,
-            format!("strategy none: {remove_note}"),
-        ),
-        StrategyChoice::Native => Decision::Skip(
-            Finding::error(
-                Rule::NativeTooOld,
-                target.template.start,
+    match native {
+        Some((key, v)) if (mesh.native_sidecar_on)(v) => {
+            return fix(
+                Strategy::Remove { keep_native: true },
+                Rule::NativeSidecar,
                 format!(
-                    "{name}: --strategy native is not available for Linkerd pods in this \
-                     meshjob; the pod is left as it is (use the wrapper)"
+                    "native sidecar mode ({key}: \"{v}\") lets the Job complete without a \
+                     wrapper; {remove_note}"
                 ),
-            )
-            .with_object(Some(target.object.clone())),
-        ),
-        StrategyChoice::Wrapper | StrategyChoice::Auto => fix(
+            );
+        }
+        Some((key, v)) => {
+            return fix(
+                Strategy::Wrapper,
+                Rule::StrategyChosen,
+                format!("the wrapper: the pod turns native sidecars off ({key}: \"{v}\")"),
+            );
+        }
+        None => {}
+    }
+    match (lv, kv, too_old) {
+        (_, _, Some(why)) => fix(
             Strategy::Wrapper,
             Rule::StrategyChosen,
-            "the wrapper (Linkerd)".to_string(),
+            format!("the wrapper, since {why} ({needs})"),
         ),
+        (Some(_), Some(_), None) => fix(
+            Strategy::Native,
+            Rule::StrategyChosen,
+            format!("native sidecar ({versions})"),
+        ),
+        _ => {
+            run_notes.push(linkerd_versions_note(at, false));
+            fix(
+                Strategy::Wrapper,
+                Rule::StrategyChosen,
+                format!("the wrapper ({versions})"),
+            )
+        }
     }
+}
+
+/// The once-per-run note about the versions that were not given, for Linkerd pods.
+fn linkerd_versions_note(at: usize, native: bool) -> Finding {
+    let tail = if native {
+        "--strategy native was applied without checking them (with the alpha annotation, \
+         which every Linkerd from 2.15 reads); it needs Linkerd 2.15+ and Kubernetes 1.29+"
+    } else {
+        "with both given, pods on Linkerd 2.15+ and Kubernetes 1.29+ get a native sidecar (one \
+         pod annotation, no wrapper) instead of the wrapper"
+    };
+    Finding::info(
+        Rule::VersionsUnknown,
+        at,
+        format!(
+            "the target versions are not known: pass --linkerd-version (the injecting Linkerd) \
+             and --kubernetes-version (the oldest kubelet), or set linkerdVersion and \
+             kubernetesVersion in the config; {tail}"
+        ),
+    )
 }
 
 /// `Istio 1.24, Kubernetes unknown`.

@@ -278,6 +278,17 @@ pub struct ConfigSpec {
     #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
     pub kubernetes_version: Option<Located<VersionText>>,
 
+    /// The Linkerd that will inject the pods, as `MAJOR.MINOR` (`2.18`); it picks the
+    /// native-sidecar annotation for Linkerd pods (alpha 2.15-2.18, beta 2.19, GA 2.20+).
+    /// A string, quoted like `istioVersion`. Flag: `--linkerd-version`. Default: unknown.
+    ///
+    /// ```yaml
+    /// linkerdVersion: "2.18"
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    pub linkerd_version: Option<Located<VersionText>>,
+
     /// How pods are fixed: `auto` picks per pod from the two versions (native sidecars on
     /// Istio 1.24+ with Kubernetes 1.29+, else the wrapper); `wrapper` and `native` force
     /// one; `none` removes what meshjob added. Flag: `--strategy`. Default: `auto`.

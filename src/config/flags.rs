@@ -41,6 +41,10 @@ pub struct Flags {
     #[arg(long, value_name = "X.Y")]
     pub istio_version: Option<String>,
 
+    /// The Linkerd that injects the pods, as MAJOR.MINOR (2.18).
+    #[arg(long, value_name = "X.Y")]
+    pub linkerd_version: Option<String>,
+
     /// The oldest kubelet in the cluster, as MAJOR.MINOR (1.29).
     #[arg(long, value_name = "X.Y")]
     pub kubernetes_version: Option<String>,
@@ -97,6 +101,11 @@ impl Flags {
                 "--kubernetes-version",
                 &self.kubernetes_version,
                 &mut s.kubernetes_version,
+            ),
+            (
+                "--linkerd-version",
+                &self.linkerd_version,
+                &mut s.linkerd_version,
             ),
         ] {
             if let Some(v) = given {

@@ -59,6 +59,8 @@ pub struct Settings {
     pub istio_version: Option<Version>,
     /// The oldest kubelet of the cluster, when known.
     pub kubernetes_version: Option<Version>,
+    /// The Linkerd that injects the pods, when known.
+    pub linkerd_version: Option<Version>,
     /// How pods are fixed.
     pub strategy: StrategyChoice,
     /// Image references or prefixes, and container names, of long-running sidecars.
@@ -79,6 +81,7 @@ impl Default for Settings {
             exclude: Vec::new(),
             fail_on: FailOn::Error,
             istio_version: None,
+            linkerd_version: None,
             kubernetes_version: None,
             strategy: StrategyChoice::Auto,
             sidecars: Vec::new(),
@@ -152,6 +155,7 @@ impl MeshJobConfig {
         for (key, v) in [
             ("istioVersion", &spec.istio_version),
             ("kubernetesVersion", &spec.kubernetes_version),
+            ("linkerdVersion", &spec.linkerd_version),
         ] {
             if let Some(v) = v {
                 Version::parse(&v.0)
@@ -246,6 +250,9 @@ impl MeshJobConfig {
         if let Some(v) = &spec.kubernetes_version {
             settings.kubernetes_version = Version::parse(&v.0).ok();
         }
+        if let Some(v) = &spec.linkerd_version {
+            settings.linkerd_version = Version::parse(&v.0).ok();
+        }
         if let Some(s) = spec.strategy {
             settings.strategy = s;
         }
@@ -284,6 +291,8 @@ impl MeshJobConfig {
                 istio_version: (settings.istio_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 kubernetes_version: (settings.kubernetes_version)
+                    .map(|v| Located::new(VersionText(v.to_string()))),
+                linkerd_version: (settings.linkerd_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 strategy: Some(settings.strategy),
                 sidecars: Some(

@@ -225,6 +225,7 @@ fn render_round_trips_awkward_values() {
             .map(String::from)
             .to_vec(),
         fail_on: FailOn::Warning,
+        linkerd_version: Some(crate::config::Version::new(2, 19)),
         istio_version: Some(crate::config::Version::new(1, 30)),
         kubernetes_version: Some(crate::config::Version::new(1, 9)),
         strategy: crate::config::StrategyChoice::None,

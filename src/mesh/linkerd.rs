@@ -4,6 +4,7 @@
 //! linkerd/linkerd2-proxy. [`MESH`] is the summary the stages read through the mesh seam.
 
 use super::{MarkerKey, Mesh, MeshId, Place};
+use crate::config::Version;
 
 /// Linkerd as a [`Mesh`].
 pub const MESH: Mesh = Mesh {
@@ -84,14 +85,33 @@ pub const NATIVE_SIDECAR_ANNOTATION_BETA: &str =
     "config.beta.linkerd.io/proxy-enable-native-sidecar";
 pub const NATIVE_SIDECAR_ANNOTATION: &str = "config.linkerd.io/proxy-enable-native-sidecar";
 
+/// The first Linkerd with native sidecars (the alpha annotation, `version-2.15`).
+pub const NATIVE_SINCE: Version = Version::new(2, 15);
+/// Native sidecars need Kubernetes 1.29 (the chart's comment on `proxy.nativeSidecar`).
+pub const NATIVE_KUBERNETES_SINCE: Version = Version::new(1, 29);
+/// The value meshjob writes into a native-sidecar annotation (read by Go's ParseBool).
+pub const NATIVE_ON: &str = "true";
+
 /// The native-sidecar annotation that Linkerd `2.minor` reads, the newest it has: GA from
-/// 2.20, beta in 2.19, alpha in 2.15 to 2.18; none before 2.15.
+/// 2.20, beta in 2.19, alpha in 2.15 to 2.18; none before 2.15. Every later version still
+/// reads the older spellings (`pkg/inject/inject.go` at `version-2.20`), so the alpha one
+/// is what every version reads.
 pub fn native_sidecar_annotation_for(minor: u32) -> Option<&'static str> {
     match minor {
         20.. => Some(NATIVE_SIDECAR_ANNOTATION),
         19 => Some(NATIVE_SIDECAR_ANNOTATION_BETA),
         15..=18 => Some(NATIVE_SIDECAR_ANNOTATION_ALPHA),
         _ => None,
+    }
+}
+
+/// The native-sidecar annotation for a Linkerd version: that version's, or, unknown, the
+/// alpha one every version reads; `None` when the version has none.
+pub fn native_annotation(v: Option<Version>) -> Option<&'static str> {
+    match v {
+        Some(v) if v.major == 2 => native_sidecar_annotation_for(v.minor),
+        Some(_) => None,
+        None => Some(NATIVE_SIDECAR_ANNOTATION_ALPHA),
     }
 }
 

@@ -164,6 +164,14 @@ pub fn foreign(t: &PodTarget<'_>, mesh: &crate::mesh::Mesh, out: &mut Vec<Findin
     }
 }
 
+/// Linkerd's shutdown annotation as a new entry.
+pub fn linkerd_fresh_entry() -> (&'static str, Out) {
+    (
+        linkerd::SHUTDOWN_ANNOTATION,
+        Out::Str(linkerd::SHUTDOWN_ENABLED.into()),
+    )
+}
+
 /// Plans Linkerd's `config.linkerd.io/proxy-admin-shutdown: enabled`, without which the
 /// proxy (2.16+) answers the wrapper's POST to `/shutdown` with 404. A `disabled` the user
 /// wrote is kept with a warning (replaced with `force`); any other value, which Linkerd

@@ -1,6 +1,8 @@
 //! Linkerd's mesh-wide configuration: the Helm values of the `linkerd-control-plane` chart.
-//! Sets `proxy.enableShutdownEndpoint: true` (Linkerd 2.16+), so that every injected proxy
-//! serves the `/shutdown` endpoint the wrapper POSTs, and lints the `proxy` mapping.
+//! Sets `proxy.enableShutdownEndpoint: true` (Linkerd 2.16+) for the wrapper, so that every
+//! injected proxy serves the `/shutdown` endpoint the wrapper POSTs, or `proxy.nativeSidecar:
+//! true` (2.15+) when the settings give Linkerd pods native sidecars; lints the `proxy`
+//! mapping. `--strategy none` leaves the values alone, as it does Istio's mesh config.
 //!
 //! A values document has no apiVersion or kind; it is recognised by keys only that chart
 //! has ([`linkerd::DISTINCT_TOP_KEYS`], or a `proxy` mapping with one of
@@ -8,7 +10,7 @@
 //! alone: users set values in their own file.
 
 use super::editor::Editor;
-use crate::config::Settings;
+use crate::config::{Settings, StrategyChoice};
 use crate::finding::{Finding, Rule};
 use crate::locate::{objects, refusal, shared_node, str_of};
 use crate::mesh::linkerd;
@@ -26,9 +28,30 @@ enum Verdict {
     Ignore,
 }
 
-/// The settings the values should hold: `(key, true)` under `proxy`.
-fn wanted(_settings: &Settings) -> &'static [&'static str] {
-    &[linkerd::VALUES_SHUTDOWN]
+/// The `proxy` booleans the values should hold `true`: `nativeSidecar` when the settings
+/// give Linkerd pods native sidecars (`--strategy native`, or `auto` with a Linkerd and a
+/// Kubernetes that have them), else `enableShutdownEndpoint` for the wrapper.
+fn wanted(settings: &Settings) -> &'static [&'static str] {
+    let capable = |needed: bool| {
+        let linkerd_ok = settings
+            .linkerd_version
+            .is_none_or(|v| linkerd::native_annotation(Some(v)).is_some());
+        let kube_ok = settings
+            .kubernetes_version
+            .is_none_or(|v| v >= linkerd::NATIVE_KUBERNETES_SINCE);
+        let known = settings.linkerd_version.is_some() && settings.kubernetes_version.is_some();
+        linkerd_ok && kube_ok && (known || !needed)
+    };
+    let native = match settings.strategy {
+        StrategyChoice::Native => capable(false),
+        StrategyChoice::Auto => capable(true),
+        StrategyChoice::Wrapper | StrategyChoice::None => false,
+    };
+    if native {
+        &[linkerd::VALUES_NATIVE_SIDECAR]
+    } else {
+        &[linkerd::VALUES_SHUTDOWN]
+    }
 }
 
 /// Plans the edits of one document's Linkerd values, if it holds some.
@@ -64,7 +87,7 @@ fn classify(obj: &Node) -> Verdict {
     if placeholder || linkerd::CHART_DEFAULTS_KEYS.iter().all(|k| has(k)) {
         return Verdict::LeaveAlone(
             "these look like the linkerd-control-plane chart's own values.yaml (its defaults); \
-             set proxy.enableShutdownEndpoint: true in your own values file instead; left alone"
+             set proxy values in your own values file instead; left alone"
                 .to_string(),
         );
     }
@@ -218,8 +241,8 @@ fn kept(k: &str, at: usize) -> Finding {
         Rule::KeptUserValue,
         at,
         format!(
-            "keeping `proxy.{k}: false`: pods without their own annotation then lack what the \
-             wrapper needs (use --force to set true)"
+            "keeping `proxy.{k}: false`: pods without their own annotation then lack what \
+             meshjob's fix needs (use --force to set true)"
         ),
     )
 }
