@@ -253,9 +253,6 @@ pub fn decide(
     if let Some((rule, reason)) = skip_reason(target.template) {
         return Decision::Skip(info(rule, format!("{name}: skipped, {reason}")));
     }
-    if mesh.id == MeshId::Linkerd {
-        return linkerd(target, mesh, settings, run_notes);
-    }
     let fix = |strategy, rule, why: String| Decision::Fix {
         mesh,
         strategy,
@@ -272,7 +269,7 @@ pub fn decide(
             )
         })
     });
-    if let Some(why) = ambient_why {
+    if let Some(why) = ambient_why.filter(|_| mesh.id == MeshId::Istio) {
         return fix(
             Strategy::Remove { keep_native: false },
             Rule::Ambient,
@@ -291,9 +288,7 @@ pub fn decide(
         );
     }
     let injected = proxy_container(mesh, target.template).is_some();
-    let (istio_v, kube_v) = (settings.istio_version, settings.kubernetes_version);
-    let versions = versions_text(istio_v, kube_v);
-    let too_old = native_too_old(istio_v, kube_v);
+    let t = Target::of(mesh, settings);
     let existing = native_annotation(mesh, target.template);
     match settings.strategy {
         StrategyChoice::None => {
@@ -311,16 +306,15 @@ pub fn decide(
             );
         }
         StrategyChoice::Native => {
-            if let Some(why) = too_old {
+            if let Some(why) = &t.too_old {
                 return Decision::Skip(
                     Finding::error(
                         Rule::NativeTooOld,
                         at,
                         format!(
-                            "{name}: --strategy native needs Istio {} and Kubernetes {}, but \
-                             {why}; the pod is left as it is (use the wrapper, or upgrade)",
-                            istio::NATIVE_ANNOTATION_SINCE,
-                            istio::NATIVE_KUBERNETES_SINCE
+                            "{name}: --strategy native needs {}, but {why}; the pod is left as \
+                             it is (use the wrapper, or upgrade)",
+                            t.needs
                         ),
                     )
                     .with_object(Some(oref.clone())),
@@ -341,13 +335,13 @@ pub fn decide(
                     .with_object(Some(oref.clone())),
                 );
             }
-            if istio_v.is_none() || kube_v.is_none() {
-                run_notes.push(versions_note(at, true));
+            if !t.known {
+                run_notes.push((t.note)(at, true));
             }
             return fix(
                 Strategy::Native,
                 Rule::StrategyChosen,
-                format!("native sidecar (--strategy native; {versions})"),
+                format!("native sidecar (--strategy native; {})", t.versions),
             );
         }
         StrategyChoice::Auto => {}
@@ -363,50 +357,45 @@ pub fn decide(
         );
     }
     match existing {
-        Some(v) if v == istio::NATIVE_OFF => {
+        Some((key, v)) if (t.is_off)(v) => {
             return fix(
                 Strategy::Wrapper,
                 Rule::StrategyChosen,
-                format!(
-                    "the wrapper: the pod turns native sidecars off ({}: \"{v}\")",
-                    mesh.native_sidecar_annotation
-                ),
+                format!("the wrapper: the pod turns native sidecars off ({key}: \"{v}\")"),
             );
         }
-        Some(v) if too_old.is_none() && istio::native_annotation_on(v, istio_v) => {
+        Some((key, v)) if t.too_old.is_none() && (t.is_on)(v) => {
             return fix(
                 Strategy::Remove { keep_native: true },
                 Rule::NativeSidecar,
                 format!(
-                    "native sidecar mode ({}: \"{v}\") lets the Job complete without a \
-                     wrapper; {remove_note}",
-                    mesh.native_sidecar_annotation
+                    "native sidecar mode ({key}: \"{v}\") lets the Job complete without a \
+                     wrapper; {remove_note}"
                 ),
             );
         }
         _ => {}
     }
-    match (istio_v, kube_v, too_old) {
-        (_, _, Some(why)) => fix(
+    match (t.known, t.too_old) {
+        (_, Some(why)) => fix(
             Strategy::Wrapper,
             Rule::StrategyChosen,
             format!(
-                "the wrapper, since {why} (native sidecars need Istio {} and Kubernetes {})",
-                istio::NATIVE_ANNOTATION_SINCE,
-                istio::NATIVE_KUBERNETES_SINCE
+                "the wrapper, since {why} (native sidecars need {})",
+                t.needs
             ),
         ),
-        (Some(_), Some(_), None) => fix(
+        (true, None) => fix(
             Strategy::Native,
             Rule::StrategyChosen,
-            format!("native sidecar ({versions})"),
+            format!("native sidecar ({})", t.versions),
         ),
-        _ => {
-            run_notes.push(versions_note(at, false));
+        (false, None) => {
+            run_notes.push((t.note)(at, false));
             fix(
                 Strategy::Wrapper,
                 Rule::StrategyChosen,
-                format!("the wrapper ({versions})"),
+                format!("the wrapper ({})", t.versions),
             )
         }
     }
@@ -470,162 +459,71 @@ fn which_mesh(
     Ok(mesh)
 }
 
-/// The strategy of a Linkerd pod, as for Istio (`decide`) with `--linkerd-version` in place
-/// of the Istio version: a native sidecar from Linkerd 2.15 on Kubernetes 1.29, else the
-/// wrapper; `none` takes meshjob's changes out, and so does a proxy that is native already.
-fn linkerd(
-    target: &PodTarget<'_>,
-    mesh: &'static Mesh,
-    settings: &Settings,
-    run_notes: &mut Vec<Finding>,
-) -> Decision {
-    let oref = &target.object;
-    let at = target.template.start;
-    let name = describe(oref);
-    let fix = |strategy, rule, why: String| Decision::Fix {
-        mesh,
-        strategy,
-        why: Finding::info(rule, at, format!("{name}: {why}")).with_object(Some(oref.clone())),
-    };
-    let error = |rule, why: String| {
-        Decision::Skip(
-            Finding::error(rule, at, format!("{name}: {why}")).with_object(Some(oref.clone())),
-        )
-    };
-    let remove_note = "meshjob's own earlier changes, if any, are taken out";
-    if native_proxy(mesh, target.template) {
-        return fix(
-            Strategy::Remove { keep_native: true },
-            Rule::NativeSidecar,
-            format!(
-                "{} is already injected as a native sidecar, which Kubernetes stops by itself; \
-                 {remove_note}",
-                mesh.proxy_container
-            ),
-        );
-    }
-    // The first annotation present decides (GA over beta over alpha).
-    let annotations = target.template.path(&["metadata", "annotations"]);
-    let native = mesh.native_sidecar_annotations.iter().find_map(|k| {
-        annotations
-            .and_then(|a| a.get(k))
-            .and_then(Node::as_str)
-            .map(|v| (*k, v))
-    });
-    let (lv, kv) = (settings.linkerd_version, settings.kubernetes_version);
-    let show = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
-    let versions = format!("Linkerd {}, Kubernetes {}", show(lv), show(kv));
-    let mut old = Vec::new();
-    if let Some(v) = lv.filter(|v| linkerd::native_annotation(Some(*v)).is_none()) {
-        old.push(format!("Linkerd {v} has no native sidecars"));
-    }
-    if let Some(v) = kv.filter(|v| *v < linkerd::NATIVE_KUBERNETES_SINCE) {
-        old.push(format!(
-            "Kubernetes {v} has no native sidecars on by default"
-        ));
-    }
-    let too_old = (!old.is_empty()).then(|| old.join(" and "));
-    let needs = format!(
-        "native sidecars need Linkerd {} and Kubernetes {}",
-        linkerd::NATIVE_SINCE,
-        linkerd::NATIVE_KUBERNETES_SINCE
-    );
-    let injected = proxy_container(mesh, target.template).is_some();
-    match settings.strategy {
-        StrategyChoice::None => {
-            return fix(
-                Strategy::Remove { keep_native: false },
-                Rule::StrategyChosen,
-                format!("strategy none: {remove_note}"),
-            );
-        }
-        StrategyChoice::Wrapper => {
-            return fix(
-                Strategy::Wrapper,
-                Rule::StrategyChosen,
-                "the wrapper (--strategy wrapper)".to_string(),
-            );
-        }
-        StrategyChoice::Native => {
-            if let Some(why) = too_old {
-                return error(
-                    Rule::NativeTooOld,
-                    format!(
-                        "--strategy native: {needs}, but {why}; the pod is left as it is (use \
-                         the wrapper, or upgrade)"
+/// What the target versions say about native sidecars for a pod of one mesh.
+struct Target {
+    /// `Istio 1.24, Kubernetes unknown`.
+    versions: String,
+    /// Both the mesh's and Kubernetes' versions are given.
+    known: bool,
+    /// Why the known versions cannot run a native sidecar, if they cannot.
+    too_old: Option<String>,
+    /// `Istio 1.24 and Kubernetes 1.29`.
+    needs: String,
+    /// The once-per-run note about versions that were not given.
+    note: fn(usize, bool) -> Finding,
+    /// Whether an annotation value turns native sidecars on, or off, as the target reads it.
+    is_on: Box<dyn Fn(&str) -> bool>,
+    is_off: fn(&str) -> bool,
+}
+
+impl Target {
+    fn of(mesh: &Mesh, settings: &Settings) -> Target {
+        let kube_v = settings.kubernetes_version;
+        let show = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+        match mesh.id {
+            MeshId::Istio => {
+                let istio_v = settings.istio_version;
+                Target {
+                    versions: versions_text(istio_v, kube_v),
+                    known: istio_v.is_some() && kube_v.is_some(),
+                    too_old: native_too_old(istio_v, kube_v),
+                    needs: format!(
+                        "Istio {} and Kubernetes {}",
+                        istio::NATIVE_ANNOTATION_SINCE,
+                        istio::NATIVE_KUBERNETES_SINCE
                     ),
-                );
+                    note: versions_note,
+                    is_on: Box::new(move |v| istio::native_annotation_on(v, istio_v)),
+                    is_off: |v| v == istio::NATIVE_OFF,
+                }
             }
-            if injected {
-                return error(
-                    Rule::NativeInjected,
-                    format!(
-                        "{} is already injected as a regular container, so the native-sidecar \
-                         annotation cannot take effect; the pod is left as it is. Inject it \
-                         again from the un-injected manifest",
-                        mesh.proxy_container
+            MeshId::Linkerd => {
+                let linkerd_v = settings.linkerd_version;
+                let mut old = Vec::new();
+                if let Some(v) =
+                    linkerd_v.filter(|v| linkerd::native_annotation(Some(*v)).is_none())
+                {
+                    old.push(format!("Linkerd {v} has no native sidecars"));
+                }
+                if let Some(v) = kube_v.filter(|v| *v < linkerd::NATIVE_KUBERNETES_SINCE) {
+                    old.push(format!(
+                        "Kubernetes {v} has no native sidecars on by default"
+                    ));
+                }
+                Target {
+                    versions: format!("Linkerd {}, Kubernetes {}", show(linkerd_v), show(kube_v)),
+                    known: linkerd_v.is_some() && kube_v.is_some(),
+                    too_old: (!old.is_empty()).then(|| old.join(" and ")),
+                    needs: format!(
+                        "Linkerd {} and Kubernetes {}",
+                        linkerd::NATIVE_SINCE,
+                        linkerd::NATIVE_KUBERNETES_SINCE
                     ),
-                );
+                    note: linkerd_versions_note,
+                    is_on: Box::new(linkerd::is_go_true),
+                    is_off: |v| !linkerd::is_go_true(v),
+                }
             }
-            if lv.is_none() || kv.is_none() {
-                run_notes.push(linkerd_versions_note(at, true));
-            }
-            return fix(
-                Strategy::Native,
-                Rule::StrategyChosen,
-                format!("native sidecar (--strategy native; {versions})"),
-            );
-        }
-        StrategyChoice::Auto => {}
-    }
-    if injected {
-        return fix(
-            Strategy::Wrapper,
-            Rule::StrategyChosen,
-            format!(
-                "the wrapper: {} is already injected, so native sidecars need a new injection",
-                mesh.proxy_container
-            ),
-        );
-    }
-    match native {
-        Some((key, v)) if (mesh.native_sidecar_on)(v) => {
-            return fix(
-                Strategy::Remove { keep_native: true },
-                Rule::NativeSidecar,
-                format!(
-                    "native sidecar mode ({key}: \"{v}\") lets the Job complete without a \
-                     wrapper; {remove_note}"
-                ),
-            );
-        }
-        Some((key, v)) => {
-            return fix(
-                Strategy::Wrapper,
-                Rule::StrategyChosen,
-                format!("the wrapper: the pod turns native sidecars off ({key}: \"{v}\")"),
-            );
-        }
-        None => {}
-    }
-    match (lv, kv, too_old) {
-        (_, _, Some(why)) => fix(
-            Strategy::Wrapper,
-            Rule::StrategyChosen,
-            format!("the wrapper, since {why} ({needs})"),
-        ),
-        (Some(_), Some(_), None) => fix(
-            Strategy::Native,
-            Rule::StrategyChosen,
-            format!("native sidecar ({versions})"),
-        ),
-        _ => {
-            run_notes.push(linkerd_versions_note(at, false));
-            fix(
-                Strategy::Wrapper,
-                Rule::StrategyChosen,
-                format!("the wrapper ({versions})"),
-            )
         }
     }
 }
@@ -691,11 +589,13 @@ fn versions_note(at: usize, native: bool) -> Finding {
     )
 }
 
-/// The pod's native-sidecar annotation value, if it has one.
-fn native_annotation<'n>(mesh: &Mesh, template: &'n Node) -> Option<&'n str> {
-    template
-        .path(&["metadata", "annotations", mesh.native_sidecar_annotation])
-        .and_then(Node::as_str)
+/// The pod's native-sidecar annotation that counts (the first the mesh reads), with its
+/// value, if it has one.
+fn native_annotation<'n>(mesh: &Mesh, template: &'n Node) -> Option<(&'static str, &'n str)> {
+    let anns = template.path(&["metadata", "annotations"])?;
+    mesh.native_sidecar_annotations
+        .iter()
+        .find_map(|k| anns.get(k).and_then(Node::as_str).map(|v| (*k, v)))
 }
 
 /// Why the pod is in ambient mode, if it is: the label on the pod template, unless the pod
@@ -833,7 +733,7 @@ mod tests {
     }
 
     #[test]
-    fn which_mesh() {
+    fn mesh_of_each_pod() {
         use MeshId::{Istio, Linkerd};
         let on = "{annotations: {linkerd.io/inject: enabled}}";
         assert_eq!(decide_all(&job_in("a", on, "{}"), Istio).0, [Linkerd]);

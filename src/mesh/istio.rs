@@ -28,20 +28,8 @@ pub const MESH: Mesh = Mesh {
             off: &["false"],
             ignore_case: true,
         },
-        MarkerKey {
-            key: REVISION_LABEL,
-            place: Place::Label,
-            on: &[],
-            off: &[],
-            ignore_case: true,
-        },
-        MarkerKey {
-            key: DATAPLANE_MODE_LABEL,
-            place: Place::Label,
-            on: &[DATAPLANE_MODE_AMBIENT],
-            off: &[],
-            ignore_case: false,
-        },
+        REVISION_MARKER,
+        AMBIENT_MARKER,
     ],
     namespace_markers: &[
         MarkerKey {
@@ -51,20 +39,8 @@ pub const MESH: Mesh = Mesh {
             off: &["disabled"],
             ignore_case: false,
         },
-        MarkerKey {
-            key: REVISION_LABEL,
-            place: Place::Label,
-            on: &[],
-            off: &[],
-            ignore_case: true,
-        },
-        MarkerKey {
-            key: DATAPLANE_MODE_LABEL,
-            place: Place::Label,
-            on: &[DATAPLANE_MODE_AMBIENT],
-            off: &[],
-            ignore_case: false,
-        },
+        REVISION_MARKER,
+        AMBIENT_MARKER,
     ],
     injected_note: "so the pod annotation would mostly have no effect: \
                     EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in PROXY_CONFIG) \
@@ -114,6 +90,24 @@ pub const NATIVE_SIDECAR_ANNOTATION: &str = "sidecar.istio.io/nativeSidecar";
 pub const STATUS_PORT_ANNOTATION: &str = "status.sidecar.istio.io/port";
 /// The injected proxy container.
 pub const PROXY_CONTAINER: &str = "istio-proxy";
+
+/// A revision label selects that revision's injector, on a pod or a namespace.
+const REVISION_MARKER: MarkerKey = MarkerKey {
+    key: REVISION_LABEL,
+    place: Place::Label,
+    on: &[],
+    off: &[],
+    ignore_case: true,
+};
+/// Ambient mode is Istio's too: the pod or namespace has no sidecar, and the strategies
+/// take meshjob's fix out.
+const AMBIENT_MARKER: MarkerKey = MarkerKey {
+    key: DATAPLANE_MODE_LABEL,
+    place: Place::Label,
+    on: &[DATAPLANE_MODE_AMBIENT],
+    off: &[],
+    ignore_case: false,
+};
 
 /// ProxyConfig keys meshjob sets.
 pub const HOLD_APPLICATION: &str = "holdApplicationUntilProxyStarts";
