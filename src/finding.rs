@@ -85,6 +85,8 @@ pub enum Rule {
     NativeSidecar,
     /// An ambient pod: no sidecar.
     Ambient,
+    /// A pod that two meshes would inject; left alone.
+    MeshConflict,
     /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
     SharedNode,
     /// A container with a key written twice.
@@ -139,6 +141,10 @@ pub enum Rule {
     MetadataNotStrings,
     /// A user value that contradicts meshjob's, kept.
     KeptUserValue,
+    /// A Linkerd `config.linkerd.io/proxy-admin-shutdown` value Linkerd does not read.
+    ShutdownAnnotationValue,
+    /// Another mesh's per-pod annotation on a pod.
+    ForeignAnnotation,
     /// Something that looks like mesh configuration, left alone.
     MeshConfigLeftAlone,
     /// Mesh configuration that cannot be edited as written.
@@ -159,11 +165,15 @@ pub enum Rule {
     ScuttleWithoutEnv,
     /// A long-running sidecar among the containers.
     LongRunningSidecar,
+    /// A Linkerd Helm value that must be a boolean and is not.
+    ValuesNotBoolean,
+    /// A misspelled key of the Linkerd Helm values.
+    ValuesMisspelled,
 }
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 54] = [
+    pub const ALL: [Rule; 59] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
@@ -185,6 +195,7 @@ impl Rule {
         Rule::DuplicateKey,
         Rule::StrategyChosen,
         Rule::VersionsUnknown,
+        Rule::MeshConflict,
         Rule::NoContainers,
         Rule::CommandNotList,
         Rule::ArgsNotList,
@@ -208,10 +219,14 @@ impl Rule {
         Rule::InvalidDuration,
         Rule::MetadataNotStrings,
         Rule::KeptUserValue,
+        Rule::ShutdownAnnotationValue,
+        Rule::ForeignAnnotation,
         Rule::MeshConfigLeftAlone,
         Rule::MeshConfigNotMapping,
         Rule::MeshConfigInvalid,
         Rule::DrainInteraction,
+        Rule::ValuesNotBoolean,
+        Rule::ValuesMisspelled,
         Rule::WouldChange,
         Rule::AlreadyStops,
         Rule::QuitNotPost,
@@ -244,6 +259,7 @@ impl Rule {
             Rule::DuplicateKey => "MJ111",
             Rule::StrategyChosen => "MJ120",
             Rule::VersionsUnknown => "MJ121",
+            Rule::MeshConflict => "MJ130",
             Rule::NoContainers => "MJ201",
             Rule::CommandNotList => "MJ202",
             Rule::ArgsNotList => "MJ203",
@@ -267,6 +283,8 @@ impl Rule {
             Rule::InvalidDuration => "MJ513",
             Rule::MetadataNotStrings => "MJ514",
             Rule::KeptUserValue => "MJ520",
+            Rule::ShutdownAnnotationValue => "MJ530",
+            Rule::ForeignAnnotation => "MJ531",
             Rule::MeshConfigLeftAlone => "MJ601",
             Rule::MeshConfigNotMapping => "MJ602",
             Rule::MeshConfigInvalid => "MJ603",
@@ -277,6 +295,8 @@ impl Rule {
             Rule::KillNeedsSharedPid => "MJ713",
             Rule::ScuttleWithoutEnv => "MJ714",
             Rule::LongRunningSidecar => "MJ720",
+            Rule::ValuesNotBoolean => "MJ610",
+            Rule::ValuesMisspelled => "MJ611",
         }
     }
 

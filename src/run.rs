@@ -2,7 +2,7 @@
 
 use crate::apply::{self, Edit};
 use crate::config::Settings;
-use crate::decide::RunContext;
+use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::locate;
 use crate::plan;
@@ -38,9 +38,17 @@ impl Outcome {
 
 /// Per-file choices that are not settings.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ProcessOptions {
+pub struct ProcessOptions<'a> {
     /// Treat documents without apiVersion/kind as a bare MeshConfig (`--mesh-config`).
     pub force_mesh: bool,
+    /// The Namespace documents of the whole run (see [`namespaces`]); `None`: those of the
+    /// text itself.
+    pub namespaces: Option<&'a Namespaces>,
+}
+
+/// The mesh markers of the Namespace documents in `text` (see [`Namespaces::scan`]).
+pub fn namespaces(text: &str) -> Namespaces {
+    Namespaces::scan(text)
 }
 
 /// Processes one YAML stream.
@@ -57,12 +65,12 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
 /// through it whole. Large streams are shared between threads in contiguous runs of
 /// documents; the results are put back together in order, so the outcome never depends on
 /// the number of threads.
-pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
+pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
     let all = 0..text.len();
     let pieces = split::pieces(text);
     let pieces: &[Range<usize>] = pieces.as_deref().unwrap_or(std::slice::from_ref(&all));
     let runs = runs(text.len(), pieces);
-    let ctx = &RunContext::of_stream(text, pieces);
+    let ctx = &RunContext::of_stream(text, pieces, opts.namespaces);
     let done: Vec<Run> = if runs.len() > 1 {
         std::thread::scope(|s| {
             let handles: Vec<_> = runs
@@ -92,10 +100,10 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
 
 /// Processes the stream whole, on one thread, parsing every document fully: the reference
 /// that the tests hold [`process_with`] to.
-pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
+pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
     let (all, first) = (0..text.len(), 0..1);
     let whole = std::slice::from_ref(&all);
-    let ctx = RunContext::of_stream(text, whole);
+    let ctx = RunContext::of_stream(text, whole, opts.namespaces);
     let done = vec![process_run(text, whole, settings, opts, &ctx, false)];
     assemble(text, whole, std::slice::from_ref(&first), done)
 }
@@ -180,7 +188,7 @@ fn process_run(
     text: &str,
     pieces: &[Range<usize>],
     settings: &Settings,
-    opts: ProcessOptions,
+    opts: ProcessOptions<'_>,
     ctx: &RunContext,
     quick: bool,
 ) -> Run {
@@ -247,7 +255,12 @@ struct Part {
 }
 
 /// Parses, plans, splices and verifies one piece of text.
-fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions, ctx: &RunContext) -> Part {
+fn process_piece(
+    text: &str,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    ctx: &RunContext,
+) -> Part {
     let fatal = |f: Finding| Part {
         fatal: Some(f),
         ..Part::default()

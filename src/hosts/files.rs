@@ -85,8 +85,19 @@ pub fn run(req: &Request) -> u8 {
     r.stdin_only =
         expansion.inputs.iter().all(|i| i.origin == Origin::Stdin) && !expansion.inputs.is_empty();
     r.notes(&expansion);
-    for input in &expansion.inputs {
-        r.input(input, &mut configs);
+    // Every input is read before any is processed: a Namespace document in one file
+    // places the pods of another in a mesh.
+    let loaded: Vec<_> = (expansion.inputs.iter())
+        .map(|i| (i, source::load(&i.origin)))
+        .collect();
+    let mut namespaces = crate::decide::Namespaces::default();
+    for (_, text) in &loaded {
+        if let Ok(t) = text {
+            namespaces.extend(run::namespaces(t));
+        }
+    }
+    for (input, text) in loaded {
+        r.input(input, text, &namespaces, &mut configs);
     }
     for e in configs.errors {
         r.stop(e);
@@ -326,11 +337,17 @@ impl<'r> Run<'r> {
         self.problems.push(l);
     }
 
-    fn input(&mut self, input: &Input, configs: &mut Configs<'_>) {
+    fn input(
+        &mut self,
+        input: &Input,
+        loaded: Result<String, LoadError>,
+        namespaces: &crate::decide::Namespaces,
+        configs: &mut Configs<'_>,
+    ) {
         let (mode, name) = (self.req.mode, input.name.as_str());
         let stdin_fix = input.origin == Origin::Stdin && mode == Mode::Fix;
         self.counts.files += 1;
-        let text = match source::load(&input.origin) {
+        let text = match loaded {
             Ok(t) => t,
             Err(LoadError::Read(m)) => {
                 self.counts.unprocessed += 1;
@@ -374,6 +391,7 @@ impl<'r> Run<'r> {
         };
         let opts = run::ProcessOptions {
             force_mesh: self.req.force_mesh,
+            namespaces: Some(namespaces),
         };
         let outcome = run::process_with(&text, &layer.settings, opts);
         if let Some(f) = outcome.fatal {

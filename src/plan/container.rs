@@ -98,17 +98,20 @@ fn wrapper_out(script: String) -> Out {
     ])
 }
 
-/// The quit endpoint for one pod: the configured URL, with the pod's status-port override
-/// applied when the URL uses the default port.
-fn quit_endpoint(mesh: &Mesh, settings: &Settings, tpl: &Node) -> Result<Endpoint, String> {
-    let mut q = script::parse_quit_url(&settings.quit_url)?;
+/// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
+/// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
+/// `/shutdown` and `/ready`; Istio's ready port is another one and stays).
+fn pod_endpoint(mesh: &Mesh, url: &str, tpl: &Node) -> Result<Endpoint, String> {
+    let mut q = script::parse_quit_url(url)?;
+    let default_port = script::parse_quit_url(mesh.default_quit_url).map(|d| d.port)?;
     let port = mesh
         .quit_port_annotation
         .and_then(|a| tpl.path(&["metadata", "annotations", a]))
         .and_then(Node::as_str)
         .and_then(|p| p.parse::<u16>().ok());
     if let Some(p) = port
-        && settings.quit_url == mesh.default_quit_url
+        && q.port == default_port
+        && (url == mesh.default_quit_url || url == mesh.ready_url)
     {
         q.port = p;
     }
@@ -164,7 +167,11 @@ pub fn plan(
         ));
         return false;
     };
-    let quit = match quit_endpoint(mesh, settings, tpl) {
+    let quit_url = settings
+        .quit_url
+        .as_deref()
+        .unwrap_or(mesh.default_quit_url);
+    let quit = match pod_endpoint(mesh, quit_url, tpl) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -173,7 +180,7 @@ pub fn plan(
     };
     let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
-        script::parse_quit_url(mesh.ready_url).map(|ready| ReadyWait { seconds, ready })
+        pod_endpoint(mesh, mesh.ready_url, tpl).map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -284,12 +291,10 @@ fn classify<'d>(
                 Rule::ProxyInjected,
                 c.start,
                 format!(
-                    "{}: {} is already injected, so the pod annotation would mostly have no effect: \
-                     EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in \
-                     PROXY_CONFIG) go on its env instead; injecting again lets meshjob use the \
-                     annotation, or a native sidecar",
+                    "{}: {} is already injected, {}",
                     describe(oref),
-                    mesh.proxy_container
+                    mesh.proxy_container,
+                    mesh.injected_note
                 ),
             )
             .with_object(Some(oref.clone())),
