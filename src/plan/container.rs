@@ -5,15 +5,17 @@ use super::editor::Editor;
 use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding, str_of};
+use crate::locate::{
+    PodTarget, describe, object_error as err, shared_node, shared_node_finding, str_of,
+};
 use crate::mesh::Mesh;
 use crate::yaml::emit::{Out, literal_ok};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
-use crate::yaml::value::Value;
+use crate::yaml::value::{ScalarType, Value, resolve};
 use granit_parser::ScalarStyle;
 
-/// The hint for a `command` or `args` that meshjob will not rewrite.
+/// The hint for a `command` or `args` that meshjob will not rewrite because it is shared.
 const SPELL_OUT: &str = "write the list out in each container (expand the anchor or alias by \
                          hand), then run again";
 
@@ -24,14 +26,17 @@ pub const PEERS_MOUNT: &str = "/var/run/meshjob";
 enum How<'d> {
     /// Already wrapped: only the script may need an update.
     Existing { cmd: &'d Node },
-    /// `command` (and maybe `args`) written out.
+    /// `command` written out. `args` is the `args` entry, if there is one (it may be null).
     Command {
         cmd: &'d Entry,
         args: Option<&'d Entry>,
     },
-    /// No `command`, but the config maps the image to its entrypoint.
+    /// No `command` (none, null or `[]`: Kubernetes then runs the image's ENTRYPOINT), but
+    /// the config maps the image to its entrypoint. `cmd` and `args` are the entries that
+    /// are there.
     Entrypoint {
         argv: Vec<String>,
+        cmd: Option<&'d Entry>,
         args: Option<&'d Entry>,
     },
 }
@@ -59,13 +64,52 @@ fn wrapper_script(cmd: &Node) -> Option<&str> {
     }
 }
 
-/// A sequence whose items are all plain strings we can move (no aliases or anchors).
-fn movable_seq(n: &Node) -> bool {
-    n.items().is_some_and(|items| {
-        items
-            .iter()
-            .all(|i| matches!(i.kind, Kind::Scalar { .. }) && i.anchor.is_none())
-    }) && n.anchor.is_none()
+/// Why `n` (the value of `command` or `args`) is not a list of strings that meshjob can
+/// move, with what to do about it; `None` when it is one. Kubernetes itself refuses a
+/// `command` or `args` that is not a list of strings.
+fn not_argv(n: &Node) -> Option<String> {
+    let shared = |what: String| Some(format!("{what}; {SPELL_OUT}"));
+    if let Some(why) = shared_node(n) {
+        return shared(why.to_string());
+    }
+    let Some(items) = n.items() else {
+        let what = match n.kind {
+            Kind::Map(_) => "a mapping",
+            _ => "a single string",
+        };
+        return Some(format!(
+            "is {what}, but Kubernetes takes a list of strings; write it as a list such as \
+             [sh, -c, \"...\"], then run again"
+        ));
+    };
+    for (i, item) in items.iter().enumerate() {
+        if let Some(why) = shared_node(item) {
+            return shared(format!("item {i} {why}"));
+        }
+        let ty = match &item.kind {
+            Kind::Scalar { value, style } => {
+                resolve(value, *style, item.tag.as_deref(), item.empty)
+            }
+            _ => {
+                return Some(format!(
+                    "item {i} is not a string; Kubernetes takes a list of strings"
+                ));
+            }
+        };
+        let what = match ty {
+            ScalarType::Str => continue,
+            ScalarType::Null => "null",
+            ScalarType::Bool => "a boolean",
+            ScalarType::Int | ScalarType::Float => "a number",
+            ScalarType::Tagged => "a tagged value",
+        };
+        return Some(format!(
+            "item {i} (`{}`) is {what}, not a string, and Kubernetes takes only strings; quote \
+             it, then run again",
+            item.as_str().unwrap_or_default()
+        ));
+    }
+    None
 }
 
 /// An argv word copied from the source: its exact text when it is a one-line scalar.
@@ -278,49 +322,55 @@ fn classify<'d>(
         return None;
     }
     let image = str_of(c, "image").unwrap_or_default();
+    // A null `args` is no args; a null or empty `command` is no command (Kubernetes runs
+    // the image's ENTRYPOINT then).
     let args = c.entry("args");
-    if let Some(a) = args
-        && !a.value.is_null()
-        && !movable_seq(&a.value)
+    if let Some(why) = args
+        .filter(|a| !a.value.is_null())
+        .and_then(|a| not_argv(&a.value))
     {
+        let at = args.map_or(c.start, |a| a.value.props_start);
         out.push(err(
             Rule::ArgsNotList,
             oref,
-            a.value.start,
-            format!(
-                "container {name:?}: `args` must be a list of strings (no anchors or aliases) \
-                 to be moved; {SPELL_OUT}"
-            ),
+            at,
+            format!("container {name:?}: `args` {why}"),
         ));
         return None;
     }
-    let args = args.filter(|a| !a.value.is_null());
-    let cmd = c.entry("command").filter(|e| !e.value.is_null());
-    let how = match cmd {
+    let cmd = c.entry("command");
+    let unset =
+        |n: &Node| n.is_null() || (n.items().is_some_and(<[Node]>::is_empty) && n.anchor.is_none());
+    let written = cmd.filter(|e| !unset(&e.value));
+    let how = match written {
         Some(e) if wrapper_script(&e.value).is_some() => How::Existing { cmd: &e.value },
-        Some(e) if movable_seq(&e.value) => How::Command { cmd: e, args },
-        Some(e) => {
-            out.push(err(
-                Rule::CommandNotList,
-                oref,
-                e.value.start,
-                format!(
-                    "container {name:?}: `command` must be a list of strings (no anchors or \
-                     aliases) to be wrapped; {SPELL_OUT}"
-                ),
-            ));
-            return None;
-        }
+        Some(e) => match not_argv(&e.value) {
+            None => How::Command { cmd: e, args },
+            Some(why) => {
+                out.push(err(
+                    Rule::CommandNotList,
+                    oref,
+                    e.value.props_start,
+                    format!("container {name:?}: `command` {why}"),
+                ));
+                return None;
+            }
+        },
         None => match settings.entrypoint_for(image) {
             Some(argv) => How::Entrypoint {
                 argv: argv.to_vec(),
+                cmd,
                 args,
             },
             None => {
-                let what = if args.is_some() {
-                    "has args but no command"
-                } else {
-                    "has neither command nor args"
+                let has_args = args.is_some_and(|a| {
+                    !a.value.is_null() && !a.value.items().is_some_and(<[Node]>::is_empty)
+                });
+                let what = match (cmd.is_some(), has_args) {
+                    (true, true) => "has args and an empty command",
+                    (true, false) => "has an empty command and no args",
+                    (false, true) => "has args but no command",
+                    (false, false) => "has neither command nor args",
                 };
                 out.push(err(
                     Rule::UnknownEntrypoint,
@@ -440,23 +490,36 @@ fn apply(
                         "command",
                         &wrapper_out(script),
                     );
-                    ed.prepend_items(&a.value, &child(path, "args"), &words);
+                    put_args(ed, c, path, a, words);
                 }
             }
         }
-        How::Entrypoint { argv, args } => {
+        How::Entrypoint { argv, cmd, args } => {
             let words: Vec<Out> = argv.iter().map(|s| Out::Str(s.clone())).collect();
-            match args {
-                Some(a) => {
-                    ed.insert_entry(c, path, Some(&a.key), "command", &wrapper_out(script));
-                    ed.prepend_items(&a.value, &child(path, "args"), &words);
+            match cmd {
+                Some(e) => {
+                    ed.replace_value(c, &e.key, &e.value, path, "command", &wrapper_out(script))
                 }
                 None => {
-                    ed.insert_entry(c, path, None, "command", &wrapper_out(script));
-                    ed.insert_entry(c, path, None, "args", &Out::Seq(words));
+                    let before = args.map(|a| &a.key);
+                    ed.insert_entry(c, path, before, "command", &wrapper_out(script));
                 }
             }
+            match args {
+                Some(a) => put_args(ed, c, path, a, words),
+                None => ed.insert_entry(c, path, None, "args", &Out::Seq(words)),
+            }
         }
+    }
+}
+
+/// Puts `words` in front of the existing `args` entry `a` of container `c`: a null value
+/// becomes the list of `words`.
+fn put_args(ed: &mut Editor<'_>, c: &Node, path: &[Seg], a: &Entry, words: Vec<Out>) {
+    if a.value.is_null() {
+        ed.replace_value(c, &a.key, &a.value, path, "args", &Out::Seq(words));
+    } else {
+        ed.prepend_items(&a.value, &child(path, "args"), &words);
     }
 }
 

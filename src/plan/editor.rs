@@ -9,7 +9,7 @@ use crate::apply::Edit;
 use crate::apply::Intended;
 use crate::yaml::emit::{self, Out, Style};
 use crate::yaml::path::Seg;
-use crate::yaml::text::{colon_after, dash_before, line_start};
+use crate::yaml::text::{colon_after, dash_before, entry_start, line_start};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
@@ -101,12 +101,13 @@ impl<'a> Editor<'a> {
             let pair = format!("{}: {}", emit::key_text(key, &st), emit::flow(out, &st));
             match (before, entries.first(), entries.last()) {
                 (Some(b), _, _) => {
-                    let text = if self.on_own_line(b.props_start) {
-                        format!("{pair},{}{}", st.nl, " ".repeat(self.col(b.props_start)))
+                    let at = entry_start(self.src, b.props_start);
+                    let text = if self.on_own_line(at) {
+                        format!("{pair},{}{}", st.nl, " ".repeat(self.col(at)))
                     } else {
                         format!("{pair}, ")
                     };
-                    self.push(b.props_start, b.props_start, text);
+                    self.push(at, at, text);
                 }
                 (None, Some(first), Some(last)) => {
                     let text = if self.on_own_line(first.key.props_start) {
@@ -124,7 +125,9 @@ impl<'a> Editor<'a> {
                 }
             }
         } else {
-            let key_col = entries.first().map_or(0, |e| self.col(e.key.props_start));
+            let key_col = entries
+                .first()
+                .map_or(0, |e| self.col(entry_start(self.src, e.key.props_start)));
             let entry = format!(
                 "{}:{}",
                 emit::key_text(key, &st),
@@ -132,8 +135,9 @@ impl<'a> Editor<'a> {
             );
             match before {
                 Some(b) => {
+                    let at = entry_start(self.src, b.props_start);
                     let text = format!("{entry}{}{}", st.nl, " ".repeat(key_col));
-                    self.push(b.props_start, b.props_start, text);
+                    self.push(at, at, text);
                 }
                 None => self.insert_line_after(map.end, key_col, &entry),
             }
@@ -184,11 +188,39 @@ impl<'a> Editor<'a> {
         if map.flow {
             self.push(value.props_start, value.end, emit::flow(out, &st));
         } else {
-            let key_col = self.col(key_node.props_start);
-            let text = emit::after_key(out, key_col, &st);
-            let from = colon_after(self.src, key_node.end).map_or(value.props_start, |c| c + 1);
-            let to = if value.empty { from } else { value.end };
-            self.push(from, to, text);
+            let entry = entry_start(self.src, key_node.props_start);
+            match colon_after(self.src, key_node.end) {
+                Some(c) => {
+                    let text = emit::after_key(out, self.col(key_node.props_start), &st);
+                    let to = if value.empty { c + 1 } else { value.end };
+                    self.push(c + 1, to, text);
+                }
+                None if entry != key_node.props_start => {
+                    // An explicit key (`? k`): its `:` starts a later line, at the column of
+                    // the `?`, or is not written at all when the value is empty.
+                    let col = self.col(entry);
+                    let text = emit::after_key(out, col, &st);
+                    match explicit_colon(self.src, key_node.end) {
+                        Some(c) => {
+                            let to = if value.empty { c + 1 } else { value.end };
+                            self.push(c + 1, to, text);
+                        }
+                        None => {
+                            let text = format!("{}{}:{text}", st.nl, " ".repeat(col));
+                            self.push(key_node.end, key_node.end, text);
+                        }
+                    }
+                }
+                None => {
+                    let text = emit::after_key(out, self.col(key_node.props_start), &st);
+                    let to = if value.empty {
+                        value.props_start
+                    } else {
+                        value.end
+                    };
+                    self.push(value.props_start, to, text);
+                }
+            }
         }
         if let Some(v) = self.intended_at(path) {
             v.set(key, out.value());
@@ -323,6 +355,22 @@ impl<'a> Editor<'a> {
         self.push(node.props_start, node.end, text);
         if let Some(v) = self.intended_at(path) {
             *v = value;
+        }
+    }
+}
+
+/// The `:` of an explicit key ending at `key_end`, on a later line: only blank lines and
+/// comments come between.
+fn explicit_colon(src: &str, key_end: usize) -> Option<usize> {
+    let mut at = key_end;
+    loop {
+        let rest = &src[at..];
+        let trimmed = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        at += rest.len() - trimmed.len();
+        if trimmed.starts_with('#') {
+            at += trimmed.find('\n')?;
+        } else {
+            return trimmed.starts_with(':').then_some(at);
         }
     }
 }

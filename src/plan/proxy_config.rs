@@ -199,7 +199,10 @@ fn durations(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
                     Ok(n)
                 }
             }),
-            (Some(_), Some(s)) => Err(format!(
+            (Some(ScalarType::Null), _) => {
+                Err("is empty; write a Go duration string such as \"5s\"".to_string())
+            }
+            (Some(ScalarType::Int | ScalarType::Float), Some(s)) => Err(format!(
                 "`{s}` is a number, not a duration; write a Go duration string such as \"5s\", \
                  \"500ms\" or \"1m30s\""
             )),

@@ -46,6 +46,16 @@ pub fn dash_before(src: &str, item: usize) -> Option<usize> {
     None
 }
 
+/// Where the mapping entry whose key starts at `key` begins: the `?` of an explicit key
+/// (`? a`), when only whitespace separates them, else the key itself.
+pub fn entry_start(src: &str, key: usize) -> usize {
+    let before = src[..key].trim_end_matches([' ', '\t', '\n', '\r']);
+    let q = before.len().wrapping_sub(1);
+    let indicator = before.ends_with('?')
+        && (q == 0 || src[..q].ends_with([' ', '\t', '\n', '\r', '-', '{', '[', ',']));
+    if indicator { q } else { key }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -62,5 +72,9 @@ mod tests {
         assert_eq!(dash_before("- \n  x", 5), Some(0));
         assert_eq!(dash_before("a x", 2), None);
         assert_eq!(colon_after("k  : v", 1), Some(3));
+        assert_eq!(entry_start("a:\n  ? k\n", 7), 5);
+        assert_eq!(entry_start("?\n  k\n", 4), 0);
+        assert_eq!(entry_start("a?k", 2), 2);
+        assert_eq!(entry_start("  k: v", 2), 2);
     }
 }

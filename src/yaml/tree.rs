@@ -419,7 +419,7 @@ impl Builder<'_> {
         node.end = last_child_end(node).unwrap_or(node.start).max(node.start);
     }
 
-    fn push_node(&mut self, node: Node) {
+    fn push_node(&mut self, mut node: Node) {
         match self.stack.last_mut() {
             Some(Frame::Seq(seq)) => {
                 if let Kind::Seq(items) = &mut seq.kind {
@@ -429,6 +429,19 @@ impl Builder<'_> {
             Some(Frame::Map(map, pending)) => match pending.take() {
                 None => *pending = Some(node),
                 Some(key) => {
+                    // An explicit key (`? a`) without `:` has an empty value, which the
+                    // parser places at the next token: on a later line, even past a `---`.
+                    // It has no text of its own, so it sits at the end of its key, and the
+                    // mapping ends there too.
+                    let absent = node.empty
+                        && node.props_start == node.start
+                        && node.start > key.end
+                        && self.src.as_bytes().get(node.start) != Some(&b':');
+                    if absent {
+                        node.start = key.end;
+                        node.end = key.end;
+                        node.props_start = key.end;
+                    }
                     if let Kind::Map(entries) = &mut map.kind {
                         entries.push(Entry { key, value: node });
                     }
