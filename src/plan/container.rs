@@ -6,7 +6,8 @@ use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, S
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{
-    PodTarget, describe, object_error as err, shared_node, shared_node_finding, str_of,
+    PodTarget, describe, duplicate_key_finding, object_error as err, shared_node,
+    shared_node_finding, str_of,
 };
 use crate::mesh::Mesh;
 use crate::yaml::emit::{Out, literal_ok};
@@ -308,17 +309,8 @@ fn classify<'d>(
         out.push(f);
         return None;
     }
-    if let Some(k) = c.duplicate_key() {
-        out.push(err(
-            Rule::DuplicateKey,
-            oref,
-            k.start,
-            format!(
-                "container {name:?} has the key `{}` twice; Kubernetes keeps only one, so \
-                 meshjob will not guess which. Remove the duplicate",
-                k.as_str().unwrap_or_default()
-            ),
-        ));
+    if let Some(f) = duplicate_key_finding(c, oref, &format!("container {name:?}")) {
+        out.push(f);
         return None;
     }
     let image = str_of(c, "image").unwrap_or_default();

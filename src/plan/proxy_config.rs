@@ -8,6 +8,7 @@
 use super::editor::Editor;
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
+use crate::locate::duplicate_key_message;
 use crate::mesh::istio;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
@@ -94,6 +95,18 @@ pub fn merge(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
         ));
         return;
     };
+    // A key written twice: Istio reads the last, meshjob would read or edit the first.
+    let md = map.get(istio::PROXY_METADATA);
+    for (n, what) in [(Some(map), "ProxyConfig"), (md, "`proxyMetadata`")] {
+        if let Some(k) = n.and_then(Node::duplicate_key) {
+            out.push(Finding::error(
+                Rule::DuplicateKey,
+                k.start,
+                duplicate_key_message(what, k.as_str().unwrap_or_default()),
+            ));
+            return;
+        }
+    }
     for e in entries {
         let Some(k) = e.key.as_str() else { continue };
         if k == istio::MISSPELLED_HOLD_APPLICATION {

@@ -268,7 +268,7 @@ impl Builder<'_> {
                 self.push_node(node);
             }
             Event::Scalar(value, style, _, _) => {
-                let (start, end, empty) = self.scalar_extent(style, s, e, span.indent);
+                let (start, end, empty) = self.scalar_extent(style, s, e, value.is_empty());
                 let props = tag_start.map_or(start, |t| t.min(start));
                 let node = Node {
                     kind: Kind::Scalar {
@@ -370,7 +370,7 @@ impl Builder<'_> {
         style: ScalarStyle,
         s: usize,
         e: usize,
-        _indent: Option<usize>,
+        no_content: bool,
     ) -> (usize, usize, bool) {
         let src = self.src;
         match style {
@@ -382,7 +382,13 @@ impl Builder<'_> {
                         .find(['\n', '\r'])
                         .unwrap_or(s - indicator);
                 let header_end = header_end_without_comment(src, indicator, header_end);
-                let content_end = s + src[s..e].trim_end_matches(['\n', '\r', ' ', '\t']).len();
+                // An empty block scalar is its header alone: the parser may place its
+                // (empty) content at the next token, on a later line.
+                let content_end = if no_content {
+                    header_end
+                } else {
+                    s + src[s..e].trim_end_matches(['\n', '\r', ' ', '\t']).len()
+                };
                 (indicator, content_end.max(header_end), false)
             }
             ScalarStyle::Plain if s == e => (s, e, true),
