@@ -88,6 +88,8 @@ pub enum Rule {
     NewerWrapper,
     /// A wrapper whose body meshjob did not write (edited by hand); left alone.
     EditedWrapper,
+    /// The name or path of the wrappers' shared volume is taken by something else.
+    PeersVolumeTaken,
     /// A pod that already has the proxy container.
     ProxyInjected,
     /// The quit URL cannot be used for a pod.
@@ -122,7 +124,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 34] = [
+    pub const ALL: [Rule; 35] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
@@ -144,6 +146,7 @@ impl Rule {
         Rule::ProxyInjected,
         Rule::QuitUrl,
         Rule::EditedWrapper,
+        Rule::PeersVolumeTaken,
         Rule::MetadataNotMapping,
         Rule::AnnotationNotConfig,
         Rule::ProxyConfigNotMapping,
@@ -183,6 +186,7 @@ impl Rule {
             Rule::ProxyInjected => "MJ206",
             Rule::QuitUrl => "MJ207",
             Rule::EditedWrapper => "MJ208",
+            Rule::PeersVolumeTaken => "MJ209",
             Rule::MetadataNotMapping => "MJ501",
             Rule::AnnotationNotConfig => "MJ502",
             Rule::ProxyConfigNotMapping => "MJ509",
@@ -202,7 +206,7 @@ impl Rule {
     /// Whether an error of this rule drops every edit planned for its pod, so that a pod is
     /// never left half-edited.
     pub fn refuses_pod(self) -> bool {
-        matches!(self, Rule::SharedNode)
+        matches!(self, Rule::SharedNode | Rule::PeersVolumeTaken)
     }
 
     /// Whether the finding is a note said once per run rather than once per place.

@@ -310,6 +310,20 @@ pub fn duplicate_key_finding(node: &Node, oref: &ObjectRef, what: &str) -> Optio
     ))
 }
 
+/// The first node at or below `node` that [`shared_node`] refuses, with the reason.
+pub fn first_shared(node: &Node) -> Option<(&Node, &'static str)> {
+    if let Some(why) = shared_node(node) {
+        return Some((node, why));
+    }
+    match &node.kind {
+        Kind::Seq(items) => items.iter().find_map(first_shared),
+        Kind::Map(entries) => entries
+            .iter()
+            .find_map(|e| first_shared(&e.key).or_else(|| first_shared(&e.value))),
+        _ => None,
+    }
+}
+
 /// What a refusal to edit through a shared node says, given [`shared_node`]'s reason.
 pub fn refusal(why: &str) -> String {
     format!("refusing to edit a node that {why}; expand it by hand, then run again")

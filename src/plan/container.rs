@@ -233,6 +233,10 @@ pub fn plan(
     }
     let names: Vec<String> = wraps.iter().map(|w| w.name.clone()).collect();
     let peers = names.len() >= 2;
+    if peers && let Some(f) = peers_conflict(spec, &wraps, oref) {
+        out.push(f);
+        return;
+    }
 
     for w in &wraps {
         let opts = ScriptOptions {
@@ -513,6 +517,96 @@ fn put_args(ed: &mut Editor<'_>, c: &Node, path: &[Seg], a: &Entry, words: Vec<O
     } else {
         ed.prepend_items(&a.value, &child(path, "args"), &words);
     }
+}
+
+/// List `k` of `map`, which the peers volume (or mount) goes into: `None` when absent or
+/// null; a finding when it is shared or not a list.
+fn peers_list<'n>(
+    map: &'n Node,
+    k: &str,
+    oref: &ObjectRef,
+) -> Result<Option<&'n [Node]>, Box<Finding>> {
+    let Some(n) = map.get(k).filter(|n| !n.is_null()) else {
+        return Ok(None);
+    };
+    if let Some(f) = shared_node_finding(n, oref) {
+        return Err(Box::new(f));
+    }
+    n.items().map(Some).ok_or_else(|| {
+        Box::new(err(
+            Rule::PeersVolumeTaken,
+            oref,
+            n.start,
+            format!("`{k}` is not a list, so meshjob cannot add its shared volume to it"),
+        ))
+    })
+}
+
+/// Why the pod cannot get the shared peers volume ([`PEERS_VOLUME`] at [`PEERS_MOUNT`] in
+/// each wrapped container), if it cannot: the name or the path is taken by something else,
+/// or a list meshjob would add to is shared or not a list. meshjob's own volume and mounts,
+/// from an earlier run, are not a conflict.
+fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<Finding> {
+    let taken = |at: usize, what: String| {
+        Some(err(
+            Rule::PeersVolumeTaken,
+            oref,
+            at,
+            format!(
+                "{what}; meshjob needs the volume name `{PEERS_VOLUME}` and the path \
+                 {PEERS_MOUNT} for the directory its wrappers share when a pod has several \
+                 containers. Rename or move yours, then run again"
+            ),
+        ))
+    };
+    let volumes = match peers_list(spec, "volumes", oref) {
+        Ok(v) => v.unwrap_or(&[]),
+        Err(f) => return Some(*f),
+    };
+    for v in volumes {
+        if str_of(v, "name") == Some(PEERS_VOLUME)
+            && (v.get("emptyDir").is_none() || v.entries().is_some_and(|e| e.len() != 2))
+        {
+            return taken(
+                v.start,
+                format!(
+                    "the pod already has a volume named `{PEERS_VOLUME}` that is not an emptyDir"
+                ),
+            );
+        }
+    }
+    let is_peers_path = |p: &str| p.trim_end_matches('/') == PEERS_MOUNT;
+    for w in wraps {
+        let mounts = match peers_list(w.node, "volumeMounts", oref) {
+            Ok(m) => m.unwrap_or(&[]),
+            Err(f) => return Some(*f),
+        };
+        for m in mounts {
+            let ours = str_of(m, "name") == Some(PEERS_VOLUME);
+            let path = str_of(m, "mountPath").unwrap_or_default();
+            let read_only = m.get("readOnly").and_then(Node::as_str) == Some("true");
+            if ours && (!is_peers_path(path) || read_only || m.get("subPath").is_some()) {
+                return taken(
+                    m.start,
+                    format!(
+                        "container {:?} mounts a volume named `{PEERS_VOLUME}` at {path:?}{}",
+                        w.name,
+                        if read_only { " read-only" } else { "" }
+                    ),
+                );
+            }
+            if !ours && is_peers_path(path) {
+                return taken(
+                    m.start,
+                    format!(
+                        "container {:?} already mounts another volume at {PEERS_MOUNT}",
+                        w.name
+                    ),
+                );
+            }
+        }
+    }
+    None
 }
 
 /// Makes sure list `key` of mapping `map` has an item named [`PEERS_VOLUME`].

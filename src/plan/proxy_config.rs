@@ -8,7 +8,7 @@
 use super::editor::Editor;
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
-use crate::locate::duplicate_key_message;
+use crate::locate::{duplicate_key_message, first_shared, refusal};
 use crate::mesh::istio;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
@@ -95,6 +95,16 @@ pub fn merge(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
         ));
         return;
     };
+    // An anchor, alias or merge key anywhere in it: a setting could reach other places
+    // through an alias, or a merged value override what is written.
+    if let Some((n, why)) = first_shared(map) {
+        out.push(Finding::error(
+            Rule::SharedNode,
+            n.props_start,
+            refusal(why),
+        ));
+        return;
+    }
     // A key written twice: Istio reads the last, meshjob would read or edit the first.
     let md = map.get(istio::PROXY_METADATA);
     for (n, what) in [(Some(map), "ProxyConfig"), (md, "`proxyMetadata`")] {
