@@ -58,6 +58,8 @@ pub enum Rule {
     NotText,
     /// An output file cannot be written.
     Unwritable,
+    /// A document to edit has line breaks meshjob cannot edit around (a lone CR).
+    LoneCarriageReturn,
     /// An object was rewritten (KRM results).
     Rewritten,
     /// meshjob's own output failed its checks; nothing was written.
@@ -124,11 +126,12 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 35] = [
+    pub const ALL: [Rule; 36] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
         Rule::Unwritable,
+        Rule::LoneCarriageReturn,
         Rule::Rewritten,
         Rule::Internal,
         Rule::NoPodTemplate,
@@ -169,6 +172,7 @@ impl Rule {
             Rule::Unreadable => "MJ002",
             Rule::NotText => "MJ003",
             Rule::Unwritable => "MJ004",
+            Rule::LoneCarriageReturn => "MJ005",
             Rule::Rewritten => "MJ010",
             Rule::Internal => "MJ090",
             Rule::NoPodTemplate => "MJ101",

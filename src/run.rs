@@ -265,6 +265,17 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
         let p = plan::plan_doc(text, doc, settings, opts.force_mesh);
+        if !p.editor.edits.is_empty()
+            && let Some(at) = lone_cr(&text[doc.range.clone()])
+        {
+            return fatal(Finding::error(
+                Rule::LoneCarriageReturn,
+                doc.range.start + at,
+                "this document has a line break written as a lone CR (\\r without \\n), which \
+                 meshjob does not edit around: convert the file's line breaks to LF or CRLF, \
+                 then run again",
+            ));
+        }
         findings.extend(p.findings);
         intended.push(apply::Intended {
             edited: !p.editor.edits.is_empty(),
@@ -291,6 +302,13 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
             format!("{e}; nothing written"),
         )),
     }
+}
+
+/// The offset of the first CR that is not part of a CRLF. YAML reads it as a line break,
+/// but the editor lays out new lines by LF.
+fn lone_cr(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
 }
 
 /// Keeps only the first of the notes that are said once (the drain interaction).
