@@ -17,6 +17,7 @@ const CLASSES: &[&str] = &[
     "unknown-config-key",
     "unwrappable-container",
     "alias-refusal",
+    "lone-cr-line-breaks",
 ];
 
 fn root() -> PathBuf {

@@ -99,7 +99,12 @@ fn not_argv(n: &Node) -> Option<String> {
         };
         let what = match ty {
             ScalarType::Str => continue,
-            ScalarType::Null => "null",
+            ScalarType::Null => {
+                return Some(format!(
+                    "item {i} is null, not a string, and Kubernetes takes only strings; write \
+                     \"\" for an empty word or remove the item, then run again"
+                ));
+            }
             ScalarType::Bool => "a boolean",
             ScalarType::Int | ScalarType::Float => "a number",
             ScalarType::Tagged => "a tagged value",
