@@ -321,6 +321,15 @@ mod tests {
                 expected: 1
             })
         );
+        // A line glued to the next document's marker swallows it (`emptyDir: {}---`).
+        let two = "a:\n  b: 1\n---\nc: 2\n";
+        let docs = parse_stream(two).unwrap();
+        let mut want = values(two, false);
+        want[0].edited = true;
+        assert!(matches!(
+            apply(two, &docs, &[Edit::insert(11, "  d: {}")], &want),
+            Err(ApplyError::DocumentCount { .. } | ApplyError::Unparsable { .. })
+        ));
         // Changing a value without saying so is caught.
         assert_eq!(
             apply(src, &docs, &[Edit::replace(3..4, "5")], &same),
