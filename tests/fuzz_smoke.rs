@@ -164,6 +164,32 @@ fn mutate(rng: &mut Rng, seeds: &[String], text: &mut String) {
     }
 }
 
+/// Why an outcome that keeps the invariants is still worth a look: an internal error (valid
+/// or invalid input is never meshjob's bug), or another outcome when the stream is parsed
+/// whole instead of piece by piece.
+fn triage(text: &str, out: &meshjob::run::Outcome) -> Option<String> {
+    use meshjob::finding::Rule;
+    if let Some(f) = out
+        .fatal
+        .iter()
+        .chain(&out.findings)
+        .find(|f| f.rule == Rule::Internal)
+    {
+        return Some(format!("internal error: {}", f.message));
+    }
+    let settings = meshjob::config::Settings::default();
+    let whole = meshjob::run::process_reference(text, &settings, Default::default());
+    let rules = |o: &meshjob::run::Outcome| {
+        o.fatal
+            .iter()
+            .chain(&o.findings)
+            .map(|f| (f.rule, f.offset))
+            .collect::<Vec<_>>()
+    };
+    (whole.text != out.text || rules(&whole) != rules(out))
+        .then(|| "the whole-stream parse gives another outcome".to_string())
+}
+
 #[test]
 #[ignore = "a bounded fuzz run: scripts/fuzz.sh, or --ignored with MESHJOB_FUZZ_SECONDS"]
 fn mutated_corpus_keeps_the_invariants() {
@@ -179,7 +205,7 @@ fn mutated_corpus_keeps_the_invariants() {
     assert!(seeds.len() > 20, "seed corpus too small: {}", seeds.len());
     let mut rng = Rng(seed);
     let deadline = Instant::now() + Duration::from_secs(secs);
-    let (mut runs, mut changed, mut fatal) = (0u64, 0u64, 0u64);
+    let (mut runs, mut changed, mut fatal, mut triaged) = (0u64, 0u64, 0u64, 0u64);
     while Instant::now() < deadline {
         let mut text = seeds[rng.below(seeds.len())].clone();
         for _ in 0..1 + rng.below(6) {
@@ -188,6 +214,17 @@ fn mutated_corpus_keeps_the_invariants() {
         let result = std::panic::catch_unwind(|| common::invariants::check(&text));
         let failure = match result {
             Ok(Ok(out)) => {
+                if let Some(why) = triage(&text, &out) {
+                    // Not an invariant, but a bug all the same: kept for a look.
+                    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-triage");
+                    let _ = std::fs::create_dir_all(&dir);
+                    let _ = std::fs::write(dir.join(format!("seed{seed}-run{runs}.yaml")), &text);
+                    eprintln!(
+                        "fuzz smoke: run {runs} (seed {seed}): {why}; kept in {}",
+                        dir.display()
+                    );
+                    triaged += 1;
+                }
                 if out.fatal.is_some() {
                     fatal += 1;
                 } else if out.text != text {
@@ -208,6 +245,9 @@ fn mutated_corpus_keeps_the_invariants() {
         }
         runs += 1;
     }
-    eprintln!("fuzz smoke: {runs} inputs in {secs}s (seed {seed}): {changed} fixed, {fatal} fatal");
+    eprintln!(
+        "fuzz smoke: {runs} inputs in {secs}s (seed {seed}): {changed} fixed, {fatal} fatal, \
+         {triaged} kept in target/fuzz-triage"
+    );
     assert!(runs > 0);
 }
