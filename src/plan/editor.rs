@@ -116,8 +116,9 @@ impl<'a> Editor<'a> {
                     } else {
                         format!(", {pair}")
                     };
+                    // After a value given to a last key written without one (`{k}`).
                     let at = last.value.end.max(last.key.end);
-                    self.push(at, at, text);
+                    self.edits.push(Edit::insert(at, text).ordered(1));
                 }
                 _ => {
                     // `{}`: just inside the brace.
@@ -186,7 +187,13 @@ impl<'a> Editor<'a> {
     ) {
         let st = self.style;
         if map.flow {
-            self.push(value.props_start, value.end, emit::flow(out, &st));
+            let text = emit::flow(out, &st);
+            if value.empty && flow_colon_after(self.src, key_node.end).is_none() {
+                // `{k}` or `{? k}`: a key without `:` and value.
+                self.push(key_node.end, key_node.end, format!(": {text}"));
+            } else {
+                self.push(value.props_start, value.end, text);
+            }
         } else {
             let entry = entry_start(self.src, key_node.props_start);
             match colon_after(self.src, key_node.end) {
@@ -357,6 +364,13 @@ impl<'a> Editor<'a> {
             *v = value;
         }
     }
+}
+
+/// The `:` after a flow mapping key ending at `key_end`, possibly on a later line.
+fn flow_colon_after(src: &str, key_end: usize) -> Option<usize> {
+    let rest = &src[key_end..];
+    let skip = rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len();
+    rest[skip..].starts_with(':').then_some(key_end + skip)
 }
 
 /// The `:` of an explicit key ending at `key_end`, on a later line: only blank lines and
