@@ -45,8 +45,8 @@ pub struct ObjectRef {
 /// `MJ0xx` the run itself (input, output, internal errors); `MJ1xx` finding targets and
 /// deciding what to do with them; `MJ2xx` the entrypoint wrapper strategy; `MJ3xx` native
 /// sidecars and `MJ4xx` reverting (none / unwrap / ambient), reserved; `MJ5xx` the per-pod
-/// proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` hand-written fixes and
-/// "would change" reports, reserved. A code never changes meaning; `docs/rules.md` has one
+/// proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` "would change" reports
+/// (and hand-written fixes, reserved). A code never changes meaning; `docs/rules.md` has one
 /// section per code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
@@ -58,10 +58,20 @@ pub enum Rule {
     NotText,
     /// An output file cannot be written.
     Unwritable,
-    /// A document to edit has line breaks meshjob cannot edit around (a lone CR).
-    LoneCarriageReturn,
+    /// A file that does not parse and holds `{{`: a template, not YAML.
+    Template,
+    /// A file or directory given by name that an exclude pattern leaves out.
+    Excluded,
+    /// Helm chart `templates/` directories left out of a walk; said once per run.
+    ChartTemplates,
+    /// A directory given by name with no YAML file in it.
+    NoYamlFiles,
+    /// A config file that cannot be used; the files it governs are not processed.
+    ConfigInvalid,
     /// An object was rewritten (KRM results).
     Rewritten,
+    /// A document to edit has line breaks meshjob cannot edit around (a lone CR).
+    LoneCarriageReturn,
     /// meshjob's own output failed its checks; nothing was written.
     Internal,
     /// A Job or CronJob without a pod template.
@@ -122,17 +132,24 @@ pub enum Rule {
     MeshConfigInvalid,
     /// How the mesh-wide drain settings interact; said once per run.
     DrainInteraction,
+    /// A pod template that `fix` would change.
+    WouldChange,
 }
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 36] = [
+    pub const ALL: [Rule; 42] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
         Rule::Unwritable,
-        Rule::LoneCarriageReturn,
+        Rule::Template,
+        Rule::Excluded,
+        Rule::ChartTemplates,
+        Rule::NoYamlFiles,
+        Rule::ConfigInvalid,
         Rule::Rewritten,
+        Rule::LoneCarriageReturn,
         Rule::Internal,
         Rule::NoPodTemplate,
         Rule::TemplateNotMapping,
@@ -163,6 +180,7 @@ impl Rule {
         Rule::MeshConfigNotMapping,
         Rule::MeshConfigInvalid,
         Rule::DrainInteraction,
+        Rule::WouldChange,
     ];
 
     /// The stable code, such as `MJ110`.
@@ -172,8 +190,13 @@ impl Rule {
             Rule::Unreadable => "MJ002",
             Rule::NotText => "MJ003",
             Rule::Unwritable => "MJ004",
-            Rule::LoneCarriageReturn => "MJ005",
+            Rule::Template => "MJ005",
+            Rule::Excluded => "MJ006",
+            Rule::ChartTemplates => "MJ007",
+            Rule::NoYamlFiles => "MJ008",
+            Rule::ConfigInvalid => "MJ009",
             Rule::Rewritten => "MJ010",
+            Rule::LoneCarriageReturn => "MJ011",
             Rule::Internal => "MJ090",
             Rule::NoPodTemplate => "MJ101",
             Rule::TemplateNotMapping => "MJ102",
@@ -204,6 +227,7 @@ impl Rule {
             Rule::MeshConfigNotMapping => "MJ602",
             Rule::MeshConfigInvalid => "MJ603",
             Rule::DrainInteraction => "MJ604",
+            Rule::WouldChange => "MJ701",
         }
     }
 

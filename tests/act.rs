@@ -220,7 +220,8 @@ fn act_runs_the_action_on_a_workspace_that_needs_fixing() {
         "{errors:#?}"
     );
     assert_eq!(r.report("changed"), "true", "{log}");
-    assert_eq!(r.report("findings"), "1", "{log}");
+    // The args-only container, and the pod that would change (MJ701).
+    assert_eq!(r.report("findings"), "2", "{log}");
     assert_eq!(r.report("outcome"), "failure", "{log}");
     let summary = r.summary();
     assert!(summary.starts_with("### meshjob"), "{summary}");

@@ -370,7 +370,8 @@ fn findings_become_annotations_the_diff_goes_to_the_summary_and_the_step_fails()
     );
     assert!(check.stdout.contains("::stop-commands::"), "{log}");
     assert_eq!(r.outputs["changed"], "true", "{log}");
-    assert_eq!(r.outputs["findings"], "1", "{log}");
+    // The args-only container, and each of the two pods that would change (MJ701).
+    assert_eq!(r.outputs["findings"], "3", "{log}");
     assert!(r.summary.contains("### meshjob"), "{}", r.summary);
     assert!(
         r.summary
@@ -407,7 +408,8 @@ fn fail_on_findings_false_passes_and_summary_false_writes_none() {
     );
     assert!(r.succeeded, "{}", r.log());
     assert_eq!(r.outputs["changed"], "true");
-    assert_eq!(r.outputs["findings"], "0");
+    // Each pod that would change is a finding (MJ701).
+    assert_eq!(r.outputs["findings"], "2");
     assert_eq!(r.summary, "");
     let check = &r.step("check").stdout;
     assert!(

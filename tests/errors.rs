@@ -13,6 +13,8 @@ use std::process::{Command, Stdio};
 const CLASSES: &[&str] = &[
     "invalid-yaml",
     "non-utf8",
+    "utf16-with-bom",
+    "utf32-without-bom",
     "unreadable-file",
     "unknown-config-key",
     "unwrappable-container",

@@ -218,6 +218,43 @@ pub struct ConfigSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub force: Option<bool>,
+
+    /// Files and directories that `diff`, `check` and `fix` leave out. A pattern without `/`
+    /// matches a file or directory name at any depth; a pattern with `/` matches the path
+    /// relative to the directory of this config file. `*` matches within a name, `?` one
+    /// character, `[a-z]` one of a set, and `**` any number of names; a trailing `/`
+    /// matches directories only. A matching directory excludes everything below it.
+    /// Flag: `--exclude` (relative to the working directory; adds to these). Default: none.
+    ///
+    /// ```yaml
+    /// exclude: [legacy, "generated/*.yaml"]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<Located<Vec<String>>>,
+
+    /// The lowest severity that fails a run: `error` (the default) or `warning`. With
+    /// `warning`, `check`, `fix`, the KRM function and the kustomize plugin exit 1 when a
+    /// warning is left. kubectl shows a plugin's messages only when it fails, so this is the
+    /// way to see warnings under `kubectl kustomize`. Flag: `--fail-on`. Default: `error`.
+    ///
+    /// ```yaml
+    /// failOn: warning
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on: Option<FailOn>,
+}
+
+/// The lowest severity that fails a run.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    /// Errors fail the run; warnings are only reported.
+    #[default]
+    Error,
+    /// Warnings fail the run too.
+    Warning,
 }
 
 /// The schema's pattern for `quitUrl`: the set [`super::quit_url::parse`] accepts.

@@ -5,16 +5,18 @@
 //! types are the one source of the JSON Schema ([`schema_json`]).
 
 mod document;
+mod flags;
 mod parse;
 pub mod quit_url;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use document::{ApiVersion, ConfigSpec, Kind, Located, MeshJobConfig, Metadata};
+pub use document::{ApiVersion, ConfigSpec, FailOn, Kind, Located, MeshJobConfig, Metadata};
+pub use flags::Flags;
 pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
 
-/// The config file looked up from the current directory upward.
+/// The config file looked up from each input's directory upward.
 pub const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
 /// The only `apiVersion` of a config document.
 pub const API_VERSION: &str = "meshjob.dev/v1alpha1";
@@ -40,6 +42,11 @@ pub struct Settings {
     pub wait_for_proxy_seconds: Option<u32>,
     /// Overwrite user values that contradict the tool's instead of warning.
     pub force: bool,
+    /// Exclude patterns of the config file, relative to its directory (`diff`, `check`
+    /// and `fix` only).
+    pub exclude: Vec<String>,
+    /// The lowest severity that fails a run.
+    pub fail_on: FailOn,
 }
 
 impl Default for Settings {
@@ -52,6 +59,8 @@ impl Default for Settings {
             entrypoints: BTreeMap::new(),
             wait_for_proxy_seconds: None,
             force: false,
+            exclude: Vec::new(),
+            fail_on: FailOn::Error,
         }
     }
 }
@@ -141,6 +150,13 @@ impl MeshJobConfig {
                 ));
             }
         }
+        if let Some(patterns) = &spec.exclude {
+            for p in patterns.iter() {
+                crate::exclude::Pattern::new(p, std::path::Path::new("/")).map_err(|why| {
+                    error(position(patterns), format!("invalid `exclude`: {why}"))
+                })?;
+            }
+        }
         Ok(())
     }
 
@@ -173,6 +189,12 @@ impl MeshJobConfig {
         if let Some(on) = spec.force {
             settings.force = on;
         }
+        if let Some(patterns) = &spec.exclude {
+            settings.exclude.clone_from(&patterns.value);
+        }
+        if let Some(level) = spec.fail_on {
+            settings.fail_on = level;
+        }
         Ok(())
     }
 
@@ -197,6 +219,8 @@ impl MeshJobConfig {
                 ),
                 wait_for_proxy: Some(settings.wait_for_proxy_seconds.unwrap_or(0)),
                 force: Some(settings.force),
+                exclude: Some(settings.exclude.clone().into()),
+                fail_on: Some(settings.fail_on),
             },
             ..MeshJobConfig::default()
         }

@@ -12,7 +12,9 @@ pub mod files;
 pub mod krm;
 pub mod kustomize;
 
-use crate::config::Settings;
+use crate::config::{FailOn, Settings};
+use crate::exit;
+use crate::finding::{Rule, Severity};
 use crate::output::console::{self, Reply};
 use crate::run::{self, Outcome};
 use crate::source::{self, LoadError, Origin};
@@ -49,11 +51,20 @@ pub fn run(host: &impl Host) -> u8 {
 pub fn run_text(host: &impl Host, text: &str) -> Reply {
     let go = || {
         let (settings, input) = host.prepare(text)?;
-        let outcome = run::process(text, &settings);
+        let mut outcome = run::process(text, &settings);
         if let Some(f) = &outcome.fatal {
             return Err(format!("{}: {}", at(text, f.offset), f.message));
         }
-        host.reply(text, input, outcome)
+        // A stream host returns the fixed stream: what "would change" has changed.
+        outcome.findings.retain(|f| f.rule != Rule::WouldChange);
+        // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
+        let warned = settings.fail_on == FailOn::Warning
+            && (outcome.findings.iter()).any(|f| f.severity == Severity::Warning && !f.fixed);
+        let mut reply = host.reply(text, input, outcome)?;
+        if warned && reply.code == exit::OK {
+            reply.code = exit::FINDINGS;
+        }
+        Ok(reply)
     };
     go().unwrap_or_else(|m| Reply::trouble(host.label(), &m))
 }

@@ -7,7 +7,11 @@ pub fn unified(path: &str, old: &str, new: &str) -> String {
     if old == new {
         return String::new();
     }
-    let path = path.trim_start_matches("./");
+    // An absolute name loses its leading `/` behind `a/` (see `crate::paths`); a name
+    // with control characters is quoted as git quotes it.
+    let name = crate::paths::diff_name(path.trim_start_matches("./"));
+    let (a, b) = (format!("a/{name}"), format!("b/{name}"));
+    let (a, b) = (super::escape::diff_path(&a), super::escape::diff_path(&b));
     // Lines end at `\n` only, as `patch` and `git apply` count them: similar's own line
     // splitting also breaks at a lone `\r`, which shifts the hunk headers.
     let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
@@ -16,7 +20,7 @@ pub fn unified(path: &str, old: &str, new: &str) -> String {
         .algorithm(similar::Algorithm::Myers)
         .diff_slices(&old_lines, &new_lines);
     let mut out = String::new();
-    out.push_str(&format!("--- a/{path}\n+++ b/{path}\n"));
+    out.push_str(&format!("--- {a}\n+++ {b}\n"));
     for ops in diff.grouped_ops(3) {
         out.push_str(&format!(
             "{}\n",

@@ -2,5 +2,7 @@
 
 pub mod console;
 pub mod diff;
+pub mod escape;
 pub mod report;
+pub mod summary;
 pub mod write;
