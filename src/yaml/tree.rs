@@ -376,11 +376,15 @@ impl Builder<'_> {
         match style {
             ScalarStyle::Literal | ScalarStyle::Folded => {
                 let from = self.prev_end.min(s);
-                let indicator = find_block_indicator(&src[from..s]).map_or(s, |i| from + i);
+                // The span of an empty block scalar may start at its indicator.
+                let indicator = find_block_indicator(&src[from..s])
+                    .map(|i| from + i)
+                    .or_else(|| matches!(src.as_bytes().get(s), Some(b'|' | b'>')).then_some(s))
+                    .unwrap_or(s);
                 let header_end = indicator
-                    + src[indicator..s]
+                    + src[indicator..]
                         .find(['\n', '\r'])
-                        .unwrap_or(s - indicator);
+                        .unwrap_or(src.len() - indicator);
                 let header_end = header_end_without_comment(src, indicator, header_end);
                 // An empty block scalar is its header alone: the parser may place its
                 // (empty) content at the next token, on a later line.
