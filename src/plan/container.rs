@@ -74,9 +74,14 @@ fn not_argv(n: &Node) -> Option<String> {
         return shared(why.to_string());
     }
     let Some(items) = n.items() else {
-        let what = match n.kind {
+        let what = match &n.kind {
             Kind::Map(_) => "a mapping",
-            _ => "a single string",
+            Kind::Scalar { value, style }
+                if resolve(value, *style, n.tag.as_deref(), n.empty) == ScalarType::Str =>
+            {
+                "a single string"
+            }
+            _ => "a single value",
         };
         return Some(format!(
             "is {what}, but Kubernetes takes a list of strings; write it as a list such as \
@@ -93,7 +98,8 @@ fn not_argv(n: &Node) -> Option<String> {
             }
             _ => {
                 return Some(format!(
-                    "item {i} is not a string; Kubernetes takes a list of strings"
+                    "item {i} is not a string, and Kubernetes takes only strings; write it as \
+                     one, then run again"
                 ));
             }
         };
