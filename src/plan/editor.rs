@@ -116,13 +116,20 @@ impl<'a> Editor<'a> {
                     } else {
                         format!(", {pair}")
                     };
-                    // After a value given to a last key written without one (`{k}`).
-                    let at = last.value.end.max(last.key.end);
+                    // After a value given to a last key written without one (`{k}`,
+                    // `{k: }`), whose empty value sits at the key or at the `:`.
+                    let at = match flow_colon_after(self.src, last.key.end) {
+                        Some(c) if last.value.empty => c + 1,
+                        _ => last.value.end.max(last.key.end),
+                    };
                     self.edits.push(Edit::insert(at, text).ordered(1));
                 }
                 _ => {
-                    // `{}`: just inside the brace.
-                    self.push(map.start + 1, map.start + 1, pair);
+                    // `{}`: just inside the brace, after the entries already added there.
+                    let at = map.start + 1;
+                    let added = self.edits.iter().any(|e| e.start == at && e.end == at);
+                    let text = if added { format!(", {pair}") } else { pair };
+                    self.push(at, at, text);
                 }
             }
         } else {
@@ -188,11 +195,14 @@ impl<'a> Editor<'a> {
         let st = self.style;
         if map.flow {
             let text = emit::flow(out, &st);
-            if value.empty && flow_colon_after(self.src, key_node.end).is_none() {
+            match flow_colon_after(self.src, key_node.end) {
+                // `{k: }`: the empty value sits at the `:`.
+                Some(c) if value.empty => self.push(c + 1, c + 1, format!(" {text}")),
                 // `{k}` or `{? k}`: a key without `:` and value.
-                self.push(key_node.end, key_node.end, format!(": {text}"));
-            } else {
-                self.push(value.props_start, value.end, text);
+                None if value.empty => {
+                    self.push(key_node.end, key_node.end, format!(": {text}"));
+                }
+                _ => self.push(value.props_start, value.end, text),
             }
         } else {
             let entry = entry_start(self.src, key_node.props_start);
