@@ -285,7 +285,11 @@ impl Builder<'_> {
                 };
                 self.last_opened = false;
                 self.push_node(node);
-                self.prev_end = e.max(self.prev_end);
+                // An empty scalar has no text: the parser's span for it may lie at a later
+                // token, which must not move where the document ends.
+                if !empty {
+                    self.prev_end = e.max(self.prev_end);
+                }
                 return Ok(());
             }
             Event::SequenceStart(style, _, _) | Event::MappingStart(style, _, _) => {
