@@ -265,12 +265,21 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
         let p = plan::plan_doc(text, doc, settings, opts.force_mesh);
+        // The lines of the document's content, from its first node's line to its last
+        // node's line end: the comments around it belong to the stream, and where the
+        // stream is cut into documents does not change them.
+        let from = text[..doc.root.props_start]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let to = text[doc.root.end..]
+            .find('\n')
+            .map_or(text.len(), |i| doc.root.end + i);
         if !p.editor.edits.is_empty()
-            && let Some(at) = lone_cr(&text[doc.range.clone()])
+            && let Some(at) = lone_cr(&text[from..to])
         {
             return fatal(Finding::error(
                 Rule::LoneCarriageReturn,
-                doc.range.start + at,
+                from + at,
                 "this document has a line break written as a lone CR (\\r without \\n), which \
                  meshjob does not edit around: convert the file's line breaks to LF or CRLF, \
                  then run again",
