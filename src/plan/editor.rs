@@ -209,7 +209,11 @@ impl<'a> Editor<'a> {
             match colon_after(self.src, key_node.end) {
                 Some(c) => {
                     let text = emit::after_key(out, self.col(key_node.props_start), &st);
-                    let to = if value.empty { c + 1 } else { value.end };
+                    let to = if value.empty && value.props_start == value.start {
+                        c + 1
+                    } else {
+                        value.end
+                    };
                     self.push(c + 1, to, text);
                 }
                 None if entry != key_node.props_start => {
@@ -219,7 +223,11 @@ impl<'a> Editor<'a> {
                     let text = emit::after_key(out, col, &st);
                     match explicit_colon(self.src, key_node.end) {
                         Some(c) => {
-                            let to = if value.empty { c + 1 } else { value.end };
+                            let to = if value.empty && value.props_start == value.start {
+                                c + 1
+                            } else {
+                                value.end
+                            };
                             self.push(c + 1, to, text);
                         }
                         None => {

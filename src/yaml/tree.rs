@@ -107,7 +107,13 @@ impl Node {
     }
 
     pub fn is_null(&self) -> bool {
-        matches!(&self.kind, Kind::Scalar { value, style: ScalarStyle::Plain }
+        // A tag decides: `!!str` with nothing after it is an empty string, not null.
+        let tag_ok = self
+            .tag
+            .as_deref()
+            .is_none_or(|t| matches!(t, "!!null" | "tag:yaml.org,2002:null"));
+        tag_ok
+            && matches!(&self.kind, Kind::Scalar { value, style: ScalarStyle::Plain }
             if self.empty || matches!(value.as_str(), "~" | "null" | "Null" | "NULL"))
     }
 
