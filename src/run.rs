@@ -273,7 +273,7 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
             .map_or(0, |i| i + 1);
         let to = text[doc.root.end..]
             .find('\n')
-            .map_or(text.len(), |i| doc.root.end + i);
+            .map_or(text.len(), |i| doc.root.end + i + 1);
         if !p.editor.edits.is_empty()
             && let Some(at) = lone_cr(&text[from..to])
         {
