@@ -228,7 +228,8 @@ pub fn apply(
 /// Checks that every document without planned edits has the same bytes in `out`: its
 /// `---` marker, the comments and directives before its content, its content and, for the
 /// last document, what follows to the end of the stream. Only the tail of the line where
-/// the document before it ends is left out: an edit of that document may append lines there.
+/// the document before it ends, and blank lines after that, are left out: an edit of that
+/// document may append lines there.
 fn untouched_unchanged(
     src: &str,
     before: &[Doc],
@@ -238,15 +239,21 @@ fn untouched_unchanged(
 ) -> Result<(), ApplyError> {
     fn content<'t>(text: &'t str, d: &Doc) -> Option<&'t str> {
         let r = d.range.start;
-        let start = if r == 0 || text.get(..r)?.ends_with('\n') {
+        let mut start = if r == 0 || text.get(..r)?.ends_with('\n') {
             r
         } else {
-            text.get(r..)?
-                .find('\n')
-                .map_or(text.len(), |i| r + i + 1)
-                .min(d.root.props_start)
+            text.get(r..)?.find('\n').map_or(text.len(), |i| r + i + 1)
         };
-        text.get(start..d.range.end.max(d.root.end))
+        // Blank lines before it may belong to a block scalar that ends the document before
+        // it, or not, depending on what that document ends with.
+        while let Some(i) = text.get(start..)?.find('\n')
+            && text[start..start + i]
+                .trim_matches([' ', '\t', '\r'])
+                .is_empty()
+        {
+            start += i + 1;
+        }
+        text.get(start.min(d.root.props_start)..d.range.end.max(d.root.end))
     }
     for ((old, new), want) in before.iter().zip(after).zip(intended) {
         if !want.edited && content(src, old) != content(out, new) {
