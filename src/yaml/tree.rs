@@ -91,9 +91,18 @@ impl Node {
         }
     }
 
-    /// The entry whose key is the plain string `key`.
+    /// The entry whose key is the string `key` (a key with a tag other than `!!str` is
+    /// not a string).
     pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.entries()?.iter().find(|e| e.key.as_str() == Some(key))
+        self.entries()?
+            .iter()
+            .find(|e| e.key.as_str() == Some(key) && e.key.untagged_or_str())
+    }
+
+    fn untagged_or_str(&self) -> bool {
+        self.tag
+            .as_deref()
+            .is_none_or(|t| matches!(t, "!!str" | "tag:yaml.org,2002:str" | "!"))
     }
 
     /// The value under `key`, for a mapping.
