@@ -32,6 +32,7 @@ pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
 
 /// The `-` that introduces a block sequence item starting at `item`, if only whitespace
 /// separates them.
+/// A comment between them (`- # note`) is skipped.
 pub fn dash_before(src: &str, item: usize) -> Option<usize> {
     let bytes = src.as_bytes();
     let mut i = item;
@@ -40,7 +41,16 @@ pub fn dash_before(src: &str, item: usize) -> Option<usize> {
         match bytes[i] {
             b' ' | b'\t' | b'\n' | b'\r' => {}
             b'-' => return Some(i),
-            _ => return None,
+            _ => {
+                // Inside a comment: go on from its `#`, which starts the line's text or
+                // follows a space.
+                let ls = src[..i].rfind(['\n', '\r']).map_or(0, |p| p + 1);
+                let line = &bytes[ls..=i];
+                let hash = (0..line.len()).find(|&h| {
+                    line[h] == b'#' && (h == 0 || matches!(line[h - 1], b' ' | b'\t'))
+                })?;
+                i = ls + hash;
+            }
         }
     }
     None
@@ -71,6 +81,8 @@ mod tests {
         assert_eq!(line_and_byte_col(s, 5), (1, 2));
         assert_eq!(dash_before("- \n  x", 5), Some(0));
         assert_eq!(dash_before("a x", 2), None);
+        assert_eq!(dash_before("- # c d\n  x", 10), Some(0));
+        assert_eq!(dash_before("a # c\n  x", 8), None);
         assert_eq!(colon_after("k  : v", 1), Some(3));
         assert_eq!(entry_start("a:\n  ? k\n", 7), 5);
         assert_eq!(entry_start("?\n  k\n", 4), 0);
