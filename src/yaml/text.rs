@@ -57,13 +57,36 @@ pub fn dash_before(src: &str, item: usize) -> Option<usize> {
 }
 
 /// Where the mapping entry whose key starts at `key` begins: the `?` of an explicit key
-/// (`? a`), when only whitespace separates them, else the key itself.
+/// (`? a`, or `?` on a line of its own before the key), else the key itself.
 pub fn entry_start(src: &str, key: usize) -> usize {
-    let before = src[..key].trim_end_matches([' ', '\t', '\n', '\r']);
-    let q = before.len().wrapping_sub(1);
-    let indicator = before.ends_with('?')
-        && (q == 0 || src[..q].ends_with([' ', '\t', '\n', '\r', '-', '{', '[', ',']));
-    if indicator { q } else { key }
+    explicit_key_before(src, key).unwrap_or(key)
+}
+
+/// The `?` explicit-key indicator that ends the last line before `at` with content, past
+/// blank and comment-only lines and a trailing comment.
+pub fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
+    let mut end = at;
+    loop {
+        let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let line = &src[start..end];
+        let content = match line.find('#') {
+            Some(h) if h == 0 || line[..h].ends_with([' ', '\t']) => &line[..h],
+            _ => line,
+        };
+        let content = content.trim_end_matches([' ', '\t']);
+        if content.trim_start().is_empty() {
+            if start == 0 {
+                return None;
+            }
+            end = start - 1;
+            continue;
+        }
+        let q = start + content.len() - 1;
+        let before = &content[..content.len() - 1];
+        let indicator = content.ends_with('?')
+            && (before.is_empty() || before.ends_with([' ', '\t', '-', '{', '[', ',']));
+        return indicator.then_some(q);
+    }
 }
 
 #[cfg(test)]

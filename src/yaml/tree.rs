@@ -457,7 +457,7 @@ impl Builder<'_> {
         {
             // An empty explicit key (`?` alone) is placed at the next token, which may be on
             // a later line, past a `---`: it sits just after its `?`.
-            if let Some(q) = explicit_key_before(self.src, node.start) {
+            if let Some(q) = super::text::explicit_key_before(self.src, node.start) {
                 let at = q + 1;
                 node.start = at;
                 node.end = at;
@@ -534,33 +534,6 @@ fn find_block_indicator(between: &str) -> Option<usize> {
         prev_space = c.is_whitespace();
     }
     None
-}
-
-/// The `?` explicit-key indicator that ends the last line before `at` with content, past
-/// blank and comment-only lines and a trailing comment.
-fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
-    let mut end = at;
-    loop {
-        let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
-        let line = &src[start..end];
-        let content = match line.find('#') {
-            Some(h) if h == 0 || line[..h].ends_with([' ', '\t']) => &line[..h],
-            _ => line,
-        };
-        let content = content.trim_end_matches([' ', '\t']);
-        if content.trim_start().is_empty() {
-            if start == 0 {
-                return None;
-            }
-            end = start - 1;
-            continue;
-        }
-        let q = start + content.len() - 1;
-        let before = &content[..content.len() - 1];
-        let indicator = content.ends_with('?')
-            && (before.is_empty() || before.ends_with([' ', '\t', '-', '{', '[', ',']));
-        return indicator.then_some(q);
-    }
 }
 
 /// The end of a block scalar header (`|-`, `>2`) without a trailing comment or spaces.
