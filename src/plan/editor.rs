@@ -198,8 +198,13 @@ impl<'a> Editor<'a> {
             match flow_colon_after(self.src, key_node.end) {
                 // `{k: }`: the empty value sits at the `:`.
                 Some(c) if value.empty => self.push(c + 1, c + 1, format!(" {text}")),
-                // `{k}` or `{? k}`: a key without `:` and value.
+                // `{k}` or `{? k}`: a key without `:` and value. A key on several lines
+                // may be followed by `:` only when it is explicit.
                 None if value.empty => {
+                    let at = key_node.props_start;
+                    if key_node.is_multiline(self.src) && entry_start(self.src, at) == at {
+                        self.push(at, at, "? ".to_string());
+                    }
                     self.push(key_node.end, key_node.end, format!(": {text}"));
                 }
                 _ => self.push(value.props_start, value.end, text),
