@@ -44,7 +44,10 @@ pub fn dash_before(src: &str, item: usize) -> Option<usize> {
             _ => {
                 // Inside a comment: go on from its `#`, which starts the line's text or
                 // follows a space.
-                let ls = src[..i].rfind(['\n', '\r']).map_or(0, |p| p + 1);
+                let ls = bytes[..i]
+                    .iter()
+                    .rposition(|&b| b == b'\n' || b == b'\r')
+                    .map_or(0, |p| p + 1);
                 let line = &bytes[ls..=i];
                 let hash = (0..line.len()).find(|&h| {
                     line[h] == b'#' && (h == 0 || matches!(line[h - 1], b' ' | b'\t'))
@@ -81,11 +84,9 @@ pub fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
             end = start - 1;
             continue;
         }
-        let q = start + content.len() - 1;
-        let before = &content[..content.len() - 1];
-        let indicator = content.ends_with('?')
-            && (before.is_empty() || before.ends_with([' ', '\t', '-', '{', '[', ',']));
-        return indicator.then_some(q);
+        let before = content.strip_suffix('?')?;
+        let indicator = before.is_empty() || before.ends_with([' ', '\t', '-', '{', '[', ',']);
+        return indicator.then_some(start + before.len());
     }
 }
 
@@ -106,10 +107,13 @@ mod tests {
         assert_eq!(dash_before("a x", 2), None);
         assert_eq!(dash_before("- # c d\n  x", 10), Some(0));
         assert_eq!(dash_before("a # c\n  x", 8), None);
+        assert_eq!(dash_before("- # é\n  x", 9), Some(0));
+        assert_eq!(dash_before("é\n x", 5), None);
         assert_eq!(colon_after("k  : v", 1), Some(3));
         assert_eq!(entry_start("a:\n  ? k\n", 7), 5);
         assert_eq!(entry_start("?\n  k\n", 4), 0);
         assert_eq!(entry_start("a?k", 2), 2);
         assert_eq!(entry_start("  k: v", 2), 2);
+        assert_eq!(entry_start("a: é\n  k", 8), 8);
     }
 }
