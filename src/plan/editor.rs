@@ -73,7 +73,14 @@ impl<'a> Editor<'a> {
 
     /// Column of byte offset `at` (indentation is ASCII, so bytes are columns).
     pub fn col(&self, at: usize) -> usize {
-        at - line_start(self.src, at)
+        let start = line_start(self.src, at);
+        // A byte order mark is not indentation.
+        let bom = if start == 0 && self.src.starts_with('\u{feff}') {
+            '\u{feff}'.len_utf8()
+        } else {
+            0
+        };
+        at - start - bom.min(at)
     }
 
     /// Sets `key` to `out` in mapping `map` (at `path`): replaces the value if the key exists,

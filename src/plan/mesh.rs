@@ -137,7 +137,7 @@ fn classify_untyped(obj: &Node, force_mesh: bool) -> Verdict {
     if force_mesh {
         return Verdict::Edit(Location::Bare);
     }
-    let keys: Vec<&str> = entries.iter().filter_map(|e| e.key.as_str()).collect();
+    let keys: Vec<&str> = entries.iter().filter_map(|e| e.key.key_str()).collect();
     let others: Vec<&str> = keys
         .iter()
         .copied()

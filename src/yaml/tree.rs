@@ -96,7 +96,7 @@ impl Node {
     pub fn entry(&self, key: &str) -> Option<&Entry> {
         self.entries()?
             .iter()
-            .find(|e| e.key.as_str() == Some(key) && e.key.untagged_or_str())
+            .find(|e| e.key.key_str() == Some(key))
     }
 
     fn untagged_or_str(&self) -> bool {
@@ -159,12 +159,18 @@ impl Node {
     pub fn duplicate_key(&self) -> Option<&Node> {
         let entries = self.entries()?;
         entries.iter().enumerate().find_map(|(i, e)| {
-            let k = e.key.as_str()?;
+            let k = e.key.key_str()?;
             entries[..i]
                 .iter()
-                .any(|p| p.key.as_str() == Some(k))
+                .any(|p| p.key.key_str() == Some(k))
                 .then_some(&e.key)
         })
+    }
+
+    /// This node's text as a string key: `None` for collections and for scalars with a tag
+    /// other than `!!str`.
+    pub fn key_str(&self) -> Option<&str> {
+        self.as_str().filter(|_| self.untagged_or_str())
     }
 
     /// Whether this node spans more than one line.
@@ -437,7 +443,8 @@ impl Builder<'_> {
         if let Some(first) = first_child_start(node) {
             node.start = match &node.kind {
                 Kind::Seq(_) => dash_before(self.src, first).unwrap_or(first),
-                _ => first,
+                // From the `?` of an explicit first key.
+                _ => super::text::explicit_key_before(self.src, first).unwrap_or(first),
             };
             node.props_start = if node.anchor.is_none() && node.tag.is_none() {
                 node.start
