@@ -484,14 +484,22 @@ impl Builder<'_> {
                     // parser places at the next token: on a later line, even past a `---`.
                     // It has no text of its own, so it sits at the end of its key, and the
                     // mapping ends there too.
-                    let absent = node.empty
-                        && node.props_start == node.start
-                        && node.start > key.end
-                        && self.src.as_bytes().get(node.start) != Some(&b':');
-                    if absent {
+                    let bare = node.empty && node.props_start == node.start;
+                    let at_colon = self.src.as_bytes().get(node.start) == Some(&b':');
+                    if bare && at_colon {
+                        // `k:` with nothing after it: the empty value follows its `:`, so
+                        // that the entry (and the document) ends after the `:`.
+                        let at = node.start + 1;
+                        node.start = at;
+                        node.end = at;
+                        node.props_start = at;
+                    } else if bare && node.start > key.end {
                         node.start = key.end;
                         node.end = key.end;
                         node.props_start = key.end;
+                    }
+                    if node.empty {
+                        self.prev_end = self.prev_end.max(node.end);
                     }
                     if let Kind::Map(entries) = &mut map.kind {
                         entries.push(Entry { key, value: node });
