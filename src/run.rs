@@ -2,6 +2,7 @@
 
 use crate::apply::{self, Edit};
 use crate::config::Settings;
+use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
 use crate::locate;
 use crate::plan;
@@ -61,12 +62,15 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
     let pieces = split::pieces(text);
     let pieces: &[Range<usize>] = pieces.as_deref().unwrap_or(std::slice::from_ref(&all));
     let runs = runs(text.len(), pieces);
+    let ctx = &RunContext::of_stream(text, pieces);
     let done: Vec<Run> = if runs.len() > 1 {
         std::thread::scope(|s| {
             let handles: Vec<_> = runs
                 .iter()
                 .map(|r| {
-                    s.spawn(move || process_run(text, &pieces[r.clone()], settings, opts, true))
+                    s.spawn(move || {
+                        process_run(text, &pieces[r.clone()], settings, opts, ctx, true)
+                    })
                 })
                 .collect();
             handles
@@ -75,7 +79,7 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
                 .collect()
         })
     } else {
-        vec![process_run(text, pieces, settings, opts, true)]
+        vec![process_run(text, pieces, settings, opts, ctx, true)]
     };
     let out = assemble(text, pieces, &runs, done);
     if out.fatal.is_some() && pieces.len() > 1 {
@@ -91,7 +95,8 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
 pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
     let (all, first) = (0..text.len(), 0..1);
     let whole = std::slice::from_ref(&all);
-    let done = vec![process_run(text, whole, settings, opts, false)];
+    let ctx = RunContext::of_stream(text, whole);
+    let done = vec![process_run(text, whole, settings, opts, &ctx, false)];
     assemble(text, whole, std::slice::from_ref(&first), done)
 }
 
@@ -176,6 +181,7 @@ fn process_run(
     pieces: &[Range<usize>],
     settings: &Settings,
     opts: ProcessOptions,
+    ctx: &RunContext,
     quick: bool,
 ) -> Run {
     let run_start = pieces.first().map_or(0, |p| p.start);
@@ -187,7 +193,7 @@ fn process_run(
     for p in pieces {
         let piece = &text[p.clone()];
         let part = if !quick || may_be_target(piece) {
-            process_piece(piece, settings, opts)
+            process_piece(piece, settings, opts, ctx)
         } else {
             Part::default()
         };
@@ -241,7 +247,7 @@ struct Part {
 }
 
 /// Parses, plans, splices and verifies one piece of text.
-fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part {
+fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions, ctx: &RunContext) -> Part {
     let fatal = |f: Finding| Part {
         fatal: Some(f),
         ..Part::default()
@@ -264,7 +270,7 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
-        let p = plan::plan_doc(text, doc, settings, opts.force_mesh);
+        let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
         // The lines of the document's content, from its first node's line to its last
         // node's line end: the comments around it belong to the stream, and where the
         // stream is cut into documents does not change them.
@@ -320,13 +326,18 @@ fn lone_cr(text: &str) -> Option<usize> {
     (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
 }
 
-/// Keeps only the first of the notes that are said once (the drain interaction).
+/// Keeps only the first of each note that is said once (the drain interaction, the
+/// versions that would decide the strategy).
 fn once_per_text(findings: &mut Vec<Finding>) {
-    let mut seen = false;
+    let mut seen: Vec<Rule> = Vec::new();
     findings.retain(|f| {
-        let note = f.rule.once_per_run();
-        let keep = !(note && seen);
-        seen |= note;
-        keep
+        if !f.rule.once_per_run() {
+            return true;
+        }
+        if seen.contains(&f.rule) {
+            return false;
+        }
+        seen.push(f.rule);
+        true
     });
 }

@@ -19,6 +19,7 @@ const CLASSES: &[&str] = &[
     "unknown-config-key",
     "unwrappable-container",
     "alias-refusal",
+    "unquoted-version-in-config",
     "lone-cr-line-breaks",
 ];
 

@@ -32,6 +32,19 @@ pub struct Flags {
     #[arg(long)]
     pub force: bool,
 
+    /// The Istio that injects the pods, as MAJOR.MINOR (1.24).
+    #[arg(long, value_name = "X.Y")]
+    pub istio_version: Option<String>,
+
+    /// The oldest kubelet in the cluster, as MAJOR.MINOR (1.29).
+    #[arg(long, value_name = "X.Y")]
+    pub kubernetes_version: Option<String>,
+
+    /// How pods are fixed: per pod from the versions (auto), or one for all; none removes
+    /// what meshjob added.
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<super::StrategyChoice>,
+
     /// The lowest severity that fails the run (exit 1).
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub fail_on: Option<FailOn>,
@@ -69,6 +82,21 @@ impl Flags {
         }
         if let Some(level) = self.fail_on {
             s.fail_on = level;
+        }
+        for (flag, given, slot) in [
+            ("--istio-version", &self.istio_version, &mut s.istio_version),
+            (
+                "--kubernetes-version",
+                &self.kubernetes_version,
+                &mut s.kubernetes_version,
+            ),
+        ] {
+            if let Some(v) = given {
+                *slot = Some(super::Version::parse(v).map_err(|m| format!("{flag}: {m}"))?);
+            }
+        }
+        if let Some(strategy) = self.strategy {
+            s.strategy = strategy;
         }
         Ok(())
     }

@@ -8,13 +8,18 @@ mod document;
 mod flags;
 mod parse;
 pub mod quit_url;
+pub mod version;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use document::{ApiVersion, ConfigSpec, FailOn, Kind, Located, MeshJobConfig, Metadata};
+pub use document::{
+    ApiVersion, ConfigSpec, FailOn, Kind, Located, MeshJobConfig, Metadata, StrategyChoice,
+    VersionText,
+};
 pub use flags::Flags;
 pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
+pub use version::Version;
 
 /// The config file looked up from each input's directory upward.
 pub const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
@@ -47,6 +52,14 @@ pub struct Settings {
     pub exclude: Vec<String>,
     /// The lowest severity that fails a run.
     pub fail_on: FailOn,
+    /// The Istio that injects the pods, when known.
+    pub istio_version: Option<Version>,
+    /// The oldest kubelet of the cluster, when known.
+    pub kubernetes_version: Option<Version>,
+    /// How pods are fixed.
+    pub strategy: StrategyChoice,
+    /// Image references or prefixes, and container names, of long-running sidecars.
+    pub sidecars: Vec<String>,
 }
 
 impl Default for Settings {
@@ -61,6 +74,10 @@ impl Default for Settings {
             force: false,
             exclude: Vec::new(),
             fail_on: FailOn::Error,
+            istio_version: None,
+            kubernetes_version: None,
+            strategy: StrategyChoice::Auto,
+            sidecars: Vec::new(),
         }
     }
 }
@@ -127,6 +144,27 @@ impl MeshJobConfig {
                     format!("invalid `drainDuration`: {why}"),
                 )
             })?;
+        }
+        for (key, v) in [
+            ("istioVersion", &spec.istio_version),
+            ("kubernetesVersion", &spec.kubernetes_version),
+        ] {
+            if let Some(v) = v {
+                Version::parse(&v.0)
+                    .map_err(|why| error(position(v), format!("invalid `{key}`: {why}")))?;
+            }
+        }
+        for s in spec.sidecars.iter().flatten() {
+            if s.trim().is_empty() || s.chars().any(char::is_whitespace) {
+                return Err(error(
+                    position(s),
+                    format!(
+                        "invalid `sidecars`: {:?} must be an image reference or prefix, or a \
+                         container name, without whitespace",
+                        s.value
+                    ),
+                ));
+            }
         }
         for (image, argv) in spec.entrypoints.iter().flatten() {
             let why = if image.trim().is_empty() {
@@ -195,6 +233,20 @@ impl MeshJobConfig {
         if let Some(level) = spec.fail_on {
             settings.fail_on = level;
         }
+        if let Some(v) = &spec.istio_version {
+            settings.istio_version = Version::parse(&v.0).ok();
+        }
+        if let Some(v) = &spec.kubernetes_version {
+            settings.kubernetes_version = Version::parse(&v.0).ok();
+        }
+        if let Some(s) = spec.strategy {
+            settings.strategy = s;
+        }
+        for s in spec.sidecars.iter().flatten() {
+            if !settings.sidecars.contains(&s.value) {
+                settings.sidecars.push(s.value.clone());
+            }
+        }
         Ok(())
     }
 
@@ -221,6 +273,19 @@ impl MeshJobConfig {
                 force: Some(settings.force),
                 exclude: Some(settings.exclude.clone().into()),
                 fail_on: Some(settings.fail_on),
+                istio_version: (settings.istio_version)
+                    .map(|v| Located::new(VersionText(v.to_string()))),
+                kubernetes_version: (settings.kubernetes_version)
+                    .map(|v| Located::new(VersionText(v.to_string()))),
+                strategy: Some(settings.strategy),
+                sidecars: Some(
+                    settings
+                        .sidecars
+                        .iter()
+                        .cloned()
+                        .map(Located::new)
+                        .collect(),
+                ),
             },
             ..MeshJobConfig::default()
         }

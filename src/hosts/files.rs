@@ -233,8 +233,8 @@ struct Run<'r> {
     fails_any: bool,
     /// Something that fails the run is left after `fix`.
     fails_left: bool,
-    /// A once-per-run note has been shown.
-    noted: bool,
+    /// The rules whose once-per-run note has been shown.
+    noted: Vec<Rule>,
     /// Run-level notes, then per-file findings, in order.
     reports: Vec<Located>,
     /// Problems that stopped an input, shown last.
@@ -255,7 +255,7 @@ impl<'r> Run<'r> {
             trouble: false,
             fails_any: false,
             fails_left: false,
-            noted: false,
+            noted: Vec::new(),
             reports: Vec::new(),
             problems: Vec::new(),
             changed: Vec::new(),
@@ -426,8 +426,11 @@ impl<'r> Run<'r> {
 
     /// Counts one finding and keeps it for the report.
     fn finding(&mut self, f: Finding, name: &str, text: &str, fail_on: FailOn) {
-        if f.rule.once_per_run() && std::mem::replace(&mut self.noted, true) {
-            return;
+        if f.rule.once_per_run() {
+            if self.noted.contains(&f.rule) {
+                return;
+            }
+            self.noted.push(f.rule);
         }
         let fix = self.req.mode == Mode::Fix;
         let counted = !(fix && f.fixed);
@@ -449,8 +452,13 @@ impl<'r> Run<'r> {
         if self.req.quiet && f.severity == Severity::Info {
             return;
         }
-        // `fix` names the files it wrote instead of each pod it changed.
-        if fix && f.rule == Rule::WouldChange && self.req.format != Format::Json {
+        // `fix` names the files it wrote instead of each pod it changed (and the strategy
+        // that changed it: `check` and `diff` explain that).
+        let per_change = matches!(
+            f.rule,
+            Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
+        );
+        if fix && per_change && self.req.format != Format::Json {
             return;
         }
         self.reports.push(Located::new(name, text, f));
