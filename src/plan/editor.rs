@@ -26,6 +26,9 @@ pub struct Editor<'a> {
     pub style: Style,
     pub edits: Vec<Edit>,
     pub intended: Value,
+    /// The edit that keeps the value of a block scalar ending the text without a final line
+    /// break (`|` becomes `|-`) once lines are added after it; see [`eof_block_fix`].
+    eof_block: Option<Edit>,
 }
 
 impl<'a> Editor<'a> {
@@ -35,6 +38,7 @@ impl<'a> Editor<'a> {
             style,
             edits: Vec::new(),
             intended: Value::from_node(root),
+            eof_block: eof_block_fix(src, root),
         }
     }
 
@@ -180,6 +184,11 @@ impl<'a> Editor<'a> {
                 let text = format!("{nl}{}{text}", " ".repeat(col));
                 self.edits
                     .push(Edit::insert(at, text).ordered(AFTER_LAST_LINE - col as i64));
+                if let Some(fix) = &self.eof_block
+                    && !self.edits.contains(fix)
+                {
+                    self.edits.push(fix.clone());
+                }
             }
         }
     }
@@ -395,6 +404,34 @@ impl<'a> Editor<'a> {
         if let Some(v) = self.intended_at(path) {
             *v = value;
         }
+    }
+}
+
+/// A block scalar that ends a text without a final line break reads without a line feed
+/// (as Kubernetes reads it). Lines added after it give it one, so its header must strip it:
+/// the edit that makes `|` or `|+` into `|-` (likewise for `>`), if the text ends so.
+fn eof_block_fix(src: &str, root: &Node) -> Option<Edit> {
+    if src.ends_with(['\n', '\r']) {
+        return None;
+    }
+    let mut n = root;
+    loop {
+        n = match &n.kind {
+            Kind::Map(entries) => &entries.last()?.value,
+            Kind::Seq(items) => items.last()?,
+            _ => break,
+        };
+    }
+    if !n.is_block_scalar() || !src[n.end..].trim_matches([' ', '\t']).is_empty() {
+        return None;
+    }
+    let header_len = src[n.start..].find(['\n', '\r'])?;
+    let header = &src[n.start..n.start + header_len];
+    let header = header.split(" #").next().unwrap_or(header).trim_end();
+    match header.find('+') {
+        Some(p) => Some(Edit::replace(n.start + p..n.start + p + 1, "-")),
+        None if header.contains('-') => None,
+        None => Some(Edit::insert(n.start + 1, "-")),
     }
 }
 
