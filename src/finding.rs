@@ -71,6 +71,8 @@ pub enum Rule {
     ConfigInvalid,
     /// An object was rewritten (KRM results).
     Rewritten,
+    /// A document to edit has line breaks meshjob cannot edit around (a lone CR).
+    LoneCarriageReturn,
     /// meshjob's own output failed its checks; nothing was written.
     Internal,
     /// A Job or CronJob without a pod template.
@@ -107,6 +109,8 @@ pub enum Rule {
     NewerWrapper,
     /// A wrapper whose body meshjob did not write (edited by hand); left alone.
     EditedWrapper,
+    /// The name or path of the wrappers' shared volume is taken by something else.
+    PeersVolumeTaken,
     /// A pod that already has the proxy container.
     ProxyInjected,
     /// The quit URL cannot be used for a pod.
@@ -173,7 +177,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 59] = [
+    pub const ALL: [Rule; 61] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
@@ -184,6 +188,7 @@ impl Rule {
         Rule::NoYamlFiles,
         Rule::ConfigInvalid,
         Rule::Rewritten,
+        Rule::LoneCarriageReturn,
         Rule::Internal,
         Rule::NoPodTemplate,
         Rule::TemplateNotMapping,
@@ -204,6 +209,7 @@ impl Rule {
         Rule::ProxyInjected,
         Rule::QuitUrl,
         Rule::EditedWrapper,
+        Rule::PeersVolumeTaken,
         Rule::NativeTooOld,
         Rule::NativeInjected,
         Rule::NativeTurnedOff,
@@ -248,6 +254,7 @@ impl Rule {
             Rule::NoYamlFiles => "MJ008",
             Rule::ConfigInvalid => "MJ009",
             Rule::Rewritten => "MJ010",
+            Rule::LoneCarriageReturn => "MJ011",
             Rule::Internal => "MJ090",
             Rule::NoPodTemplate => "MJ101",
             Rule::TemplateNotMapping => "MJ102",
@@ -268,6 +275,7 @@ impl Rule {
             Rule::ProxyInjected => "MJ206",
             Rule::QuitUrl => "MJ207",
             Rule::EditedWrapper => "MJ208",
+            Rule::PeersVolumeTaken => "MJ209",
             Rule::NativeTooOld => "MJ301",
             Rule::NativeInjected => "MJ302",
             Rule::NativeTurnedOff => "MJ303",
@@ -305,7 +313,7 @@ impl Rule {
     pub fn refuses_pod(self) -> bool {
         matches!(
             self,
-            Rule::SharedNode | Rule::NativeTooOld | Rule::NativeInjected
+            Rule::SharedNode | Rule::PeersVolumeTaken | Rule::NativeTooOld | Rule::NativeInjected
         )
     }
 

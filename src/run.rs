@@ -284,6 +284,26 @@ fn process_piece(
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
+        // The lines of the document's content, from its first node's line to its last
+        // node's line end: the comments around it belong to the stream, and where the
+        // stream is cut into documents does not change them.
+        let from = text[..doc.root.props_start]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let to = text[doc.root.end..]
+            .find('\n')
+            .map_or(text.len(), |i| doc.root.end + i + 1);
+        if !p.editor.edits.is_empty()
+            && let Some(at) = lone_cr(&text[from..to])
+        {
+            return fatal(Finding::error(
+                Rule::LoneCarriageReturn,
+                from + at,
+                "this document has a line break written as a lone CR (\\r without \\n), which \
+                 meshjob does not edit around: convert the file's line breaks to LF or CRLF, \
+                 then run again",
+            ));
+        }
         findings.extend(p.findings);
         intended.push(apply::Intended {
             edited: !p.editor.edits.is_empty(),
@@ -310,6 +330,13 @@ fn process_piece(
             format!("{e}; nothing written"),
         )),
     }
+}
+
+/// The offset of the first CR that is not part of a CRLF. YAML reads it as a line break,
+/// but the editor lays out new lines by LF.
+fn lone_cr(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
 }
 
 /// Keeps only the first of each note that is said once (the drain interaction, the

@@ -23,6 +23,10 @@ const REPAIRED: &[&str] = &[
     "shutdown-annotation-values-linkerd-ignores-are-repaired",
 ];
 
+/// Inputs with a null `args:`, which the wrapper fills with the command's words: `none`
+/// gives back `command` without the null `args` line (docs/strategies.md says so).
+const NULL_ARGS: &[&str] = &["null-args-is-no-args"];
+
 #[test]
 fn wrapper_then_none_gives_back_the_input() {
     let mut failures = Vec::new();
@@ -57,7 +61,7 @@ fn wrapper_then_none_gives_back_the_input() {
         assert!(back.fatal.is_none(), "{name}: {:?}", back.fatal);
         if back.text == input {
             exact += 1;
-        } else if !REPAIRED.contains(&name.as_str()) {
+        } else if !REPAIRED.contains(&name.as_str()) && !NULL_ARGS.contains(&name.as_str()) {
             failures.push(format!("{name}: not byte-identical\n{}", back.text));
         }
         // None on its own output changes nothing.

@@ -246,7 +246,11 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     };
     let apath = child(&child(&t.path, "metadata"), "annotations");
     let v = &pc.value;
-    if shared_node_finding(v, oref).is_some() || !matches!(v.kind, Kind::Scalar { .. }) {
+    if let Some(f) = shared_node_finding(v, oref) {
+        out.push(f);
+        return;
+    }
+    if !matches!(v.kind, Kind::Scalar { .. }) {
         out.push(err(
             Rule::AnnotationNotConfig,
             oref,
