@@ -73,3 +73,36 @@ fn nested_insert_at_end_without_final_newline() {
         assert_eq!(out.text, want);
     }
 }
+
+/// The inputs of `testdata/known-internal-errors/` are bugs not fixed yet: they must stay
+/// safe (every invariant holds: the text is returned unchanged with a fatal error), and the
+/// day one of them stops being an internal error, this test says to move it to
+/// `testdata/regressions/`.
+#[test]
+fn known_internal_errors_stay_safe() {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/known-internal-errors");
+    let mut files: Vec<_> = std::fs::read_dir(&dir)
+        .expect("testdata/known-internal-errors")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty());
+    for path in files {
+        let bytes = std::fs::read(&path).expect("read");
+        let text = meshjob::source::decode(&bytes).expect("UTF-8");
+        let out =
+            common::invariants::check(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        let internal = out
+            .fatal
+            .iter()
+            .chain(&out.findings)
+            .any(|f| f.rule == Rule::Internal);
+        assert!(
+            internal,
+            "{} no longer ends in an internal error: move it to testdata/regressions/ with a \
+             note on what it showed",
+            path.display()
+        );
+    }
+}
