@@ -18,4 +18,5 @@ pub mod output;
 pub mod plan;
 pub mod run;
 pub mod source;
+pub mod stream;
 pub mod yaml;
