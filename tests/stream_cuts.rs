@@ -254,3 +254,42 @@ fn pieces_processed_one_by_one_equal_the_whole_stream() {
     );
     report("pieces", &failures);
 }
+
+/// The diff built piece by piece (`output::hunks`) against the whole-text diff, on every
+/// input that changes: the same bytes.
+#[test]
+fn the_diff_built_piece_by_piece_equals_the_whole_text_diff() {
+    use meshjob::output::{diff, hunks::Hunks};
+    let mut failures = Vec::new();
+    let mut changed = 0;
+    for (label, text) in &inputs() {
+        let cuts = pieces(text);
+        let opts = ProcessOptions::default();
+        if reference(text, opts).fatal.is_some() {
+            continue;
+        }
+        let whole_new = by_pieces(text, &cuts, opts).text;
+        if whole_new == *text {
+            continue;
+        }
+        changed += 1;
+        let mut out = String::new();
+        let mut h = Hunks::new(label);
+        for r in &cuts {
+            let piece = &text[r.clone()];
+            let new = reference(piece, opts).text;
+            if new == piece {
+                h.equal(piece, &mut out);
+            } else {
+                h.change(piece, &new, &mut out);
+            }
+        }
+        h.finish(&mut out);
+        if out != diff::unified(label, text, &whole_new) {
+            failures.push(format!("{label}: the diffs differ"));
+        }
+    }
+    eprintln!("stream diff: {changed} inputs that change");
+    assert!(changed >= 20, "testdata has many inputs that change");
+    report("diffs", &failures);
+}

@@ -2,5 +2,6 @@
 
 pub mod console;
 pub mod diff;
+pub mod hunks;
 pub mod report;
 pub mod write;
