@@ -8,6 +8,7 @@
 //! between threads and hands the results back in stream order, with a bounded number in
 //! flight: memory follows the largest document and the work in flight, not the stream.
 
+use crate::finding::Finding;
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::Range;
@@ -290,15 +291,15 @@ impl<R: Read> Iterator for Reader<R> {
 
 /// Runs `work` on the items of `source` on `threads` threads and gives the results to `sink`
 /// in the order of the items, with at most `in_flight` items read but not yet sunk. `sink`
-/// returns false to stop: nothing more is read, and the items in flight are dropped. The
-/// source is handed back, for whoever wants to read on.
+/// returns false to stop: nothing more is read. The source is handed back, for whoever wants
+/// to read on, with the results of the items that were in flight, in order.
 pub fn ordered<S, T, U, W, K>(
     threads: usize,
     in_flight: usize,
     mut source: S,
     work: W,
     mut sink: K,
-) -> S
+) -> (S, Vec<U>)
 where
     S: Iterator<Item = T> + Send,
     T: Send,
@@ -309,7 +310,7 @@ where
     let threads = threads.max(1);
     let in_flight = in_flight.max(threads + 1);
     std::thread::scope(|s| {
-        let (token_tx, token_rx) = mpsc::sync_channel::<()>(in_flight);
+        let (mut token_tx, token_rx) = mpsc::sync_channel::<()>(in_flight);
         for _ in 0..in_flight {
             let _ = token_tx.send(());
         }
@@ -351,23 +352,217 @@ where
         drop(done_tx);
         let mut waiting: BTreeMap<u64, U> = BTreeMap::new();
         let mut next = 0u64;
-        'outer: while let Ok((seq, u)) = done_rx.recv() {
+        let mut stopped = false;
+        while let Ok((seq, u)) = done_rx.recv() {
             waiting.insert(seq, u);
+            if stopped {
+                continue;
+            }
             while let Some(u) = waiting.remove(&next) {
                 next += 1;
                 if !sink(u) {
-                    break 'outer;
+                    // No more tokens: the reader stops, the workers finish what they hold.
+                    stopped = true;
+                    drop(std::mem::replace(&mut token_tx, mpsc::sync_channel(1).0));
+                    break;
                 }
                 let _ = token_tx.send(());
             }
         }
         drop(token_tx);
-        drop(done_rx);
-        waiting.clear();
-        reader
+        let source = reader
             .join()
-            .unwrap_or_else(|e| std::panic::resume_unwind(e))
+            .unwrap_or_else(|e| std::panic::resume_unwind(e));
+        (source, waiting.into_values().collect())
     })
+}
+
+/// What stopped a batch.
+#[derive(Clone, Debug)]
+pub enum Cause {
+    /// Its bytes are not text (a NUL byte, or not UTF-8): offset in the batch, message.
+    Decode(usize, String),
+    /// Piece `k` of the batch could not be processed; the finding's offset is in the batch.
+    Piece(usize, Finding),
+}
+
+/// The first problem of a stream, as the whole stream read at once would report it.
+#[derive(Clone, Debug)]
+pub struct Failure {
+    /// 1-based line and column.
+    pub line: usize,
+    pub col: usize,
+    /// The finding, its offset in the stream.
+    pub finding: Finding,
+    /// The bytes were not text (NUL, not UTF-8), rather than text that could not be processed.
+    pub decode: bool,
+}
+
+/// 1-based line and column of `at` in a batch that starts on line `first` (0-based):
+/// columns count characters, each byte of a broken UTF-8 sequence as one.
+pub fn line_col(first: u64, bytes: &[u8], at: usize) -> (usize, usize) {
+    let (line, col) = crate::source::line_col_bytes(bytes, at);
+    (first as usize + line, col)
+}
+
+/// A window of pieces from the one that failed on, grown until the whole-stream reference
+/// puts its error before the window's last piece.
+struct Window {
+    text: String,
+    /// Start of the last piece in `text`.
+    last: usize,
+    offset: u64,
+    line: u64,
+    found: Option<Finding>,
+    closed: bool,
+}
+
+impl Window {
+    fn push(&mut self, piece: &str, reference: &dyn Fn(&str) -> Option<Finding>) {
+        if self.closed {
+            return;
+        }
+        self.last = self.text.len();
+        self.text.push_str(piece);
+        if let Some(f) = reference(&self.text) {
+            self.closed = f.offset < self.last || self.text.len() > 2 * MAX_DOCUMENT_BYTES;
+            self.found = Some(f);
+        }
+    }
+}
+
+/// Settles the first problem of a stream with the precedence of reading it whole: a NUL byte
+/// anywhere, then the first bytes that are not UTF-8, then the first error of the
+/// whole-stream parse (`reference` processes a text whole and gives its fatal error).
+///
+/// `failing` is the batch that stopped, `cause` why; `after` the batches read after it and
+/// already processed, in order; `reader` gives the rest of the stream, which is read to its
+/// end. `echo` gets the failing batch's bytes and every later byte of the stream, in order.
+pub fn settle<R: Read>(
+    failing: Batch,
+    cause: Cause,
+    after: Vec<Batch>,
+    reader: &mut Reader<R>,
+    mut echo: impl FnMut(&[u8]),
+    reference: &dyn Fn(&str) -> Option<Finding>,
+) -> Failure {
+    let mut first_utf8: Option<Failure> = None;
+    let mut window: Option<Window> = None;
+    let decode_failure = |b: &Batch, at: usize, message: String| {
+        let (line, col) = line_col(b.line, &b.bytes, at);
+        Failure {
+            line,
+            col,
+            finding: Finding::error(b.offset as usize + at, message),
+            decode: true,
+        }
+    };
+    // Looks at one batch: Some when the answer is known (a NUL byte).
+    let look = |b: &Batch,
+                from_piece: usize,
+                window: &mut Option<Window>,
+                first_utf8: &mut Option<Failure>|
+     -> Option<Failure> {
+        if let Some(at) = memchr::memchr(0, &b.bytes) {
+            let msg = match crate::source::decode(&b.bytes) {
+                Err((_, m)) => m,
+                Ok(_) => String::new(),
+            };
+            return Some(decode_failure(b, at, msg));
+        }
+        match std::str::from_utf8(&b.bytes) {
+            Err(e) => {
+                if first_utf8.is_none() {
+                    let msg = match crate::source::decode(&b.bytes) {
+                        Err((_, m)) => m,
+                        Ok(_) => String::new(),
+                    };
+                    *first_utf8 = Some(decode_failure(b, e.valid_up_to(), msg));
+                }
+            }
+            Ok(text) if first_utf8.is_none() => {
+                for r in &b.pieces[from_piece.min(b.pieces.len())..] {
+                    let w = window.get_or_insert_with(|| Window {
+                        text: String::new(),
+                        last: 0,
+                        offset: b.offset + r.start as u64,
+                        line: b.line
+                            + memchr::memchr_iter(b'\n', &b.bytes[..r.start]).count() as u64,
+                        found: None,
+                        closed: false,
+                    });
+                    w.push(&text[r.clone()], reference);
+                }
+            }
+            Ok(_) => {}
+        }
+        None
+    };
+    let (own_k, own) = match &cause {
+        Cause::Decode(at, m) => (usize::MAX, Some(decode_failure(&failing, *at, m.clone()))),
+        Cause::Piece(k, _) => (*k, None),
+    };
+    echo(&failing.bytes);
+    if own.is_some() {
+        // The batch is not text: only a NUL byte can come first.
+        if let Some(f) = look(&failing, usize::MAX, &mut window, &mut first_utf8) {
+            return f;
+        }
+        first_utf8 = own;
+    } else if let Some(f) = look(&failing, own_k, &mut window, &mut first_utf8) {
+        return f;
+    }
+    let rest = after
+        .into_iter()
+        .map(Ok)
+        .chain(std::iter::from_fn(|| reader.next_batch()));
+    for b in rest {
+        let Ok(b) = b else {
+            break;
+        };
+        echo(&b.bytes);
+        if let Some(f) = look(&b, 0, &mut window, &mut first_utf8) {
+            return f;
+        }
+    }
+    if let Some(f) = first_utf8 {
+        return f;
+    }
+    let piece_fatal = match cause {
+        Cause::Piece(_, f) => Some(f),
+        Cause::Decode(..) => None,
+    };
+    let (finding, offset_base, line_base, text) = match window {
+        Some(Window {
+            found: Some(f),
+            offset,
+            line,
+            text,
+            ..
+        }) => (f, offset, line, text),
+        _ => {
+            // The window never failed: the piece's own error stands.
+            let f = piece_fatal.unwrap_or_else(|| Finding::error(0, "internal error"));
+            let (line, col) = line_col(failing.line, &failing.bytes, f.offset);
+            let mut f = f;
+            f.offset += failing.offset as usize;
+            return Failure {
+                line,
+                col,
+                finding: f,
+                decode: false,
+            };
+        }
+    };
+    let (line, col) = line_col(line_base, text.as_bytes(), finding.offset);
+    let mut finding = finding;
+    finding.offset += offset_base as usize;
+    Failure {
+        line,
+        col,
+        finding,
+        decode: false,
+    }
 }
 
 #[cfg(test)]
@@ -433,6 +628,99 @@ mod tests {
             r.last(),
             Some(Err(ReadError::TooBig { offset: 5, line: 1 }))
         ));
+    }
+
+    /// Processes `text` batch by batch the way a host does, settling the first problem; the
+    /// problem as (line, col, offset, message), or None.
+    fn first_problem(text: &[u8]) -> Option<(usize, usize, usize, String)> {
+        let settings = crate::config::Settings::default();
+        let opts = crate::run::ProcessOptions::default();
+        let reference = |t: &str| crate::run::process_reference(t, &settings, opts).fatal;
+        let mut reader = Reader::with_sizes(text, 1, 1 << 20);
+        while let Some(b) = reader.next_batch() {
+            let b = b.expect("batch");
+            let cause = match crate::source::decode(&b.bytes) {
+                Err((at, m)) => Some(Cause::Decode(at, m)),
+                Ok(t) => b.pieces.iter().enumerate().find_map(|(k, r)| {
+                    reference(&t[r.clone()]).map(|mut f| {
+                        f.offset += r.start;
+                        Cause::Piece(k, f)
+                    })
+                }),
+            };
+            if let Some(cause) = cause {
+                let mut echoed: Vec<u8> = Vec::new();
+                let start = b.offset as usize;
+                let f = settle(
+                    b,
+                    cause,
+                    Vec::new(),
+                    &mut reader,
+                    |x| echoed.extend(x),
+                    &reference,
+                );
+                assert_eq!(echoed, &text[start..], "the rest is echoed");
+                return Some((f.line, f.col, f.finding.offset, f.finding.message));
+            }
+        }
+        None
+    }
+
+    /// What reading the whole text at once reports.
+    fn whole_problem(text: &[u8]) -> Option<(usize, usize, usize, String)> {
+        match crate::source::decode(text) {
+            Err((at, m)) => {
+                let (l, c) = crate::source::line_col_bytes(text, at);
+                Some((l, c, at, m))
+            }
+            Ok(t) => {
+                let settings = crate::config::Settings::default();
+                let opts = crate::run::ProcessOptions::default();
+                crate::run::process_reference(t, &settings, opts)
+                    .fatal
+                    .map(|f| {
+                        let (l, c) = crate::source::line_col_bytes(text, f.offset);
+                        (l, c, f.offset, f.message)
+                    })
+            }
+        }
+    }
+
+    #[test]
+    fn settled_problems_are_those_of_the_whole_stream() {
+        let ok = "a: 1\n---\nb: 2\n";
+        let cases: Vec<Vec<u8>> = vec![
+            format!("{ok}---\nc: \"x\n---\nd: 1\n---\ne: 2\n").into(),
+            format!("{ok}---\nc: \"x\n").into(),
+            format!("{ok}---\nc: [x\n---\nd: 1\n").into(),
+            format!("{ok}---\nc: [x\n---\nd: {{\n---\ne: 1\n").into(),
+            [
+                format!("{ok}---\nc: [x\n---\nd: ").as_bytes(),
+                b"\xff\n---\ne: 1\n",
+            ]
+            .concat(),
+            [
+                format!("{ok}---\nc: [x\n---\nd: ").as_bytes(),
+                b"\xff\n---\ne: \0\n",
+            ]
+            .concat(),
+            [format!("{ok}---\nc: ").as_bytes(), b"\xfe\n---\nd: 1\n"].concat(),
+            [format!("{ok}---\nc: ").as_bytes(), b"\xfe\n---\nd: \0\n"].concat(),
+            format!("{ok}---\nc: {{\n...\n%YAML 1.2\n---\nd: 1\n").into(),
+            ok.into(),
+        ];
+        let first = first_problem(cases[0].as_slice()).expect("an error");
+        assert!(first.3.contains("document indicator"), "{first:?}");
+        let nul = first_problem(cases[5].as_slice()).expect("an error");
+        assert!(nul.3.contains("NUL"), "{nul:?}");
+        for text in cases {
+            assert_eq!(
+                first_problem(&text),
+                whole_problem(&text),
+                "{}",
+                String::from_utf8_lossy(&text)
+            );
+        }
     }
 
     #[test]
