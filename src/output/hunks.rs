@@ -208,6 +208,58 @@ mod tests {
         out
     }
 
+    /// `similar`'s own grouping (`grouped_ops(3)`) over a whole text, rendered the same way.
+    fn oracle(old: &str, new: &str) -> String {
+        let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
+        let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
+        let diff = TextDiff::configure()
+            .algorithm(similar::Algorithm::Myers)
+            .diff_slices(&old_lines, &new_lines);
+        let mut out = String::new();
+        for (i, ops) in diff.grouped_ops(CONTEXT).iter().enumerate() {
+            if i == 0 {
+                out.push_str("--- a/x\n+++ b/x\n");
+            }
+            let _ = writeln!(out, "{}", similar::udiff::UnifiedHunkHeader::new(ops));
+            for op in ops {
+                for change in diff.iter_changes(op) {
+                    let sign = match change.tag() {
+                        ChangeTag::Equal => ' ',
+                        ChangeTag::Delete => '-',
+                        ChangeTag::Insert => '+',
+                    };
+                    push_line(&mut out, sign, change.value());
+                }
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn hunks_equal_similars_grouping() {
+        let base: Vec<String> = (1..=40).map(|i| format!("line {i}\n")).collect();
+        let mut cases = Vec::new();
+        // Changes at every distance from each other and from both ends.
+        for a in 0..12 {
+            for gap in 0..9 {
+                let mut new = base.clone();
+                new[a] = "changed a\n".into();
+                let b = (a + gap + 1).min(39);
+                new[b] = "changed b\n".into();
+                new.insert(b + 1, "inserted\n".into());
+                cases.push((base.concat(), new.concat()));
+            }
+        }
+        let mut tail = base.clone();
+        tail.pop();
+        cases.push((base.concat(), tail.concat()));
+        cases.push((base.concat(), format!("{}no newline", base.concat())));
+        cases.push((String::new(), base.concat()));
+        for (old, new) in cases {
+            assert_eq!(whole(&old, &new), oracle(&old, &new), "{new}");
+        }
+    }
+
     #[test]
     fn context_and_merging() {
         let old: String = (1..=20).map(|i| format!("{i}\n")).collect();
