@@ -8,7 +8,10 @@
 //! between threads and hands the results back in stream order, with a bounded number in
 //! flight: memory follows the largest document and the work in flight, not the stream.
 
-use crate::finding::Finding;
+use crate::config::Settings;
+use crate::finding::{Finding, Rule};
+use crate::run::{Pieces, ProcessOptions, process_pieces};
+use crate::yaml::split::{Cut, Cutter};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::ops::Range;
@@ -21,56 +24,6 @@ pub const BATCH_BYTES: usize = 256 << 10;
 pub const MAX_DOCUMENT_BYTES: usize = 32 << 20;
 /// Bytes asked of the reader at a time.
 const READ_CHUNK: usize = 64 << 10;
-
-const BOM: &[u8] = "\u{feff}".as_bytes();
-
-/// Whether `line` begins with the marker `m` (`---` or `...`) followed by whitespace, a line
-/// break or the end of the text.
-fn is_marker(line: &[u8], m: &[u8; 3]) -> bool {
-    line.starts_with(m) && matches!(line.get(3), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
-}
-
-/// Where a line puts a document boundary.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cut {
-    None,
-    /// A new piece starts with this line.
-    Before,
-    /// A new piece starts after this line.
-    After,
-}
-
-/// Decides, line by line, where a stream can be cut into pieces that parse alone.
-///
-/// A `---` line starts a document and cannot be content (`c-forbidden`): cut before it,
-/// unless directives (`%` lines) came since the last cut, which that `---` closes. A `...`
-/// line ends a document and leaves the parser as at the start of a stream: cut after it.
-#[derive(Clone, Debug, Default)]
-pub struct Cutter {
-    directives: bool,
-}
-
-impl Cutter {
-    /// `line` from its first byte, with or without its line break.
-    pub fn line(&mut self, line: &[u8]) -> Cut {
-        let bare = line.strip_prefix(BOM).unwrap_or(line);
-        if bare.first() == Some(&b'%') {
-            self.directives = true;
-            return Cut::None;
-        }
-        if is_marker(line, b"---") {
-            if std::mem::take(&mut self.directives) {
-                return Cut::None;
-            }
-            return Cut::Before;
-        }
-        if is_marker(line, b"...") {
-            self.directives = false;
-            return Cut::After;
-        }
-        Cut::None
-    }
-}
 
 /// Documents read whole, in stream order.
 #[derive(Debug)]
@@ -377,6 +330,226 @@ where
     })
 }
 
+/// One batch, processed.
+#[derive(Debug)]
+pub struct Done {
+    pub batch: Batch,
+    /// The outcome of its pieces; offsets in the batch.
+    pub result: Pieces,
+    /// The batch is not text: where (in the batch) and why.
+    pub decode: Option<(usize, String)>,
+}
+
+impl Done {
+    /// Whether any piece changed.
+    pub fn changed(&self) -> bool {
+        self.result.outs.iter().any(Option::is_some)
+    }
+
+    /// The batch as text (empty when it is not text).
+    pub fn text(&self) -> &str {
+        std::str::from_utf8(&self.batch.bytes).unwrap_or_default()
+    }
+
+    /// Each piece, as it was and as it is when it changed.
+    pub fn pieces(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+        let text = self.text();
+        self.batch.pieces.iter().enumerate().map(move |(i, r)| {
+            let new = self.result.outs.get(i).and_then(Option::as_deref);
+            (text.get(r.clone()).unwrap_or_default(), new)
+        })
+    }
+
+    /// Appends the batch's output.
+    pub fn write_to(&self, out: &mut String) {
+        if !self.changed() {
+            out.push_str(self.text());
+            return;
+        }
+        for (old, new) in self.pieces() {
+            out.push_str(new.unwrap_or(old));
+        }
+    }
+}
+
+/// Where the batches of a stream go, in order.
+pub trait Sink {
+    /// The next batch, processed without a fatal error. An error stops the stream.
+    fn batch(&mut self, done: &Done) -> Result<(), String>;
+
+    /// After a fatal error: the bytes of the failing batch and of every later one, in order.
+    fn rest(&mut self, _bytes: &[u8]) {}
+}
+
+/// Why a stream stopped.
+#[derive(Debug)]
+pub enum Stop {
+    /// The input: not text, a document too large, not YAML, or an internal error.
+    Failed(Box<Failure>),
+    /// It could not be read.
+    Read(String),
+    /// The sink refused a batch (an output that cannot be written).
+    Sink(String),
+}
+
+/// How many batches a thread may have read ahead of the writer.
+const AHEAD_PER_THREAD: usize = 2;
+
+fn work(
+    b: Result<Batch, ReadError>,
+    settings: &Settings,
+    opts: ProcessOptions,
+) -> Result<Done, ReadError> {
+    let batch = b?;
+    let (result, decode) = match crate::source::decode(&batch.bytes) {
+        Ok(text) => (
+            process_pieces(text, &batch.pieces, settings, opts, true),
+            None,
+        ),
+        Err(d) => (Pieces::default(), Some(d)),
+    };
+    Ok(Done {
+        batch,
+        result,
+        decode,
+    })
+}
+
+/// The failure a reader error makes, or the error message.
+fn read_stop(e: ReadError) -> Stop {
+    match e {
+        ReadError::Io(e) => Stop::Read(format!("cannot read: {e}")),
+        ReadError::TooBig { offset, line } => Stop::Failed(Box::new(Failure {
+            line: line as usize + 1,
+            col: 1,
+            finding: Finding::error(
+                Rule::Unreadable,
+                offset as usize,
+                format!(
+                    "a document larger than {} MiB; meshjob does not edit documents this big \
+                     (split it into smaller documents)",
+                    MAX_DOCUMENT_BYTES >> 20
+                ),
+            ),
+            decode: false,
+            window_first_edit: None,
+        })),
+    }
+}
+
+/// Cuts `input` into documents, processes them (on every core when there is more than one
+/// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
+/// whole stream would report it (see [`settle`]).
+pub fn process<R: Read + Send>(
+    input: R,
+    settings: &Settings,
+    opts: ProcessOptions,
+    sink: &mut dyn Sink,
+) -> Result<(), Stop> {
+    process_sized(Reader::new(input), settings, opts, sink)
+}
+
+/// [`process`] with a reader of chosen sizes, for tests.
+pub fn process_sized<R: Read + Send>(
+    mut reader: Reader<R>,
+    settings: &Settings,
+    opts: ProcessOptions,
+    sink: &mut dyn Sink,
+) -> Result<(), Stop> {
+    let Some(first) = reader.next_batch() else {
+        return Ok(());
+    };
+    let mut failing: Option<Done> = None;
+    let mut stop: Option<Stop> = None;
+    // The stream's first edit, where it is shown (offset, line, column).
+    let mut first_edit: Option<(u64, usize, usize)> = None;
+    let mut take = |r: Result<Done, ReadError>| -> bool {
+        let done = match r {
+            Ok(d) => d,
+            Err(e) => {
+                stop = Some(read_stop(e));
+                return false;
+            }
+        };
+        if first_edit.is_none() {
+            first_edit = done.result.first_edit.map(|e| {
+                let (line, col) = line_col(done.batch.line, &done.batch.bytes, e);
+                (done.batch.offset + e as u64, line, col)
+            });
+        }
+        if done.decode.is_some() || done.result.fatal.is_some() {
+            failing = Some(done);
+            return false;
+        }
+        if let Err(m) = sink.batch(&done) {
+            stop = Some(Stop::Sink(m));
+            return false;
+        }
+        true
+    };
+    let mut after = Vec::new();
+    if reader.at_eof() {
+        // All of it is in memory already: no threads.
+        let rest = std::iter::once(first).chain(&mut reader);
+        for b in rest {
+            if !take(work(b, settings, opts)) {
+                break;
+            }
+        }
+    } else {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let source = std::iter::once(first).chain(&mut reader);
+        let (_, left) = ordered(
+            threads,
+            AHEAD_PER_THREAD * threads + 2,
+            source,
+            |b| work(b, settings, opts),
+            &mut take,
+        );
+        after = left;
+    }
+    if let Some(s) = stop {
+        return Err(s);
+    }
+    let Some(done) = failing else {
+        return Ok(());
+    };
+    let cause = match (done.decode, done.result.fatal) {
+        (Some((at, m)), _) => Cause::Decode(at, m),
+        (None, Some((k, f))) => Cause::Piece(k, f),
+        (None, None) => return Ok(()),
+    };
+    let after: Vec<Batch> = after
+        .into_iter()
+        .map_while(Result::ok)
+        .map(|d| d.batch)
+        .collect();
+    let reference = |t: &str| {
+        let all = 0..t.len();
+        let p = process_pieces(t, std::slice::from_ref(&all), settings, opts, false);
+        (p.fatal.map(|(_, f)| f), p.first_edit)
+    };
+    let mut f = settle(
+        done.batch,
+        cause,
+        after,
+        &mut reader,
+        |b| sink.rest(b),
+        &reference,
+    );
+    if let (Some((at, line, col)), Some(window_first)) = (first_edit, f.window_first_edit) {
+        // The whole-stream reference puts a failure found in the edited text at the first
+        // edit of the whole stream.
+        if f.finding.rule == Rule::Internal
+            && f.finding.offset as u64 == window_first
+            && at < window_first
+        {
+            (f.finding.offset, f.line, f.col) = (at as usize, line, col);
+        }
+    }
+    Err(Stop::Failed(Box::new(f)))
+}
+
 /// What stopped a batch.
 #[derive(Clone, Debug)]
 pub enum Cause {
@@ -396,6 +569,8 @@ pub struct Failure {
     pub finding: Finding,
     /// The bytes were not text (NUL, not UTF-8), rather than text that could not be processed.
     pub decode: bool,
+    /// The first edit of the text the error was found in, when it has edits (stream offset).
+    pub window_first_edit: Option<u64>,
 }
 
 /// 1-based line and column of `at` in a batch that starts on line `first` (0-based):
@@ -404,6 +579,9 @@ pub fn line_col(first: u64, bytes: &[u8], at: usize) -> (usize, usize) {
     let (line, col) = crate::source::line_col_bytes(bytes, at);
     (first as usize + line, col)
 }
+
+/// Processes a text whole: its fatal error and its first edit.
+pub type Reference<'a> = dyn Fn(&str) -> (Option<Finding>, Option<usize>) + 'a;
 
 /// A window of pieces from the one that failed on, grown until the whole-stream reference
 /// puts its error before the window's last piece.
@@ -414,19 +592,23 @@ struct Window {
     offset: u64,
     line: u64,
     found: Option<Finding>,
+    /// The first edit of the window's text, from the last run.
+    first_edit: Option<usize>,
     closed: bool,
 }
 
 impl Window {
-    fn push(&mut self, piece: &str, reference: &dyn Fn(&str) -> Option<Finding>) {
+    fn push(&mut self, piece: &str, reference: &Reference<'_>) {
         if self.closed {
             return;
         }
         self.last = self.text.len();
         self.text.push_str(piece);
-        if let Some(f) = reference(&self.text) {
+        let (fatal, first_edit) = reference(&self.text);
+        if let Some(f) = fatal {
             self.closed = f.offset < self.last || self.text.len() > 2 * MAX_DOCUMENT_BYTES;
             self.found = Some(f);
+            self.first_edit = first_edit;
         }
     }
 }
@@ -444,7 +626,7 @@ pub fn settle<R: Read>(
     after: Vec<Batch>,
     reader: &mut Reader<R>,
     mut echo: impl FnMut(&[u8]),
-    reference: &dyn Fn(&str) -> Option<Finding>,
+    reference: &Reference<'_>,
 ) -> Failure {
     let mut first_utf8: Option<Failure> = None;
     let mut window: Option<Window> = None;
@@ -453,8 +635,9 @@ pub fn settle<R: Read>(
         Failure {
             line,
             col,
-            finding: Finding::error(b.offset as usize + at, message),
+            finding: Finding::error(Rule::NotText, b.offset as usize + at, message),
             decode: true,
+            window_first_edit: None,
         }
     };
     // Looks at one batch: Some when the answer is known (a NUL byte).
@@ -489,6 +672,7 @@ pub fn settle<R: Read>(
                         line: b.line
                             + memchr::memchr_iter(b'\n', &b.bytes[..r.start]).count() as u64,
                         found: None,
+                        first_edit: None,
                         closed: false,
                     });
                     w.push(&text[r.clone()], reference);
@@ -532,17 +716,19 @@ pub fn settle<R: Read>(
         Cause::Piece(_, f) => Some(f),
         Cause::Decode(..) => None,
     };
-    let (finding, offset_base, line_base, text) = match window {
+    let (finding, offset_base, line_base, text, first_edit) = match window {
         Some(Window {
             found: Some(f),
             offset,
             line,
             text,
+            first_edit,
             ..
-        }) => (f, offset, line, text),
+        }) => (f, offset, line, text, first_edit),
         _ => {
             // The window never failed: the piece's own error stands.
-            let f = piece_fatal.unwrap_or_else(|| Finding::error(0, "internal error"));
+            let f =
+                piece_fatal.unwrap_or_else(|| Finding::error(Rule::Internal, 0, "internal error"));
             let (line, col) = line_col(failing.line, &failing.bytes, f.offset);
             let mut f = f;
             f.offset += failing.offset as usize;
@@ -551,6 +737,7 @@ pub fn settle<R: Read>(
                 col,
                 finding: f,
                 decode: false,
+                window_first_edit: None,
             };
         }
     };
@@ -562,6 +749,7 @@ pub fn settle<R: Read>(
         col,
         finding,
         decode: false,
+        window_first_edit: first_edit.map(|e| offset_base + e as u64),
     }
 }
 
@@ -635,14 +823,19 @@ mod tests {
     fn first_problem(text: &[u8]) -> Option<(usize, usize, usize, String)> {
         let settings = crate::config::Settings::default();
         let opts = crate::run::ProcessOptions::default();
-        let reference = |t: &str| crate::run::process_reference(t, &settings, opts).fatal;
+        let reference = |t: &str| {
+            (
+                crate::run::process_reference(t, &settings, opts).fatal,
+                None,
+            )
+        };
         let mut reader = Reader::with_sizes(text, 1, 1 << 20);
         while let Some(b) = reader.next_batch() {
             let b = b.expect("batch");
             let cause = match crate::source::decode(&b.bytes) {
                 Err((at, m)) => Some(Cause::Decode(at, m)),
                 Ok(t) => b.pieces.iter().enumerate().find_map(|(k, r)| {
-                    reference(&t[r.clone()]).map(|mut f| {
+                    reference(&t[r.clone()]).0.map(|mut f| {
                         f.offset += r.start;
                         Cause::Piece(k, f)
                     })
