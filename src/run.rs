@@ -62,7 +62,10 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         out: None,
         findings: Vec::new(),
     };
-    match crate::stream::process(text.as_bytes(), settings, opts, &mut sink) {
+    // The text is in memory already: no per-document limit (that guards the inputs).
+    let reader =
+        crate::stream::Reader::with_sizes(text.as_bytes(), crate::stream::BATCH_BYTES, usize::MAX);
+    match crate::stream::process_sized(reader, settings, opts, &mut sink) {
         Ok(()) => {
             once_per_text(&mut sink.findings);
             Outcome {
@@ -73,7 +76,10 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         }
         Err(crate::stream::Stop::Failed(f)) => Outcome::fatal(text, f.finding),
         // A text in memory cannot fail to be read, and `Collect` takes every batch.
-        Err(crate::stream::Stop::Read(m) | crate::stream::Stop::Sink(m)) => {
+        Err(crate::stream::Stop::Read(e)) => {
+            Outcome::fatal(text, Finding::error(Rule::Internal, 0, e.to_string()))
+        }
+        Err(crate::stream::Stop::Sink(m)) => {
             Outcome::fatal(text, Finding::error(Rule::Internal, 0, m))
         }
     }

@@ -387,7 +387,7 @@ pub enum Stop {
     /// The input: not text, a document too large, not YAML, or an internal error.
     Failed(Box<Failure>),
     /// It could not be read.
-    Read(String),
+    Read(std::io::Error),
     /// The sink refused a batch (an output that cannot be written).
     Sink(String),
 }
@@ -418,7 +418,7 @@ fn work(
 /// The failure a reader error makes, or the error message.
 fn read_stop(e: ReadError) -> Stop {
     match e {
-        ReadError::Io(e) => Stop::Read(format!("cannot read: {e}")),
+        ReadError::Io(e) => Stop::Read(e),
         ReadError::TooBig { offset, line } => Stop::Failed(Box::new(Failure {
             line: line as usize + 1,
             col: 1,
@@ -582,6 +582,22 @@ pub fn line_col(first: u64, bytes: &[u8], at: usize) -> (usize, usize) {
 
 /// Processes a text whole: its fatal error and its first edit.
 pub type Reference<'a> = dyn Fn(&str) -> (Option<Finding>, Option<usize>) + 'a;
+
+/// 1-based lines and columns of ascending offsets in a batch that starts on line `first`, in
+/// one pass (see [`line_col`]).
+pub fn line_cols(first: u64, bytes: &[u8], offsets: &[usize]) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(offsets.len());
+    let (mut pos, mut line) = (0usize, first as usize + 1);
+    for &off in offsets {
+        let off = off.min(bytes.len()).max(pos);
+        line += memchr::memchr_iter(b'\n', &bytes[pos..off]).count();
+        pos = off;
+        let start = memchr::memrchr(b'\n', &bytes[..off]).map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&bytes[start..off]).chars().count() + 1;
+        out.push((line, col));
+    }
+    out
+}
 
 /// A window of pieces from the one that failed on, grown until the whole-stream reference
 /// puts its error before the window's last piece.

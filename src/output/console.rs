@@ -72,6 +72,11 @@ pub fn stdout(bytes: &[u8]) -> bool {
     out.write_all(bytes).and_then(|()| out.flush()).is_ok()
 }
 
+/// Stdout, for output written as it is made (a stream's diff or fixed text).
+pub fn stdout_writer() -> std::io::StdoutLock<'static> {
+    std::io::stdout().lock()
+}
+
 /// Writes text to stderr as it is.
 pub fn stderr(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());

@@ -2,6 +2,7 @@
 
 pub mod console;
 pub mod diff;
+pub mod hold;
 pub mod hunks;
 pub mod report;
 pub mod write;

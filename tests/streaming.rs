@@ -1,0 +1,182 @@
+//! Inputs larger than one batch, through the binary: written in order as they are processed,
+//! the same bytes as processing them whole, never half-written where the docs promise it,
+//! and errors at the same place as the whole-text parse puts them.
+
+mod common;
+
+use meshjob::config::Settings;
+use meshjob::output::diff;
+use meshjob::run;
+use std::path::Path;
+use std::process::{Command, Output};
+
+const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
+const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  key: value\n";
+
+/// About `bytes` of ConfigMaps with a Job every `every` documents (none when 0).
+fn stream(bytes: usize, every: usize) -> String {
+    let mut s = String::new();
+    let mut i = 0;
+    while s.len() < bytes {
+        if i > 0 {
+            s.push_str("---\n");
+        }
+        s.push_str(if every > 0 && i % every == every - 1 {
+            JOB
+        } else {
+            CM
+        });
+        i += 1;
+    }
+    s
+}
+
+fn meshjob(args: &[&str], dir: &Path) -> Command {
+    let mut c = Command::new(common::bin());
+    c.args(args).current_dir(dir);
+    c
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// What the whole-text pipeline says (library, one text).
+fn whole(text: &str) -> run::Outcome {
+    run::process_reference(text, &Settings::default(), run::ProcessOptions::default())
+}
+
+#[test]
+fn a_multi_batch_stream_comes_out_as_the_whole_text_would() {
+    let text = stream(1 << 20, 97);
+    let want = whole(&text);
+    assert!(want.fatal.is_none());
+    assert!(want.text != text);
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        out.stdout == want.text.as_bytes(),
+        "fix - writes the whole-text result"
+    );
+
+    // In place: the first change is past the first batch, so the unchanged start is copied
+    // from the file.
+    let path = dir.path().join("big.yaml");
+    let late = format!("{}---\n{JOB}", stream(600 << 10, 0));
+    std::fs::write(&path, &late).unwrap();
+    let out = meshjob(&["fix", "big.yaml"], dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), whole(&late).text);
+
+    // The diff is the whole-text diff.
+    std::fs::write(&path, &text).unwrap();
+    let out = meshjob(&["diff", "big.yaml"], dir.path()).output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        diff::unified("big.yaml", &text, &want.text)
+    );
+}
+
+#[test]
+fn an_error_deep_in_a_stream_is_where_the_whole_parse_puts_it() {
+    // An unclosed quote, then more documents: the whole parse stops at the next `---`.
+    let text = format!(
+        "{}---\nbad: \"open\n{}",
+        stream(600 << 10, 50),
+        stream(300 << 10, 0)
+    );
+    let want = whole(&text).fatal.expect("invalid");
+    let (line, col) = meshjob::yaml::text::line_col(&text, want.offset);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bad.yaml");
+    std::fs::write(&path, &text).unwrap();
+    for mode in ["check", "fix"] {
+        let out = meshjob(&[mode, "bad.yaml"], dir.path()).output().unwrap();
+        assert_eq!(out.status.code(), Some(2));
+        assert_eq!(
+            stderr(&out),
+            format!(
+                "bad.yaml:{line}:{col}: error: {}; file left untouched [{}]\n",
+                want.message, want.rule
+            )
+        );
+        assert!(
+            out.stdout.is_empty(),
+            "{mode}: nothing printed for a file that failed"
+        );
+    }
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), text, "untouched");
+    let left: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
+    assert_eq!(left.len(), 1, "no temporary file left");
+
+    // `fix -` under the hold-back size: the input comes back unchanged.
+    let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout == text.as_bytes(), "written back unchanged");
+}
+
+#[test]
+fn past_the_hold_back_size_fix_stdin_stops_at_the_error() {
+    let good = stream(meshjob::output::hold::HOLD_BYTES + (2 << 20), 0);
+    let text = format!("{good}---\nbad: [\n");
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "a failure, whatever was written"
+    );
+    assert!(stderr(&out).contains("invalid YAML"), "{}", stderr(&out));
+    assert!(
+        !out.stdout.is_empty() && text.as_bytes().starts_with(&out.stdout),
+        "what was written is the unchanged start of the stream"
+    );
+    assert!(
+        out.stdout.len() < text.len(),
+        "and not the failing document"
+    );
+}
+
+#[test]
+fn a_tree_of_files_is_reported_in_walk_order() {
+    let dir = tempfile::tempdir().unwrap();
+    let mut names = Vec::new();
+    for d in 0..5 {
+        let sub = dir.path().join(format!("d{d}"));
+        std::fs::create_dir(&sub).unwrap();
+        for f in 0..40 {
+            let name = format!("d{d}/f{f:02}.yaml");
+            let body = if (d + f) % 3 == 0 { JOB } else { CM };
+            std::fs::write(dir.path().join(&name), body).unwrap();
+            names.push(name);
+        }
+    }
+    let all = meshjob(&["check", "--format", "json", "."], dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(all.status.code(), Some(1));
+    let mut one_by_one = Vec::new();
+    for n in &names {
+        let o = meshjob(&["check", &format!("./{n}")], dir.path())
+            .output()
+            .unwrap();
+        one_by_one.extend(o.stdout);
+    }
+    assert!(all.stdout == one_by_one, "the diffs in walk order");
+    let report: serde_json::Value = serde_json::from_slice(&all.stderr).unwrap();
+    let changed: Vec<String> = report["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v.as_str().unwrap().to_string())
+        .collect();
+    let want: Vec<String> = names
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| (i / 40 + i % 40) % 3 == 0)
+        .map(|(_, n)| format!("./{n}"))
+        .collect();
+    assert_eq!(changed, want);
+}
