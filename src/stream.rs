@@ -121,19 +121,11 @@ impl<R: Read> Reader<R> {
     }
 
     fn fill(&mut self) -> std::io::Result<()> {
-        let len = self.buf.len();
-        self.buf.resize(len + READ_CHUNK, 0);
-        let n = loop {
-            match self.inner.read(&mut self.buf[len..]) {
-                Ok(n) => break n,
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
-                Err(e) => {
-                    self.buf.truncate(len);
-                    return Err(e);
-                }
-            }
-        };
-        self.buf.truncate(len + n);
+        // `read_to_end` on a `take` appends without zeroing the buffer first, and retries
+        // interrupted reads.
+        let n = (&mut self.inner)
+            .take(READ_CHUNK as u64)
+            .read_to_end(&mut self.buf)?;
         if n == 0 {
             self.eof = true;
         }
