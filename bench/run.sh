@@ -476,7 +476,7 @@ quotient() {
 
 # The input bytes of one batch of the streaming pipeline (src: the batch size), for the
 # memory bound below.
-batch_bytes=${MESHJOB_BENCH_BATCH_BYTES:-262144}
+batch_bytes=${MESHJOB_BENCH_BATCH_BYTES:-65536}
 
 # The peak RSS bound of a stream, in MB: 64 MB + 2x its largest document + the output of one
 # batch (the batch's input bytes times the stream's output/input ratio).

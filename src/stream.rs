@@ -19,7 +19,7 @@ use std::sync::mpsc;
 use std::sync::{Arc, Mutex};
 
 /// A batch closes at the first document boundary at or past this many bytes.
-pub const BATCH_BYTES: usize = 256 << 10;
+pub const BATCH_BYTES: usize = 64 << 10;
 /// The largest document meshjob edits: the guard against an unbounded piece.
 pub const MAX_DOCUMENT_BYTES: usize = 32 << 20;
 /// Bytes asked of the reader at a time.
@@ -189,7 +189,10 @@ impl<R: Read> Reader<R> {
 
     /// Closes the batch at `at`, a piece start (or the end of the buffer at the end).
     fn close(&mut self, at: usize) -> Batch {
-        let rest = self.buf.split_off(at);
+        // The next batch's buffer starts with the unfinished piece, with room for a batch.
+        let mut rest = Vec::with_capacity((self.buf.len() - at).max(self.batch_bytes) + READ_CHUNK);
+        rest.extend_from_slice(&self.buf[at..]);
+        self.buf.truncate(at);
         let bytes = std::mem::replace(&mut self.buf, rest);
         let line = self.starts.first().map_or(0, |&(_, l)| l);
         let mut pieces = Vec::with_capacity(self.starts.len());
