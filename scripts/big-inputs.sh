@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Time and peak memory of the release binary on large streams (31 MiB of Jobs, 31 MiB of
 # ConfigMaps, a 100 MB file), which are processed as they are read.
-# Measured on the 2-core CI machine: 31 MiB of Jobs (the worst case: every document is edited
-# and the output is many times the input) takes ~13 s and peaks at ~1.4 GB; 31 MiB of
-# ConfigMaps (nothing to edit) peaks at ~72 MB. Not part of `cargo test` (a release build and ~1 minute).
+# Measured on the 2-core CI machine while another job shared it: 31 MiB of Jobs (the worst
+# case: every document is edited, 416 MB of output) takes ~13 s and peaks at 17 MB (1.4 GB
+# before streaming); 31 MiB of ConfigMaps peaks at 7 MB, the 100 MB file at 8 MB. Not part of
+# `cargo test` (a release build and ~1 minute).
 #
 #   scripts/big-inputs.sh
 #
