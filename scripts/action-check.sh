@@ -2,7 +2,7 @@
 # Check step of action.yml: runs `meshjob check --format github`, prints the annotations,
 # writes the diff to the job summary, and sets the outputs `changed` and `findings`.
 #
-# The paths and args inputs are split on whitespace by `read -a`, which neither globs nor
+# The paths, exclude and args inputs are split on whitespace by `read -a`, which neither globs nor
 # evaluates anything, so an input can only ever become arguments of meshjob.
 set -euo pipefail
 
@@ -10,8 +10,13 @@ max_summary_bytes=${MESHJOB_SUMMARY_LIMIT:-800000}
 
 paths=()
 args=()
+globs=()
 IFS=$' \t\n' read -r -d '' -a paths <<<"${MESHJOB_PATHS:-.}" || true
 IFS=$' \t\n' read -r -d '' -a args <<<"${MESHJOB_ARGS:-}" || true
+IFS=$' \t\n' read -r -d '' -a globs <<<"${MESHJOB_EXCLUDE:-}" || true
+for glob in "${globs[@]}"; do
+  args+=(--exclude "$glob")
+done
 [ "${#paths[@]}" -gt 0 ] || paths=(.)
 
 work=$(mktemp -d)

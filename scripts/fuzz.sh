@@ -7,11 +7,11 @@
 #    seed corpus, always run. MESHJOB_FUZZ_SEED picks the seed (default: the date, so each
 #    day explores something new; the seed is printed for a replay).
 # 2. libFuzzer through `cargo fuzz` (fuzz/), when cargo-fuzz is installed. cargo fuzz passes
-#    -Z flags (sanitizers), which only a nightly rustc accepts; this machine has one stable
-#    toolchain, so the run sets RUSTC_BOOTSTRAP=1 to let stable rustc take them.
-#    MESHJOB_FUZZ_LIBFUZZER=0 skips it.
+#    -Z flags (sanitizers), which only a nightly rustc accepts: the run uses the nightly
+#    toolchain when rustup has one, and otherwise sets RUSTC_BOOTSTRAP=1 to let stable rustc
+#    take them. MESHJOB_FUZZ_LIBFUZZER=0 skips it (.ci/run does: CI runs the stable runner).
 #
-# A crash leaves its input in target/fuzz-smoke-crash.yaml or fuzz/artifacts/pipeline/;
+# A crash leaves its input in target/fuzz-smoke-crashes/ or fuzz/artifacts/pipeline/;
 # once fixed, copy it into testdata/regressions/ (tests/regressions.rs runs those).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -42,5 +42,11 @@ if [ -d ../shared/corpus ]; then
   find ../shared/corpus -name '*.y*ml' -exec cp {} "$corpus/" \;
 fi
 cd fuzz
-RUSTC_BOOTSTRAP=1 cargo fuzz run -O pipeline "corpus/pipeline" -- \
+toolchain=()
+if rustup toolchain list 2>/dev/null | grep -q '^nightly'; then
+  toolchain=(+nightly)
+else
+  export RUSTC_BOOTSTRAP=1
+fi
+cargo "${toolchain[@]}" fuzz run -O pipeline "corpus/pipeline" -- \
   -dict=yaml.dict -max_total_time="$secs" -max_len=65536 -timeout=10 -rss_limit_mb=2048

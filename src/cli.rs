@@ -1,9 +1,8 @@
 //! Command-line parsing and dispatch: clap -> host -> exit code.
 
-use crate::config::Settings;
+use crate::config::{Flags, Settings};
 use crate::exit;
 use crate::hosts::{self, files, krm, kustomize};
-use crate::mesh::istio;
 use crate::output::console::{self, ColorChoice};
 use crate::output::report::Format;
 use clap::{Args, Parser, Subcommand};
@@ -32,8 +31,9 @@ pub enum Command {
     Check(RunArgs),
     /// Rewrite files in place (stdin to stdout); exit 1 if error findings remain.
     Fix(RunArgs),
-    /// Print the effective configuration (defaults, then the config file, then flags).
-    Config(RunArgs),
+    /// Print the effective configuration for the working directory (defaults, then the
+    /// nearest config file, then flags).
+    Config(ConfigArgs),
     /// Print the JSON Schema of the configuration file and KRM functionConfig.
     Schema,
     /// KRM function: read a ResourceList on stdin, write it back with its items rewritten
@@ -53,47 +53,35 @@ pub enum KustomizeCommand {
         /// else ~/.config/kustomize/plugin].
         #[arg(long, value_name = "DIR")]
         dir: Option<std::path::PathBuf>,
+        /// Replace a plugin file that is already there.
+        #[arg(long)]
+        force: bool,
     },
 }
 
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
-    /// Files or directories (walked for *.yaml and *.yml); `-` reads stdin.
+    /// Files or directories (walked for *.yaml and *.yml) [default: .]; `-` reads stdin.
     pub paths: Vec<String>,
 
-    /// URL the wrapper POSTs when the task ends.
-    #[arg(long, value_name = "URL")]
-    pub quit_url: Option<String>,
+    #[command(flatten)]
+    pub settings: Flags,
 
-    /// terminationDrainDuration to set, as a Go duration (5s, 500ms, 1m30s).
-    #[arg(long, value_name = "DUR")]
-    pub drain_duration: Option<String>,
+    /// Leave out files and directories that match GLOB (repeatable). Without `/` it
+    /// matches a name at any depth; with `/`, the path from the working directory.
+    #[arg(long, value_name = "GLOB")]
+    pub exclude: Vec<String>,
 
-    /// Set proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true".
-    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
-    pub exit_on_zero_active_connections: Option<bool>,
-
-    /// Set holdApplicationUntilProxyStarts: true.
-    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
-    pub hold_application_until_proxy_starts: Option<bool>,
-
-    /// Seconds the wrapper waits for the proxy to be ready before it starts the task.
-    #[arg(long, value_name = "SECONDS")]
-    pub wait_for_proxy: Option<u32>,
-
-    /// Overwrite user values that contradict meshjob's, instead of warning.
-    #[arg(long)]
-    pub force: bool,
-
-    /// Configuration file (default: .meshjob.yaml, looked up from the current directory).
-    #[arg(long, value_name = "FILE")]
-    pub config: Option<String>,
+    /// The name of stdin in messages and diff headers, and where its config file is
+    /// looked up from. With no PATH, stdin is read.
+    #[arg(long, value_name = "PATH")]
+    pub stdin_filename: Option<String>,
 
     /// When to colour the diff and findings.
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
 
-    /// How to write findings on stderr.
+    /// How to report: findings on stderr (human, github), or one JSON report on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
@@ -102,9 +90,16 @@ pub struct RunArgs {
     #[arg(long)]
     pub mesh_config: bool,
 
-    /// Show only warnings and errors.
+    /// Show only warnings and errors: no info notes, no summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `meshjob config` takes the settings flags only: nothing else changes what it prints.
+#[derive(Args, Debug, Clone)]
+pub struct ConfigArgs {
+    #[command(flatten)]
+    pub settings: Flags,
 }
 
 /// Entry point of the binary.
@@ -129,16 +124,20 @@ pub fn main() -> ExitCode {
         Command::Check(a) => (files::Mode::Check, a),
         Command::Fix(a) => (files::Mode::Fix, a),
         Command::Config(a) => {
-            return ExitCode::from(match settings_from(&a) {
+            return ExitCode::from(match settings_here(&a.settings) {
                 Ok(s) => print(&crate::config::render_effective(&s)),
                 Err(e) => console::trouble_shown(&e),
             });
         }
         Command::Krm => return ExitCode::from(hosts::run(&krm::Function)),
-        Command::Kustomize(KustomizeCommand::Install { dir }) => {
-            return ExitCode::from(match kustomize::install(dir.as_deref()) {
-                Ok(p) => print(&format!(
+        Command::Kustomize(KustomizeCommand::Install { dir, force }) => {
+            return ExitCode::from(match kustomize::install(dir.as_deref(), force) {
+                Ok((p, kustomize::Installed::New)) => print(&format!(
                     "installed the kustomize plugin at {}\n",
+                    p.display()
+                )),
+                Ok((p, kustomize::Installed::Already)) => print(&format!(
+                    "already installed: {} links to this binary\n",
                     p.display()
                 )),
                 Err(m) => console::trouble(&m),
@@ -146,19 +145,22 @@ pub fn main() -> ExitCode {
         }
         Command::Schema => return ExitCode::from(print(&crate::config::schema_json())),
     };
-    let settings = match settings_from(&args) {
-        Ok(s) => s,
-        Err(e) => return ExitCode::from(console::trouble_shown(&e)),
-    };
+    // Flag values are checked once, before any file is read.
+    if let Err(m) = args.settings.apply(&mut Settings::default()) {
+        return ExitCode::from(console::trouble(&m));
+    }
     let req = files::Request {
         mode,
         paths: args.paths,
+        flags: args.settings,
+        exclude: args.exclude,
+        stdin_filename: args.stdin_filename,
         force_mesh: args.mesh_config,
         color: args.color,
         format: args.format,
         quiet: args.quiet,
     };
-    ExitCode::from(files::run(&req, &settings))
+    ExitCode::from(files::run(&req))
 }
 
 /// Prints a command's whole output; its exit status.
@@ -188,10 +190,11 @@ impl std::fmt::Display for SettingsError {
     }
 }
 
-/// The effective settings: defaults, then the config file, then flags.
-pub fn settings_from(args: &RunArgs) -> Result<Settings, SettingsError> {
+/// The effective settings for the working directory: defaults, then `--config` or the
+/// nearest config file, then flags.
+pub fn settings_here(flags: &Flags) -> Result<Settings, SettingsError> {
     let mut s = Settings::default();
-    let file = match &args.config {
+    let file = match &flags.config {
         Some(p) => Some(std::path::PathBuf::from(p)),
         None => std::env::current_dir()
             .ok()
@@ -201,28 +204,6 @@ pub fn settings_from(args: &RunArgs) -> Result<Settings, SettingsError> {
         let cfg = crate::config::load(&path).map_err(SettingsError::Config)?;
         cfg.apply_to(&mut s).map_err(SettingsError::Config)?;
     }
-    if let Some(u) = &args.quit_url {
-        crate::config::validate_quit_url(u)
-            .map_err(|m| SettingsError::Flag(format!("--quit-url: {m}")))?;
-        s.quit_url = u.clone();
-    }
-    if let Some(d) = &args.drain_duration {
-        istio::validate_drain_duration(d)
-            .map_err(|m| SettingsError::Flag(format!("--drain-duration: {m}")))?;
-        s.drain_duration = d.clone();
-    }
-    if let Some(b) = args.exit_on_zero_active_connections {
-        s.exit_on_zero_active_connections = b;
-    }
-    if let Some(b) = args.hold_application_until_proxy_starts {
-        s.hold_application_until_proxy_starts = b;
-    }
-    if let Some(w) = args.wait_for_proxy {
-        // 0 means no wait, as in the config file.
-        s.wait_for_proxy_seconds = (w > 0).then_some(w);
-    }
-    if args.force {
-        s.force = true;
-    }
+    flags.apply(&mut s).map_err(SettingsError::Flag)?;
     Ok(s)
 }

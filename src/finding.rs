@@ -44,9 +44,10 @@ pub struct ObjectRef {
 /// Codes are grouped by hundreds, with room in each group and for groups to come:
 /// `MJ0xx` the run itself (input, output, internal errors); `MJ1xx` finding targets and
 /// deciding what to do with them; `MJ2xx` the entrypoint wrapper strategy; `MJ3xx` native
-/// sidecars and `MJ4xx` reverting (none / unwrap / ambient), reserved; `MJ5xx` the per-pod
-/// proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` hand-written fixes and
-/// "would change" reports, reserved. A code never changes meaning; `docs/rules.md` has one
+/// sidecars and `MJ4xx` taking a fix out (none, native, ambient); `MJ5xx` the per-pod
+/// proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` "would change" reports,
+/// what the pod already does (hand-written fixes) and long-running sidecars. A code never
+/// changes meaning; `docs/rules.md` has one
 /// section per code.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
 pub enum Rule {
@@ -58,6 +59,16 @@ pub enum Rule {
     NotText,
     /// An output file cannot be written.
     Unwritable,
+    /// A file that does not parse and holds `{{`: a template, not YAML.
+    Template,
+    /// A file or directory given by name that an exclude pattern leaves out.
+    Excluded,
+    /// Helm chart `templates/` directories left out of a walk; said once per run.
+    ChartTemplates,
+    /// A directory given by name with no YAML file in it.
+    NoYamlFiles,
+    /// A config file that cannot be used; the files it governs are not processed.
+    ConfigInvalid,
     /// An object was rewritten (KRM results).
     Rewritten,
     /// meshjob's own output failed its checks; nothing was written.
@@ -72,10 +83,16 @@ pub enum Rule {
     HostNetwork,
     /// A pod whose proxy is (or will be) a native sidecar.
     NativeSidecar,
+    /// An ambient pod: no sidecar.
+    Ambient,
     /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
     SharedNode,
     /// A container with a key written twice.
     DuplicateKey,
+    /// Which strategy fixes a pod, and why.
+    StrategyChosen,
+    /// The target versions are not known; said once per run.
+    VersionsUnknown,
     /// A pod spec without containers to wrap.
     NoContainers,
     /// A `command` that cannot be wrapped.
@@ -92,6 +109,18 @@ pub enum Rule {
     ProxyInjected,
     /// The quit URL cannot be used for a pod.
     QuitUrl,
+    /// `--strategy native` on a target known to be too old.
+    NativeTooOld,
+    /// `--strategy native` on a pod whose proxy is already injected.
+    NativeInjected,
+    /// The pod turns native sidecars off; kept.
+    NativeTurnedOff,
+    /// A wrapper meshjob wrote, taken out.
+    WrapperRemoved,
+    /// A setting meshjob writes, kept because it no longer holds meshjob's value.
+    AddedValueKept,
+    /// A setting meshjob wrote, taken out.
+    SettingRemoved,
     /// Pod template metadata or annotations that are not a mapping.
     MetadataNotMapping,
     /// A proxy config annotation that does not hold a YAML or JSON mapping.
@@ -118,15 +147,32 @@ pub enum Rule {
     MeshConfigInvalid,
     /// How the mesh-wide drain settings interact; said once per run.
     DrainInteraction,
+    /// A pod template that `fix` would change.
+    WouldChange,
+    /// A container whose own command already stops the proxy.
+    AlreadyStops,
+    /// A call to the quit endpoint that is not a POST.
+    QuitNotPost,
+    /// A kill of the proxy from a container that cannot see its processes.
+    KillNeedsSharedPid,
+    /// scuttle without the setting that makes it stop the proxy.
+    ScuttleWithoutEnv,
+    /// A long-running sidecar among the containers.
+    LongRunningSidecar,
 }
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 34] = [
+    pub const ALL: [Rule; 54] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
         Rule::Unwritable,
+        Rule::Template,
+        Rule::Excluded,
+        Rule::ChartTemplates,
+        Rule::NoYamlFiles,
+        Rule::ConfigInvalid,
         Rule::Rewritten,
         Rule::Internal,
         Rule::NoPodTemplate,
@@ -134,8 +180,11 @@ impl Rule {
         Rule::OptedOut,
         Rule::HostNetwork,
         Rule::NativeSidecar,
+        Rule::Ambient,
         Rule::SharedNode,
         Rule::DuplicateKey,
+        Rule::StrategyChosen,
+        Rule::VersionsUnknown,
         Rule::NoContainers,
         Rule::CommandNotList,
         Rule::ArgsNotList,
@@ -144,6 +193,12 @@ impl Rule {
         Rule::ProxyInjected,
         Rule::QuitUrl,
         Rule::EditedWrapper,
+        Rule::NativeTooOld,
+        Rule::NativeInjected,
+        Rule::NativeTurnedOff,
+        Rule::WrapperRemoved,
+        Rule::AddedValueKept,
+        Rule::SettingRemoved,
         Rule::MetadataNotMapping,
         Rule::AnnotationNotConfig,
         Rule::ProxyConfigNotMapping,
@@ -157,6 +212,12 @@ impl Rule {
         Rule::MeshConfigNotMapping,
         Rule::MeshConfigInvalid,
         Rule::DrainInteraction,
+        Rule::WouldChange,
+        Rule::AlreadyStops,
+        Rule::QuitNotPost,
+        Rule::KillNeedsSharedPid,
+        Rule::ScuttleWithoutEnv,
+        Rule::LongRunningSidecar,
     ];
 
     /// The stable code, such as `MJ110`.
@@ -166,6 +227,11 @@ impl Rule {
             Rule::Unreadable => "MJ002",
             Rule::NotText => "MJ003",
             Rule::Unwritable => "MJ004",
+            Rule::Template => "MJ005",
+            Rule::Excluded => "MJ006",
+            Rule::ChartTemplates => "MJ007",
+            Rule::NoYamlFiles => "MJ008",
+            Rule::ConfigInvalid => "MJ009",
             Rule::Rewritten => "MJ010",
             Rule::Internal => "MJ090",
             Rule::NoPodTemplate => "MJ101",
@@ -173,8 +239,11 @@ impl Rule {
             Rule::OptedOut => "MJ103",
             Rule::HostNetwork => "MJ104",
             Rule::NativeSidecar => "MJ105",
+            Rule::Ambient => "MJ106",
             Rule::SharedNode => "MJ110",
             Rule::DuplicateKey => "MJ111",
+            Rule::StrategyChosen => "MJ120",
+            Rule::VersionsUnknown => "MJ121",
             Rule::NoContainers => "MJ201",
             Rule::CommandNotList => "MJ202",
             Rule::ArgsNotList => "MJ203",
@@ -183,6 +252,12 @@ impl Rule {
             Rule::ProxyInjected => "MJ206",
             Rule::QuitUrl => "MJ207",
             Rule::EditedWrapper => "MJ208",
+            Rule::NativeTooOld => "MJ301",
+            Rule::NativeInjected => "MJ302",
+            Rule::NativeTurnedOff => "MJ303",
+            Rule::WrapperRemoved => "MJ401",
+            Rule::AddedValueKept => "MJ402",
+            Rule::SettingRemoved => "MJ403",
             Rule::MetadataNotMapping => "MJ501",
             Rule::AnnotationNotConfig => "MJ502",
             Rule::ProxyConfigNotMapping => "MJ509",
@@ -196,18 +271,27 @@ impl Rule {
             Rule::MeshConfigNotMapping => "MJ602",
             Rule::MeshConfigInvalid => "MJ603",
             Rule::DrainInteraction => "MJ604",
+            Rule::WouldChange => "MJ701",
+            Rule::AlreadyStops => "MJ711",
+            Rule::QuitNotPost => "MJ712",
+            Rule::KillNeedsSharedPid => "MJ713",
+            Rule::ScuttleWithoutEnv => "MJ714",
+            Rule::LongRunningSidecar => "MJ720",
         }
     }
 
     /// Whether an error of this rule drops every edit planned for its pod, so that a pod is
     /// never left half-edited.
     pub fn refuses_pod(self) -> bool {
-        matches!(self, Rule::SharedNode)
+        matches!(
+            self,
+            Rule::SharedNode | Rule::NativeTooOld | Rule::NativeInjected
+        )
     }
 
     /// Whether the finding is a note said once per run rather than once per place.
     pub fn once_per_run(self) -> bool {
-        matches!(self, Rule::DrainInteraction)
+        matches!(self, Rule::DrainInteraction | Rule::VersionsUnknown)
     }
 }
 

@@ -2,6 +2,7 @@
 
 use crate::apply::{self, Edit};
 use crate::config::Settings;
+use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
 use crate::locate;
 use crate::plan;
@@ -65,7 +66,9 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
     // The text is in memory already: no per-document limit (that guards the inputs).
     let reader =
         crate::stream::Reader::with_sizes(text.as_bytes(), crate::stream::BATCH_BYTES, usize::MAX);
-    match crate::stream::process_sized(reader, settings, opts, &mut sink) {
+    let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text));
+    let ns = crate::stream::Namespaces::Whole(&ctx);
+    match crate::stream::process_sized(reader, settings, opts, ns, &mut sink) {
         Ok(()) => {
             once_per_text(&mut sink.findings);
             Outcome {
@@ -115,7 +118,9 @@ impl crate::stream::Sink for Collect<'_> {
 /// that the tests hold [`process_with`] to.
 pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
     let all = 0..text.len();
-    let p = process_pieces(text, std::slice::from_ref(&all), settings, opts, false);
+    let whole = std::slice::from_ref(&all);
+    let ctx = RunContext::of_stream(text, whole);
+    let p = process_pieces(text, whole, settings, opts, &ctx, false, false);
     if let Some((_, f)) = p.fatal {
         return Outcome::fatal(text, f);
     }
@@ -148,22 +153,38 @@ pub struct Pieces {
 }
 
 /// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
-/// through unparsed.
+/// through unparsed. `grow`: `ctx` holds what the stream said before these pieces, and each
+/// piece's `Namespace` documents apply from that piece on (stdin, read once); otherwise
+/// `ctx` holds the whole stream's.
+#[allow(clippy::too_many_arguments)]
 pub fn process_pieces(
     text: &str,
     pieces: &[Range<usize>],
     settings: &Settings,
     opts: ProcessOptions,
+    ctx: &RunContext,
+    grow: bool,
     quick: bool,
 ) -> Pieces {
     let mut run = Pieces {
         outs: Vec::with_capacity(pieces.len()),
         ..Pieces::default()
     };
+    let mut grown: Option<RunContext> = None;
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
+        if grow {
+            let mut here = RunContext::default();
+            if here.add(piece) {
+                grown
+                    .get_or_insert_with(|| ctx.clone())
+                    .ambient_namespaces
+                    .extend(here.ambient_namespaces);
+            }
+        }
+        let ctx = grown.as_ref().unwrap_or(ctx);
         let part = if !quick || may_be_target(piece) {
-            process_piece(piece, settings, opts)
+            process_piece(piece, settings, opts, ctx)
         } else {
             Part::default()
         };
@@ -212,7 +233,7 @@ struct Part {
 }
 
 /// Parses, plans, splices and verifies one piece of text.
-fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part {
+fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions, ctx: &RunContext) -> Part {
     let fatal = |f: Finding| Part {
         fatal: Some(f),
         ..Part::default()
@@ -235,7 +256,7 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
-        let p = plan::plan_doc(text, doc, settings, opts.force_mesh);
+        let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
         findings.extend(p.findings);
         intended.push(apply::Intended {
             edited: !p.editor.edits.is_empty(),
@@ -268,13 +289,18 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions) -> Part 
     }
 }
 
-/// Keeps only the first of the notes that are said once (the drain interaction).
+/// Keeps only the first of each note that is said once (the drain interaction, the
+/// versions that would decide the strategy).
 fn once_per_text(findings: &mut Vec<Finding>) {
-    let mut seen = false;
+    let mut seen: Vec<Rule> = Vec::new();
     findings.retain(|f| {
-        let note = f.rule.once_per_run();
-        let keep = !(note && seen);
-        seen |= note;
-        keep
+        if !f.rule.once_per_run() {
+            return true;
+        }
+        if seen.contains(&f.rule) {
+            return false;
+        }
+        seen.push(f.rule);
+        true
     });
 }

@@ -1,6 +1,9 @@
 //! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
 
+use crate::paths::Spelling;
+use std::collections::HashSet;
 use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The largest input read whole: a KRM ResourceList, which is one document by nature. Streams
@@ -15,67 +18,201 @@ pub enum Origin {
     File(PathBuf),
 }
 
-impl Origin {
-    /// The name shown in findings and diff headers.
-    pub fn display(&self) -> String {
-        match self {
-            Origin::Stdin => "-".to_string(),
-            Origin::File(p) => p.to_string_lossy().into_owned(),
+/// One input of a run, with the one spelling of its name.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Input {
+    /// Where to read it: stdin, or a file by its absolute path.
+    pub origin: Origin,
+    /// The name in findings and diff headers ([`Spelling`]).
+    pub name: String,
+    /// The absolute directory its config file is looked up from.
+    pub dir: PathBuf,
+}
+
+/// What the PATH arguments of a run stand for.
+#[derive(Debug, Default)]
+pub struct Expansion {
+    /// Every input once, in argument order, directories walked in name order.
+    pub inputs: Vec<Input>,
+    /// Paths that cannot be read: (name, message).
+    pub errors: Vec<(String, String)>,
+    /// Helm chart `templates/` directories left out of a walk.
+    pub chart_templates: Vec<String>,
+    /// Files and directories given by name that an exclude pattern leaves out:
+    /// (name, pattern).
+    pub excluded: Vec<(String, String)>,
+    /// Directories given by name with no YAML file in them.
+    pub empty: Vec<String>,
+}
+
+/// Whether an absolute path (a directory when the flag says so) is excluded: the pattern
+/// that excludes it.
+pub type ExcludeCheck<'a> = dyn FnMut(&Path, bool) -> Option<String> + 'a;
+
+/// Expands PATH arguments: `-` is stdin (named `stdin_name`, else `-`), directories are
+/// walked (sorted; hidden entries, excluded ones and Helm chart templates skipped), files are
+/// taken as they are unless excluded. Errors name the path.
+///
+/// Each directory and file is visited once, known by its device and inode: symlinks that
+/// loop (`ln -s . again`) are not followed round, and a file reached twice (`dir` and
+/// `dir/x.yaml`, `./x` and `x`, a symlink and its target) is an input once, under the first
+/// path that reached it, so it is never edited or reported twice.
+pub fn expand(
+    args: &[String],
+    spelling: &Spelling,
+    stdin_name: Option<&str>,
+    excluded: &mut ExcludeCheck<'_>,
+) -> Expansion {
+    let mut w = Walk {
+        spelling,
+        excluded,
+        out: Expansion::default(),
+        seen: Seen::default(),
+        stdin: false,
+    };
+    for a in args {
+        if a == "-" {
+            if !std::mem::replace(&mut w.stdin, true) {
+                let (name, dir) = match stdin_name {
+                    Some(n) => {
+                        let abs = spelling.absolute(Path::new(n));
+                        let dir = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
+                        (spelling.display(&abs), dir)
+                    }
+                    None => (
+                        "-".to_string(),
+                        spelling.cwd().map(Path::to_path_buf).unwrap_or_default(),
+                    ),
+                };
+                w.out.inputs.push(Input {
+                    origin: Origin::Stdin,
+                    name,
+                    dir,
+                });
+            }
+            continue;
+        }
+        let abs = spelling.absolute(Path::new(a));
+        let name = spelling.display(&abs);
+        match std::fs::metadata(&abs) {
+            Ok(m) if m.is_dir() => {
+                if let Some(pattern) = (w.excluded)(&abs, true) {
+                    w.out.excluded.push((name, pattern));
+                    continue;
+                }
+                let before = w.out.inputs.len();
+                if w.seen.first_visit(&m) {
+                    w.dir(&abs);
+                }
+                if w.out.inputs.len() == before && !w.covered(&abs) {
+                    w.out.empty.push(name);
+                }
+            }
+            Ok(m) => match (w.excluded)(&abs, false) {
+                Some(pattern) => w.out.excluded.push((name, pattern)),
+                None => w.file(abs, &m),
+            },
+            Err(e) => w.out.errors.push((name, cannot_read(&e))),
+        }
+    }
+    w.out
+}
+
+/// The state of one expansion.
+struct Walk<'s, 'e, 'a> {
+    spelling: &'s Spelling,
+    excluded: &'e mut ExcludeCheck<'a>,
+    out: Expansion,
+    /// Directories and files reached, so that each is an input once.
+    seen: Seen,
+    stdin: bool,
+}
+
+impl Walk<'_, '_, '_> {
+    fn file(&mut self, abs: PathBuf, m: &std::fs::Metadata) {
+        if !self.seen.first_visit(m) {
+            return;
+        }
+        let dir = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
+        self.out.inputs.push(Input {
+            name: self.spelling.display(&abs),
+            origin: Origin::File(abs),
+            dir,
+        });
+    }
+
+    /// Whether a directory's files are already inputs (it was given twice, or lies inside
+    /// a directory already walked): then it is not "empty".
+    fn covered(&self, abs: &Path) -> bool {
+        self.out.inputs.iter().any(|i| match &i.origin {
+            Origin::File(p) => p.starts_with(abs),
+            Origin::Stdin => false,
+        })
+    }
+
+    fn dir(&mut self, dir: &Path) {
+        let entries = match std::fs::read_dir(dir) {
+            Ok(e) => e,
+            Err(e) => {
+                self.out.errors.push((
+                    self.spelling.display(dir),
+                    format!("cannot read directory: {e}"),
+                ));
+                return;
+            }
+        };
+        let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
+        paths.sort();
+        for p in paths {
+            let hidden = p
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
+            if hidden {
+                continue;
+            }
+            match std::fs::metadata(&p) {
+                Ok(m) if m.is_dir() => {
+                    if is_chart_templates(&p) {
+                        self.out.chart_templates.push(self.spelling.display(&p));
+                    } else if (self.excluded)(&p, true).is_none()
+                        // A directory reached twice (a symlink loop) is walked once.
+                        && self.seen.first_visit(&m)
+                    {
+                        self.dir(&p);
+                    }
+                }
+                Ok(m) if m.is_file() && is_yaml(&p) && (self.excluded)(&p, false).is_none() => {
+                    self.file(p, &m);
+                }
+                _ => {}
+            }
         }
     }
 }
 
-/// Expands PATH arguments: `-` is stdin, directories are walked (sorted, hidden entries
-/// skipped), files are taken as they are. Errors name the path.
-pub fn expand(args: &[String]) -> (Vec<Origin>, Vec<(String, String)>) {
-    let mut out = Vec::new();
-    let mut errors = Vec::new();
-    for a in args {
-        if a == "-" {
-            out.push(Origin::Stdin);
-            continue;
-        }
-        let p = Path::new(a);
-        match std::fs::metadata(p) {
-            Ok(m) if m.is_dir() => walk(p, &mut out, &mut errors),
-            Ok(_) => out.push(Origin::File(p.to_path_buf())),
-            Err(e) => errors.push((a.clone(), cannot_read(&e))),
-        }
+/// Whether `dir` is the `templates/` directory of a Helm chart: Go templates that are not
+/// YAML until `helm template` renders them.
+fn is_chart_templates(dir: &Path) -> bool {
+    dir.file_name().is_some_and(|n| n == "templates")
+        && dir
+            .parent()
+            .is_some_and(|chart| chart.join("Chart.yaml").is_file())
+}
+
+/// The directories and files a walk has reached, by (device, inode).
+#[derive(Default)]
+struct Seen(HashSet<(u64, u64)>);
+
+impl Seen {
+    /// Records `m`; `false` when it was reached before.
+    fn first_visit(&mut self, m: &std::fs::Metadata) -> bool {
+        self.0.insert((m.dev(), m.ino()))
     }
-    (out, errors)
 }
 
 fn is_yaml(p: &Path) -> bool {
     matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
-}
-
-fn walk(dir: &Path, out: &mut Vec<Origin>, errors: &mut Vec<(String, String)>) {
-    let entries = match std::fs::read_dir(dir) {
-        Ok(e) => e,
-        Err(e) => {
-            errors.push((
-                dir.display().to_string(),
-                format!("cannot read directory: {e}"),
-            ));
-            return;
-        }
-    };
-    let mut paths: Vec<PathBuf> = entries.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for p in paths {
-        let hidden = p
-            .file_name()
-            .and_then(|n| n.to_str())
-            .is_some_and(|n| n.starts_with('.'));
-        if hidden {
-            continue;
-        }
-        match std::fs::metadata(&p) {
-            Ok(m) if m.is_dir() => walk(&p, out, errors),
-            Ok(m) if m.is_file() && is_yaml(&p) => out.push(Origin::File(p)),
-            _ => {}
-        }
-    }
 }
 
 /// Opens one input to be read as a stream, refusing special files (FIFOs, devices); stdin
@@ -186,7 +323,26 @@ pub fn cannot_read(e: &std::io::Error) -> String {
 
 /// Why bytes are not a text meshjob can edit, with the byte offset of the problem.
 pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
-    if let Some(i) = bytes.iter().position(|&b| b == 0) {
+    if let Some(wide) = wide_encoding(bytes) {
+        return Err((
+            0,
+            format!(
+                "looks like {wide}, not UTF-8; YAML manifests must be UTF-8: convert it (for \
+                 example `iconv -f {} -t UTF-8 FILE > FILE.utf8`, then replace FILE with it)",
+                wide.iconv_name()
+            ),
+        ));
+    }
+    decode_part(bytes, 1)
+}
+
+/// [`decode`] for the part of a stream that starts at byte `offset`: only the start of a
+/// stream can say that it is UTF-16 or UTF-32.
+pub fn decode_part(bytes: &[u8], offset: u64) -> Result<&str, (usize, String)> {
+    if offset == 0 {
+        return decode(bytes);
+    }
+    if let Some(i) = memchr::memchr(0, bytes) {
         return Err((i, "binary file (contains a NUL byte); not YAML".into()));
     }
     std::str::from_utf8(bytes).map_err(|e| {
@@ -197,6 +353,80 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
                 .to_string(),
         )
     })
+}
+
+/// A UTF-16 or UTF-32 encoding that a text was found in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Wide {
+    /// 2 or 4.
+    pub unit: usize,
+    pub big_endian: bool,
+    /// It starts with a byte order mark.
+    pub bom: bool,
+}
+
+impl Wide {
+    /// The encoding's name for `iconv -f`. With a byte order mark the name without an
+    /// endianness lets iconv read the mark and drop it; without one the endianness is named.
+    pub fn iconv_name(self) -> String {
+        let base = format!("UTF-{}", self.unit * 8);
+        match (self.bom, self.big_endian) {
+            (true, _) => base,
+            (false, true) => format!("{base}BE"),
+            (false, false) => format!("{base}LE"),
+        }
+    }
+}
+
+impl std::fmt::Display for Wide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let order = if self.big_endian { "BE" } else { "LE" };
+        let why = if self.bom {
+            "it starts with a byte order mark"
+        } else {
+            "judging by its zero bytes"
+        };
+        write!(f, "UTF-{}{order} text ({why})", self.unit * 8)
+    }
+}
+
+/// Whether `bytes` look like UTF-16 or UTF-32 text: a byte order mark, or else the pattern of
+/// zero bytes that ASCII characters make in those encodings. YAML 1.2 (5.2, "Character
+/// Encodings") detects the encoding from the first character alone, which it requires to be
+/// ASCII; here the first four characters (or as many as there are) must fit the pattern, so
+/// a binary file that merely starts with one zero byte is still called binary.
+pub fn wide_encoding(bytes: &[u8]) -> Option<Wide> {
+    let wide = |unit, big_endian, bom| {
+        Some(Wide {
+            unit,
+            big_endian,
+            bom,
+        })
+    };
+    match bytes {
+        [0, 0, 0xFE, 0xFF, ..] => return wide(4, true, true),
+        [0xFF, 0xFE, 0, 0, ..] => return wide(4, false, true),
+        [0xFE, 0xFF, ..] => return wide(2, true, true),
+        [0xFF, 0xFE, ..] => return wide(2, false, true),
+        _ => {}
+    }
+    // One ASCII character per unit: its byte last (big-endian) or first, zeros elsewhere.
+    let ascii_units = |unit: usize, big_endian: bool| {
+        let units: Vec<&[u8]> = bytes.chunks_exact(unit).take(4).collect();
+        !units.is_empty()
+            && units.iter().all(|u| {
+                let (ch, zeros) = if big_endian {
+                    (u[unit - 1], &u[..unit - 1])
+                } else {
+                    (u[0], &u[1..])
+                };
+                (1..0x80).contains(&ch) && zeros.iter().all(|&b| b == 0)
+            })
+    };
+    [(4, true), (4, false), (2, true), (2, false)]
+        .into_iter()
+        .find(|&(unit, be)| ascii_units(unit, be))
+        .and_then(|(unit, be)| wide(unit, be, false))
 }
 
 /// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.

@@ -220,7 +220,9 @@ fn act_runs_the_action_on_a_workspace_that_needs_fixing() {
         "{errors:#?}"
     );
     assert_eq!(r.report("changed"), "true", "{log}");
-    assert_eq!(r.report("findings"), "1", "{log}");
+    // The args-only container, the pod that would change (MJ701), the strategy chosen for
+    // it (MJ120) and the note on the unknown versions (MJ121).
+    assert_eq!(r.report("findings"), "4", "{log}");
     assert_eq!(r.report("outcome"), "failure", "{log}");
     let summary = r.summary();
     assert!(summary.starts_with("### meshjob"), "{summary}");

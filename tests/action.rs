@@ -370,7 +370,9 @@ fn findings_become_annotations_the_diff_goes_to_the_summary_and_the_step_fails()
     );
     assert!(check.stdout.contains("::stop-commands::"), "{log}");
     assert_eq!(r.outputs["changed"], "true", "{log}");
-    assert_eq!(r.outputs["findings"], "1", "{log}");
+    // The args-only container (its pod gets no annotation, so it does not change), the pod
+    // that would change (MJ701), its strategy (MJ120) and the note on the versions (MJ121).
+    assert_eq!(r.outputs["findings"], "4", "{log}");
     assert!(r.summary.contains("### meshjob"), "{}", r.summary);
     assert!(
         r.summary
@@ -407,7 +409,9 @@ fn fail_on_findings_false_passes_and_summary_false_writes_none() {
     );
     assert!(r.succeeded, "{}", r.log());
     assert_eq!(r.outputs["changed"], "true");
-    assert_eq!(r.outputs["findings"], "0");
+    // Each pod that would change (MJ701) with its strategy (MJ120), and the note on the
+    // versions once (MJ121).
+    assert_eq!(r.outputs["findings"], "5");
     assert_eq!(r.summary, "");
     let check = &r.step("check").stdout;
     assert!(
@@ -430,6 +434,29 @@ fn clean_manifests_pass_with_changed_false() {
     assert_eq!(r.outputs["changed"], "false");
     assert_eq!(r.outputs["findings"], "0");
     assert!(r.summary.contains("No changes needed"), "{}", r.summary);
+}
+
+#[test]
+fn the_exclude_input_leaves_files_out() {
+    let ws = Workspace::new(&[
+        ("deploy/job.yaml", NEEDS_FIX),
+        ("vendor/a/job.yaml", NEEDS_FIX),
+        ("legacy/old.yaml", NEEDS_FIX),
+    ]);
+    let r = run(&ws, &[("exclude", "vendor\nlegacy/old.yaml")], &[]);
+    assert!(
+        !r.succeeded,
+        "deploy/job.yaml still needs fixing\n{}",
+        r.log()
+    );
+    let check = &r.step("check").stdout;
+    assert!(check.contains("file=deploy/job.yaml"), "{}", r.log());
+    assert!(!check.contains("file=vendor/"), "{}", r.log());
+    assert!(!check.contains("file=legacy/"), "{}", r.log());
+    // With every file left out, there is nothing to fix.
+    let r = run(&ws, &[("exclude", "deploy vendor legacy")], &[]);
+    assert!(r.succeeded, "{}", r.log());
+    assert_eq!(r.outputs["changed"], "false");
 }
 
 #[test]
@@ -461,15 +488,17 @@ fn the_paths_input_cannot_inject_shell() {
         format!("job.yaml\ntouch {m}"),
     ];
     for paths in &attempts {
-        for input in ["paths", "args"] {
+        for input in ["paths", "exclude", "args"] {
             let r = run(&ws, &[(input, paths.as_str())], &[]);
             assert!(
                 !marker.exists(),
                 "{input} {paths:?} ran a command\n{}",
                 r.log()
             );
+            // An exclude pattern is only a pattern (this one may leave job.yaml out); paths
+            // and args that are not meshjob's are refused.
             assert!(
-                !r.succeeded,
+                input == "exclude" || !r.succeeded,
                 "{input} {paths:?}: meshjob sees bad arguments"
             );
         }

@@ -13,10 +13,13 @@ use std::process::{Command, Stdio};
 const CLASSES: &[&str] = &[
     "invalid-yaml",
     "non-utf8",
+    "utf16-with-bom",
+    "utf32-without-bom",
     "unreadable-file",
     "unknown-config-key",
     "unwrappable-container",
     "alias-refusal",
+    "unquoted-version-in-config",
 ];
 
 fn root() -> PathBuf {

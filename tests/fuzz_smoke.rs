@@ -10,8 +10,11 @@
 //! MESHJOB_FUZZ_SECONDS=60 MESHJOB_FUZZ_SEED=7 cargo test --release --test fuzz_smoke -- --ignored
 //! ```
 //!
-//! A failing input is written to `target/fuzz-smoke-crash.yaml`; copy it into
-//! `testdata/regressions/` once fixed.
+//! The run goes on past a failure until the time is up (or 50 failures): each failing input
+//! is written to `target/fuzz-smoke-crashes/`, the first two of each kind are listed, and the
+//! test fails at the end. Inputs that end in an internal error (verification caught a bad
+//! edit) are saved there too, for triage, without failing the run. Copy a fixed input into
+//! `testdata/regressions/`.
 
 mod common;
 
@@ -77,6 +80,16 @@ const TOKENS: &[&str] = &[
     "proxy.istio.io/config: |\n  {}\n",
     "é",
     "🙂",
+    // Characters YAML restricts (with the BOM above): C0 and C1 controls, DEL, NEL,
+    // noncharacters, line and paragraph separators.
+    "\u{4}",
+    "\u{7f}",
+    "\u{80}",
+    "\u{85}",
+    "\u{fffe}",
+    "\u{ffff}",
+    "\u{2028}",
+    "\u{2029}",
 ];
 
 fn seeds() -> Vec<String> {
@@ -180,34 +193,115 @@ fn mutated_corpus_keeps_the_invariants() {
     let mut rng = Rng(seed);
     let deadline = Instant::now() + Duration::from_secs(secs);
     let (mut runs, mut changed, mut fatal) = (0u64, 0u64, 0u64);
-    while Instant::now() < deadline {
+    let mut failures = Saved::new("crash", seed);
+    let mut internal = Saved::new("internal", seed);
+    while Instant::now() < deadline && failures.total < MAX_FAILURES {
         let mut text = seeds[rng.below(seeds.len())].clone();
         for _ in 0..1 + rng.below(6) {
             mutate(&mut rng, &seeds, &mut text);
         }
         let result = std::panic::catch_unwind(|| common::invariants::check(&text));
-        let failure = match result {
-            Ok(Ok(out)) => {
-                if out.fatal.is_some() {
+        match result {
+            Ok(Ok(out)) => match &out.fatal {
+                // Not an invariant of its own (the text is left alone), but a bug all the
+                // same: kept for triage and counted.
+                Some(f) if f.message.starts_with("internal error") => {
                     fatal += 1;
-                } else if out.text != text {
-                    changed += 1;
+                    internal.add(runs, &f.message, &text);
                 }
-                None
-            }
-            Ok(Err(e)) => Some(e),
-            Err(_) => Some("panicked".to_string()),
-        };
-        if let Some(e) = failure {
-            let crash = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-crash.yaml");
-            let _ = std::fs::write(&crash, &text);
-            panic!(
-                "run {runs} (seed {seed}): {e}; input saved to {}",
-                crash.display()
-            );
+                Some(_) => fatal += 1,
+                None if out.text != text => changed += 1,
+                None => {}
+            },
+            Ok(Err(e)) => failures.add(runs, &e, &text),
+            Err(payload) => failures.add(runs, &panic_message(&*payload), &text),
         }
         runs += 1;
     }
-    eprintln!("fuzz smoke: {runs} inputs in {secs}s (seed {seed}): {changed} fixed, {fatal} fatal");
+    eprintln!(
+        "fuzz smoke: {runs} inputs in {secs}s (seed {seed}): {changed} fixed, {fatal} fatal, \
+         {} internal errors, {} invariant failures",
+        internal.total, failures.total
+    );
+    internal.print("internal errors (not failures; kept for triage)");
     assert!(runs > 0);
+    if failures.total > 0 {
+        failures.print("invariant failures");
+        panic!(
+            "seed {seed}: {} inputs broke an invariant; the first of each kind are listed \
+             above with the files they were saved to",
+            failures.total
+        );
+    }
+}
+
+/// The run stops after this many failures: by then the kinds are known.
+const MAX_FAILURES: usize = 50;
+/// Inputs saved per kind of failure (its message with the numbers taken out).
+const PER_KIND: usize = 2;
+
+/// Failing inputs of one category, saved under `target/fuzz-smoke-crashes/`.
+struct Saved {
+    category: &'static str,
+    seed: u64,
+    total: usize,
+    /// (kind, message, where the input went) for the first inputs of each kind.
+    kept: Vec<(String, String, String)>,
+}
+
+impl Saved {
+    fn new(category: &'static str, seed: u64) -> Self {
+        Saved {
+            category,
+            seed,
+            total: 0,
+            kept: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, run: u64, message: &str, text: &str) {
+        self.total += 1;
+        let kind: String = message.chars().filter(|c| !c.is_ascii_digit()).collect();
+        if self.kept.iter().filter(|(k, _, _)| *k == kind).count() >= PER_KIND {
+            return;
+        }
+        let name = format!("{}-seed{}-run{run}.yaml", self.category, self.seed);
+        let place = save_crash(&name, text);
+        eprintln!("run {run} (seed {}): {message}; {place}", self.seed);
+        self.kept.push((kind, message.to_string(), place));
+    }
+
+    fn print(&self, title: &str) {
+        if self.kept.is_empty() {
+            return;
+        }
+        eprintln!("{title}:");
+        for (_, message, place) in &self.kept {
+            eprintln!("  {message}\n    {place}");
+        }
+    }
+}
+
+fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    let text = payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_default();
+    format!("panicked: {text}")
+}
+
+/// Writes a failing input to `target/fuzz-smoke-crashes/NAME` (creating the folder) and says
+/// where it went, or, when it cannot be written, why, with the input itself so that nothing
+/// is lost.
+fn save_crash(name: &str, text: &str) -> String {
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-crashes");
+    let crash = dir.join(name);
+    match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&crash, text)) {
+        Ok(()) => format!("input saved to {}", crash.display()),
+        Err(err) => format!(
+            "the input could not be saved to {} ({err}); here it is: {text:?}",
+            crash.display()
+        ),
+    }
 }

@@ -1,4 +1,5 @@
-//! Every Job and CronJob that `fix` produces from `testdata/` and `../shared/corpus` is valid
+//! Every Job and CronJob that `fix` produces (with the wrapper, and with native sidecars) from
+//! `testdata/` and `../shared/corpus` is valid
 //! Kubernetes, checked by the real `kubernetes-validate` (PyPI) with `--strict` (unknown
 //! fields rejected) against Kubernetes 1.30 and its newest bundled schemas.
 //!
@@ -8,7 +9,7 @@
 
 mod common;
 
-use meshjob::config::Settings;
+use meshjob::config::{Settings, StrategyChoice, Version};
 use meshjob::run;
 use meshjob::yaml::tree::parse_stream;
 use std::collections::BTreeSet;
@@ -115,11 +116,22 @@ fn fixed_jobs_are_valid_kubernetes() {
     };
     let work = tempfile::tempdir().expect("tempdir");
     let (mut before, mut after, mut names) = (Vec::new(), Vec::new(), Vec::new());
-    for path in inputs() {
+    // Every input under the wrapper (the default without versions), and again under the
+    // native strategy.
+    let native = Settings {
+        istio_version: Some(Version::new(1, 24)),
+        kubernetes_version: Some(Version::new(1, 29)),
+        strategy: StrategyChoice::Native,
+        ..Settings::default()
+    };
+    let runs = inputs()
+        .into_iter()
+        .flat_map(|p| [(p.clone(), Settings::default()), (p, native.clone())]);
+    for (path, settings) in runs {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let out = run::process(&text, &Settings::default());
+        let out = run::process(&text, &settings);
         if out.fatal.is_some() || out.text == text {
             continue;
         }

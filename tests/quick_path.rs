@@ -226,7 +226,8 @@ fn a_large_stream_split_between_threads_equals_the_full_parse() {
 fn mutated_documents_never_fool_the_scanner() {
     const INSERTS: &[&str] = &[
         " ", ":", "-", "#", "'", "\"", "\n", "  ", "[", "]", "{", "|", ">", "&", "*", "!", "\t",
-        "? ", ": ", "- ", "---\n", "\r", "%", ",",
+        "? ", ": ", "- ", "---\n", "\r", "%", ",", "\u{4}", "\u{7f}", "\u{85}", "\u{feff}",
+        "\u{2028}", "\u{fffe}",
     ];
     let mut failures = Vec::new();
     let mut tried = 0;
@@ -259,4 +260,70 @@ fn mutated_documents_never_fool_the_scanner() {
     }
     eprintln!("quick scanner: {tried} mutated documents");
     report("mutations", &failures);
+}
+
+/// Every class of character YAML restricts, in every kind of place a document that cannot be
+/// a target may hold it: the quick path must reject exactly what the parser rejects, so the
+/// outcome never depends on which path read the document.
+#[test]
+fn every_character_class_gets_the_same_outcome_on_both_paths() {
+    // YAML 1.2 `c-printable` is tab, LF, CR, 0x20-0x7E, NEL, 0xA0-0xD7FF, 0xE000-0xFFFD and
+    // 0x10000 and above; a BOM is allowed only at a document's start. Surrogates cannot occur
+    // in a Rust string.
+    let mut chars: Vec<char> = (0u8..0x20).map(char::from).collect();
+    chars.extend([
+        '\u{7f}',     // DEL
+        '\u{80}',     // C1, first
+        '\u{85}',     // NEL
+        '\u{9f}',     // C1, last
+        '\u{a0}',     // no-break space, the first printable after C1
+        '\u{feff}',   // BOM, in the middle
+        '\u{fffe}',   // noncharacters
+        '\u{ffff}',   //
+        '\u{2028}',   // line separator
+        '\u{2029}',   // paragraph separator
+        '\u{e000}',   // private use
+        '\u{10ffff}', // the last code point
+    ]);
+    // `@` marks where the character goes, in a ConfigMap (never a target) beside a Job.
+    const PLACES: &[&str] = &[
+        "  a: x@y\n",
+        "  a: \"x@y\"\n",
+        "  a: 'x@y'\n",
+        "  a: x # c@\n",
+        "# c@\n",
+        "  a: |\n    x@y\n",
+        "  a: >-\n    @\n",
+        "  a@b: x\n",
+        "  a: [x, \"@\"]\n",
+        "  a: x@\n",
+        "@  a: x\n",
+        "  @a: x\n",
+    ];
+    const JOB: &str = "---\napiVersion: batch/v1\nkind: Job\nmetadata:\n  name: j\nspec:\n  \
+                       template:\n    spec:\n      containers:\n      - name: c\n        image: \
+                       i\n        command: [run]\n";
+    let mut failures = Vec::new();
+    let mut rejected = 0;
+    for place in PLACES {
+        for &c in &chars {
+            let cm = format!(
+                "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: settings\ndata:\n{}",
+                place.replace('@', c.encode_utf8(&mut [0; 4]))
+            );
+            let text = format!("{cm}{JOB}");
+            let label = format!("U+{:04X} in {place:?}", c as u32);
+            check_head(&label, &text, &mut failures);
+            check_outcome(&label, &text, &mut failures);
+            let quick = run::process(&text, &Settings::default());
+            rejected += usize::from(quick.fatal.is_some());
+        }
+    }
+    eprintln!(
+        "character classes: {} cases, {rejected} rejected as invalid YAML",
+        PLACES.len() * chars.len()
+    );
+    // The C0 controls other than tab and line breaks, and DEL, are invalid in every place.
+    assert!(rejected >= PLACES.len() * 30, "{rejected}");
+    report("character classes", &failures);
 }

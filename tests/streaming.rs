@@ -163,30 +163,109 @@ fn a_tree_of_files_is_reported_in_walk_order() {
             names.push(name);
         }
     }
-    let all = meshjob(&["check", "--format", "json", "."], dir.path())
-        .output()
-        .unwrap();
+    let all = meshjob(&["check", "."], dir.path()).output().unwrap();
     assert_eq!(all.status.code(), Some(1));
     let mut one_by_one = Vec::new();
     for n in &names {
-        let o = meshjob(&["check", &format!("./{n}")], dir.path())
-            .output()
-            .unwrap();
+        let o = meshjob(&["check", n], dir.path()).output().unwrap();
         one_by_one.extend(o.stdout);
     }
     assert!(all.stdout == one_by_one, "the diffs in walk order");
-    let report: serde_json::Value = serde_json::from_slice(&all.stderr).unwrap();
+    let json = meshjob(&["check", "--format", "json", "."], dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(json.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&json.stdout).unwrap();
     let changed: Vec<String> = report["changed"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|v| v.as_str().unwrap().to_string())
+        .map(|v| v["path"].as_str().unwrap().to_string())
         .collect();
     let want: Vec<String> = names
         .iter()
         .enumerate()
         .filter(|(i, _)| (i / 40 + i % 40) % 3 == 0)
-        .map(|(_, n)| format!("./{n}"))
+        .map(|(_, n)| n.clone())
         .collect();
     assert_eq!(changed, want);
+}
+
+const AMBIENT: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: batch\n  labels:\n    istio.io/dataplane-mode: ambient\n";
+
+/// A Job in namespace `batch`, after `docs` ConfigMaps (several batches of them).
+fn ambient_stream(namespace_first: bool, docs: usize) -> String {
+    let job = JOB.replace("  name: pi\n", "  name: pi\n  namespace: batch\n");
+    let mut parts: Vec<String> = Vec::new();
+    if namespace_first {
+        parts.push(AMBIENT.into());
+    }
+    parts.extend(std::iter::repeat_n(CM.to_string(), docs));
+    parts.push(job);
+    if !namespace_first {
+        parts.push(AMBIENT.into());
+    }
+    parts.join("---\n")
+}
+
+fn check(args: &[&str], dir: &Path, stdin: Option<&str>) -> Output {
+    use std::io::Write;
+    let mut c = meshjob(args, dir);
+    c.stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped());
+    let mut child = c.spawn().unwrap();
+    let mut input = child.stdin.take().unwrap();
+    if let Some(text) = stdin {
+        input.write_all(text.as_bytes()).unwrap();
+    }
+    drop(input);
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn a_file_is_decided_with_its_namespaces_wherever_they_stand() {
+    let dir = tempfile::tempdir().unwrap();
+    for (first, docs) in [(true, 0), (false, 0), (true, 3000), (false, 3000)] {
+        let text = ambient_stream(first, docs);
+        std::fs::write(dir.path().join("s.yaml"), &text).unwrap();
+        let o = check(&["check", "s.yaml"], dir.path(), None);
+        assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+        assert!(o.stdout.is_empty());
+        assert!(stderr(&o).contains("MJ106"), "{}", stderr(&o));
+        // The library (one text in memory) decides the same way.
+        assert!(
+            whole(&text)
+                .findings
+                .iter()
+                .any(|f| f.message.contains("ambient mode"))
+        );
+        let r = run::process(&text, &Settings::default());
+        assert_eq!(r.text, text);
+    }
+}
+
+#[test]
+fn stdin_applies_the_namespaces_seen_before_a_job() {
+    let dir = tempfile::tempdir().unwrap();
+    for docs in [0, 3000] {
+        let before = check(
+            &["check", "-"],
+            dir.path(),
+            Some(&ambient_stream(true, docs)),
+        );
+        assert_eq!(before.status.code(), Some(0), "{}", stderr(&before));
+        assert!(stderr(&before).contains("MJ106"), "{}", stderr(&before));
+        let after = check(
+            &["check", "-"],
+            dir.path(),
+            Some(&ambient_stream(false, docs)),
+        );
+        assert_eq!(after.status.code(), Some(1), "{}", stderr(&after));
+        assert!(!stderr(&after).contains("MJ106"), "{}", stderr(&after));
+        assert!(
+            !after.stdout.is_empty(),
+            "a Namespace after its Job is not applied on stdin"
+        );
+    }
 }

@@ -218,6 +218,156 @@ pub struct ConfigSpec {
         skip_serializing_if = "Option::is_none"
     )]
     pub force: Option<bool>,
+
+    /// Files and directories that `diff`, `check` and `fix` leave out. A pattern without `/`
+    /// matches a file or directory name at any depth; a pattern with `/` matches the path
+    /// relative to the directory of this config file. `*` matches within a name, `?` one
+    /// character, `[a-z]` one of a set, and `**` any number of names; a trailing `/`
+    /// matches directories only. A matching directory excludes everything below it.
+    /// Flag: `--exclude` (relative to the working directory; adds to these). Default: none.
+    ///
+    /// ```yaml
+    /// exclude: [legacy, "generated/*.yaml"]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub exclude: Option<Located<Vec<String>>>,
+
+    /// The lowest severity that fails a run: `error` (the default) or `warning`. With
+    /// `warning`, `check`, `fix`, the KRM function and the kustomize plugin exit 1 when a
+    /// warning is left. kubectl shows a plugin's messages only when it fails, so this is the
+    /// way to see warnings under `kubectl kustomize`. Flag: `--fail-on`. Default: `error`.
+    ///
+    /// ```yaml
+    /// failOn: warning
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fail_on: Option<FailOn>,
+
+    /// The Istio that will inject the pods (istiod, or `istioctl kube-inject`), as
+    /// `MAJOR.MINOR`; with several revisions, the oldest. A string: quote it, since an
+    /// unquoted `1.30` is the number 1.3 in YAML. Flag: `--istio-version`. Default: unknown.
+    ///
+    /// ```yaml
+    /// istioVersion: "1.24"
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    pub istio_version: Option<Located<VersionText>>,
+
+    /// The oldest kubelet in the cluster, as `MAJOR.MINOR` (Istio's native-sidecar `auto`
+    /// mode looks at every node). A string, quoted like `istioVersion`.
+    /// Flag: `--kubernetes-version`. Default: unknown.
+    ///
+    /// ```yaml
+    /// kubernetesVersion: "1.29"
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    pub kubernetes_version: Option<Located<VersionText>>,
+
+    /// How pods are fixed: `auto` picks per pod from the two versions (native sidecars on
+    /// Istio 1.24+ with Kubernetes 1.29+, else the wrapper); `wrapper` and `native` force
+    /// one; `none` removes what meshjob added. Flag: `--strategy`. Default: `auto`.
+    ///
+    /// ```yaml
+    /// strategy: auto
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub strategy: Option<StrategyChoice>,
+
+    /// Containers that are long-running sidecars and must never be wrapped, besides the
+    /// known ones (Cloud SQL Auth Proxy, linkerd-proxy, istio-proxy): an image reference or
+    /// prefix, or a container name. Entries are added to the list. Default: none.
+    ///
+    /// ```yaml
+    /// sidecars:
+    ///   - registry.example/metrics-agent
+    ///   - vault-agent
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("items" = { "type": "string", "pattern": "^\\S+$" }))]
+    pub sidecars: Option<Vec<Located<String>>>,
+}
+
+/// The schema's pattern for `istioVersion` and `kubernetesVersion`.
+const VERSION_PATTERN: &str = super::version::PATTERN;
+
+/// The `strategy` setting.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum StrategyChoice {
+    /// Per pod, from the target versions.
+    #[default]
+    Auto,
+    /// The entrypoint wrapper and the proxy.istio.io/config annotation.
+    Wrapper,
+    /// The native-sidecar annotation.
+    Native,
+    /// Remove what meshjob added.
+    None,
+}
+
+impl StrategyChoice {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StrategyChoice::Auto => "auto",
+            StrategyChoice::Wrapper => "wrapper",
+            StrategyChoice::Native => "native",
+            StrategyChoice::None => "none",
+        }
+    }
+}
+
+/// A version as written in the config: a string. A YAML number is refused with a hint,
+/// because `1.30` unquoted reads as 1.3.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+#[serde(transparent)]
+pub struct VersionText(pub String);
+
+impl<'de> Deserialize<'de> for VersionText {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct V;
+        impl de::Visitor<'_> for V {
+            type Value = VersionText;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("a quoted version such as \"1.29\"")
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<VersionText, E> {
+                Ok(VersionText(v.to_string()))
+            }
+            fn visit_f64<E: de::Error>(self, v: f64) -> Result<VersionText, E> {
+                Err(E::custom(format!(
+                    "a version must be a quoted string such as \"1.30\": unquoted, YAML reads \
+                     it as the number {v}, which drops trailing zeros (1.30 becomes 1.3)"
+                )))
+            }
+            fn visit_u64<E: de::Error>(self, v: u64) -> Result<VersionText, E> {
+                Err(E::custom(format!(
+                    "a version must be a quoted MAJOR.MINOR string such as \"1.29\", not the \
+                     number {v}"
+                )))
+            }
+            fn visit_i64<E: de::Error>(self, v: i64) -> Result<VersionText, E> {
+                self.visit_u64(v.unsigned_abs())
+            }
+        }
+        deserializer.deserialize_any(V)
+    }
+}
+
+/// The lowest severity that fails a run.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema, clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum FailOn {
+    /// Errors fail the run; warnings are only reported.
+    #[default]
+    Error,
+    /// Warnings fail the run too.
+    Warning,
 }
 
 /// The schema's pattern for `quitUrl`: the set [`super::quit_url::parse`] accepts.

@@ -5,16 +5,23 @@
 //! types are the one source of the JSON Schema ([`schema_json`]).
 
 mod document;
+mod flags;
 mod parse;
 pub mod quit_url;
+pub mod version;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use document::{ApiVersion, ConfigSpec, Kind, Located, MeshJobConfig, Metadata};
+pub use document::{
+    ApiVersion, ConfigSpec, FailOn, Kind, Located, MeshJobConfig, Metadata, StrategyChoice,
+    VersionText,
+};
+pub use flags::Flags;
 pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
+pub use version::Version;
 
-/// The config file looked up from the current directory upward.
+/// The config file looked up from each input's directory upward.
 pub const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
 /// The only `apiVersion` of a config document.
 pub const API_VERSION: &str = "meshjob.dev/v1alpha1";
@@ -40,6 +47,19 @@ pub struct Settings {
     pub wait_for_proxy_seconds: Option<u32>,
     /// Overwrite user values that contradict the tool's instead of warning.
     pub force: bool,
+    /// Exclude patterns of the config file, relative to its directory (`diff`, `check`
+    /// and `fix` only).
+    pub exclude: Vec<String>,
+    /// The lowest severity that fails a run.
+    pub fail_on: FailOn,
+    /// The Istio that injects the pods, when known.
+    pub istio_version: Option<Version>,
+    /// The oldest kubelet of the cluster, when known.
+    pub kubernetes_version: Option<Version>,
+    /// How pods are fixed.
+    pub strategy: StrategyChoice,
+    /// Image references or prefixes, and container names, of long-running sidecars.
+    pub sidecars: Vec<String>,
 }
 
 impl Default for Settings {
@@ -52,6 +72,12 @@ impl Default for Settings {
             entrypoints: BTreeMap::new(),
             wait_for_proxy_seconds: None,
             force: false,
+            exclude: Vec::new(),
+            fail_on: FailOn::Error,
+            istio_version: None,
+            kubernetes_version: None,
+            strategy: StrategyChoice::Auto,
+            sidecars: Vec::new(),
         }
     }
 }
@@ -119,6 +145,27 @@ impl MeshJobConfig {
                 )
             })?;
         }
+        for (key, v) in [
+            ("istioVersion", &spec.istio_version),
+            ("kubernetesVersion", &spec.kubernetes_version),
+        ] {
+            if let Some(v) = v {
+                Version::parse(&v.0)
+                    .map_err(|why| error(position(v), format!("invalid `{key}`: {why}")))?;
+            }
+        }
+        for s in spec.sidecars.iter().flatten() {
+            if s.trim().is_empty() || s.chars().any(char::is_whitespace) {
+                return Err(error(
+                    position(s),
+                    format!(
+                        "invalid `sidecars`: {:?} must be an image reference or prefix, or a \
+                         container name, without whitespace",
+                        s.value
+                    ),
+                ));
+            }
+        }
         for (image, argv) in spec.entrypoints.iter().flatten() {
             let why = if image.trim().is_empty() {
                 Some("an image reference or prefix must not be empty".to_string())
@@ -139,6 +186,13 @@ impl MeshJobConfig {
                     position(argv),
                     format!("invalid `entrypoints`: {why}"),
                 ));
+            }
+        }
+        if let Some(patterns) = &spec.exclude {
+            for p in patterns.iter() {
+                crate::exclude::Pattern::new(p, std::path::Path::new("/")).map_err(|why| {
+                    error(position(patterns), format!("invalid `exclude`: {why}"))
+                })?;
             }
         }
         Ok(())
@@ -173,6 +227,26 @@ impl MeshJobConfig {
         if let Some(on) = spec.force {
             settings.force = on;
         }
+        if let Some(patterns) = &spec.exclude {
+            settings.exclude.clone_from(&patterns.value);
+        }
+        if let Some(level) = spec.fail_on {
+            settings.fail_on = level;
+        }
+        if let Some(v) = &spec.istio_version {
+            settings.istio_version = Version::parse(&v.0).ok();
+        }
+        if let Some(v) = &spec.kubernetes_version {
+            settings.kubernetes_version = Version::parse(&v.0).ok();
+        }
+        if let Some(s) = spec.strategy {
+            settings.strategy = s;
+        }
+        for s in spec.sidecars.iter().flatten() {
+            if !settings.sidecars.contains(&s.value) {
+                settings.sidecars.push(s.value.clone());
+            }
+        }
         Ok(())
     }
 
@@ -197,6 +271,21 @@ impl MeshJobConfig {
                 ),
                 wait_for_proxy: Some(settings.wait_for_proxy_seconds.unwrap_or(0)),
                 force: Some(settings.force),
+                exclude: Some(settings.exclude.clone().into()),
+                fail_on: Some(settings.fail_on),
+                istio_version: (settings.istio_version)
+                    .map(|v| Located::new(VersionText(v.to_string()))),
+                kubernetes_version: (settings.kubernetes_version)
+                    .map(|v| Located::new(VersionText(v.to_string()))),
+                strategy: Some(settings.strategy),
+                sidecars: Some(
+                    settings
+                        .sidecars
+                        .iter()
+                        .cloned()
+                        .map(Located::new)
+                        .collect(),
+                ),
             },
             ..MeshJobConfig::default()
         }

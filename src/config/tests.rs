@@ -217,6 +217,14 @@ fn render_round_trips_awkward_values() {
         )]),
         wait_for_proxy_seconds: Some(4_294_967_295),
         force: true,
+        exclude: ["legacy", "*.gen.yaml", "a/[!b]?/**"]
+            .map(String::from)
+            .to_vec(),
+        fail_on: FailOn::Warning,
+        istio_version: Some(crate::config::Version::new(1, 30)),
+        kubernetes_version: Some(crate::config::Version::new(1, 9)),
+        strategy: crate::config::StrategyChoice::None,
+        sidecars: vec!["true".into(), "a/b:1".into()],
     };
     let text = render_effective(&settings);
     let mut back = Settings::default();

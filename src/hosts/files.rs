@@ -1,19 +1,27 @@
 //! The command line's host: files, directories and stdin in; a diff, rewritten files or
-//! the rewritten stream out; findings on stderr.
+//! the rewritten stream out; findings and a summary line on stderr, or one JSON report on
+//! stdout.
 
-use crate::config::Settings;
+use crate::config::{self, FailOn, Flags, Settings};
+use crate::exclude::Pattern;
 use crate::exit;
 use crate::finding::{Finding, Rule, Severity};
 use crate::output::console::{self, ColorChoice};
 use crate::output::diff;
+use crate::output::escape;
 use crate::output::hold::HoldBack;
 use crate::output::hunks::Hunks;
 use crate::output::report::{Format, Located};
+use crate::output::summary::{self, Counts};
 use crate::output::write::{Replacement, Seen};
+use crate::paths::Spelling;
 use crate::run;
-use crate::source::{self, Origin};
-use crate::stream::{self, Done, Sink, Stop};
+use crate::source::{self, Expansion, Input, Origin};
+use crate::stream::{self, Done, Namespaces, Sink, Stop};
+use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// What the run does with each input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -30,25 +38,606 @@ pub enum Mode {
 #[derive(Clone, Debug)]
 pub struct Request {
     pub mode: Mode,
-    /// Files or directories; `-` is stdin. Empty: stdin, unless it is a terminal.
+    /// Files or directories; `-` is stdin. Empty: the working directory (stdin with
+    /// `stdin_filename`).
     pub paths: Vec<String>,
+    /// Settings flags, the top layer over each file's config.
+    pub flags: Flags,
+    /// `--exclude` patterns, relative to the working directory.
+    pub exclude: Vec<String>,
+    /// The name of stdin (`--stdin-filename`).
+    pub stdin_filename: Option<String>,
     /// Treat documents without apiVersion/kind as a bare MeshConfig (`--mesh-config`).
     pub force_mesh: bool,
     pub color: ColorChoice,
     pub format: Format,
-    /// Show only warnings and errors.
+    /// Show only warnings and errors: no info notes, no summary.
     pub quiet: bool,
 }
 
-/// What one run saw, for the exit code and the JSON report.
-#[derive(Default)]
-struct Tally {
+/// Runs `req`; the exit status.
+pub fn run(req: &Request) -> u8 {
+    let spelling = Spelling::current();
+    let Some(cwd) = spelling.cwd().map(Path::to_path_buf) else {
+        return console::trouble("cannot find the working directory");
+    };
+    let paths = match paths_of(req) {
+        Ok(p) => p,
+        Err(m) => return console::trouble(&m),
+    };
+    let flag_patterns = match (req.exclude.iter())
+        .map(|p| Pattern::new(p, &cwd))
+        .collect::<Result<Vec<_>, _>>()
+    {
+        Ok(p) => p,
+        Err(m) => return console::trouble(&format!("--exclude: {m}")),
+    };
+    let mut configs = Configs::new(&req.flags, &spelling);
+    let expansion = source::expand(
+        &paths,
+        &spelling,
+        req.stdin_filename.as_deref(),
+        &mut |path, is_dir| {
+            if let Some(p) = flag_patterns.iter().find(|p| p.matches(path, is_dir)) {
+                return Some(p.text.clone());
+            }
+            let layer = configs.layer(path.parent()?).ok()?;
+            let p = layer.excludes.iter().find(|p| p.matches(path, is_dir))?;
+            Some(p.text.clone())
+        },
+    );
+    let mut r = Run::new(req);
+    r.stdin_only =
+        expansion.inputs.iter().all(|i| i.origin == Origin::Stdin) && !expansion.inputs.is_empty();
+    r.notes(&expansion);
+    r.inputs(&expansion.inputs, &mut configs);
+    for e in configs.errors {
+        r.stop(e);
+    }
+    r.finish()
+}
+
+/// The PATH arguments a run stands for, or why they make no sense.
+fn paths_of(req: &Request) -> Result<Vec<String>, String> {
+    let mut paths = req.paths.clone();
+    if paths.is_empty() {
+        // ruff's convention: no PATH is the working directory. Stdin is read only when
+        // asked for, never because it is not a terminal (in CI it never is).
+        paths.push(
+            if req.stdin_filename.is_some() {
+                "-"
+            } else {
+                "."
+            }
+            .into(),
+        );
+    }
+    let stdin = paths.iter().any(|p| p == "-");
+    if req.stdin_filename.is_some() && !stdin {
+        return Err("--stdin-filename names stdin, but `-` is not among the PATHs".into());
+    }
+    if stdin && req.mode == Mode::Fix && req.format == Format::Json {
+        return Err(
+            "`fix -` writes the fixed stream to stdout, which --format json needs for \
+                    its report; use `check --format json -` for the report"
+                .into(),
+        );
+    }
+    Ok(paths)
+}
+
+/// The settings and excludes that govern the files of one directory tree: defaults, then
+/// a config file, then flags.
+struct Layer {
+    settings: Settings,
+    excludes: Vec<Pattern>,
+}
+
+/// Config files, looked up from each file's directory upward (the nearest wins), or the
+/// one `--config` file for every input. Each is read once; an error in one is reported
+/// once and stops only the files it governs.
+struct Configs<'a> {
+    flags: &'a Flags,
+    spelling: &'a Spelling,
+    /// Directory -> the config file that governs it.
+    by_dir: HashMap<PathBuf, Option<PathBuf>>,
+    /// Config file -> its layer, or `None` when it is broken.
+    by_file: HashMap<Option<PathBuf>, Option<Arc<Layer>>>,
+    /// The errors of broken config files, once each.
+    errors: Vec<Located>,
+}
+
+impl<'a> Configs<'a> {
+    fn new(flags: &'a Flags, spelling: &'a Spelling) -> Self {
+        Configs {
+            flags,
+            spelling,
+            by_dir: HashMap::new(),
+            by_file: HashMap::new(),
+            errors: Vec::new(),
+        }
+    }
+
+    /// The layer for files in `dir` (absolute); `Err` when its config file is broken.
+    fn layer(&mut self, dir: &Path) -> Result<Arc<Layer>, ()> {
+        let file = match &self.flags.config {
+            Some(explicit) => Some(self.spelling.absolute(Path::new(explicit))),
+            None => match self.by_dir.get(dir) {
+                Some(found) => found.clone(),
+                None => {
+                    let found = config::discover(dir);
+                    self.by_dir.insert(dir.to_path_buf(), found.clone());
+                    found
+                }
+            },
+        };
+        if let Some(layer) = self.by_file.get(&file) {
+            return layer.clone().ok_or(());
+        }
+        let layer = match self.build(file.as_deref()) {
+            Ok(l) => Some(Arc::new(l)),
+            Err(e) => {
+                self.errors.push(*e);
+                None
+            }
+        };
+        self.by_file.insert(file, layer.clone());
+        layer.ok_or(())
+    }
+
+    fn build(&self, file: Option<&Path>) -> Result<Layer, Box<Located>> {
+        let mut settings = Settings::default();
+        let mut excludes = Vec::new();
+        if let Some(abs) = file {
+            let name = self.spelling.display(abs);
+            // An error without a place (an unreadable file) is shown at the file's start.
+            let shown = |e: config::ConfigError| {
+                Box::new(Located {
+                    path: name.clone(),
+                    line: e.line.max(1),
+                    col: e.column.max(1),
+                    finding: Finding::error(Rule::ConfigInvalid, 0, e.message),
+                })
+            };
+            // Loaded by its spelling, so that its errors name it as the findings do.
+            let cfg = config::load(Path::new(&name)).map_err(shown)?;
+            cfg.apply_to(&mut settings).map_err(shown)?;
+            let base = abs.parent().unwrap_or(abs);
+            for p in &settings.exclude {
+                let pattern = Pattern::new(p, base).map_err(|m| {
+                    Box::new(Located::at_start(
+                        &name,
+                        Finding::error(Rule::ConfigInvalid, 0, m),
+                    ))
+                })?;
+                excludes.push(pattern);
+            }
+        }
+        // The flags were checked before the run; this cannot fail.
+        if let Err(m) = self.flags.apply(&mut settings) {
+            return Err(Box::new(Located::run(Finding::error(
+                Rule::ConfigInvalid,
+                0,
+                m,
+            ))));
+        }
+        Ok(Layer { settings, excludes })
+    }
+}
+
+/// The state of one run: what it printed, what it found, and what it will report.
+struct Run<'r> {
+    req: &'r Request,
+    color_out: bool,
+    color_err: bool,
+    counts: Counts,
     trouble: bool,
-    changed: Vec<String>,
-    errors_left: bool,
-    errors_any: bool,
-    /// The once-per-run note has been shown.
-    noted: bool,
+    /// Something fails the run (`check`: any error, or warning under `failOn: warning`).
+    fails_any: bool,
+    /// Something that fails the run is left after `fix`.
+    fails_left: bool,
+    /// The rules whose once-per-run note has been shown.
+    noted: Vec<Rule>,
+    /// Run-level notes, then per-file findings, in order.
+    reports: Vec<Located>,
+    /// Problems that stopped an input, shown last.
+    problems: Vec<Located>,
+    /// Files that would change (`fix`: were written), with their diffs.
+    changed: Vec<(String, String)>,
+    /// The only input is stdin.
+    stdin_only: bool,
+}
+
+impl<'r> Run<'r> {
+    fn new(req: &'r Request) -> Self {
+        Run {
+            req,
+            color_out: req.color.enabled(std::io::stdout().is_terminal()),
+            color_err: req.color.enabled(std::io::stderr().is_terminal()),
+            counts: Counts::default(),
+            trouble: false,
+            fails_any: false,
+            fails_left: false,
+            noted: Vec::new(),
+            reports: Vec::new(),
+            problems: Vec::new(),
+            changed: Vec::new(),
+            stdin_only: false,
+        }
+    }
+
+    /// The notes about the expansion itself: skipped chart templates, excluded names,
+    /// empty directories, unreadable paths.
+    fn notes(&mut self, e: &Expansion) {
+        if !e.chart_templates.is_empty() {
+            let n = e.chart_templates.len();
+            let mut dirs = e
+                .chart_templates
+                .iter()
+                .take(3)
+                .cloned()
+                .collect::<Vec<_>>();
+            if n > 3 {
+                dirs.push(format!("and {} more", n - 3));
+            }
+            let what = if n == 1 { "directory" } else { "directories" };
+            let message = format!(
+                "skipped {n} Helm chart templates/ {what} ({}): templates are not YAML until \
+                 rendered; check the rendered chart with `helm template RELEASE CHART | \
+                 meshjob check -`",
+                dirs.join(", ")
+            );
+            self.note(Located::run(Finding::info(
+                Rule::ChartTemplates,
+                0,
+                message,
+            )));
+        }
+        for (name, pattern) in &e.excluded {
+            let message = format!("excluded by `{pattern}`; not checked");
+            self.note(Located::at_path(
+                name,
+                Finding::info(Rule::Excluded, 0, message),
+            ));
+        }
+        for name in &e.empty {
+            let message = format!("no YAML files (*.yaml, *.yml) found under `{name}`");
+            self.reports.push(Located::run(Finding::warning(
+                Rule::NoYamlFiles,
+                0,
+                message,
+            )));
+        }
+        for (name, message) in &e.errors {
+            self.stop(Located::at_start(
+                name,
+                Finding::error(Rule::Unreadable, 0, message.clone()),
+            ));
+        }
+    }
+
+    fn note(&mut self, l: Located) {
+        if !self.req.quiet {
+            self.reports.push(l);
+        }
+    }
+
+    /// An input that could not be processed (or a path that could not be read).
+    fn stop(&mut self, l: Located) {
+        self.trouble = true;
+        self.counts.errors += 1;
+        self.problems.push(l);
+    }
+
+    /// Processes the inputs in order. Each is streamed (`stream::process`): its documents
+    /// are cut, processed on every core and written in order as they come, so memory
+    /// follows the largest document, not the input. Runs of small files are shared between
+    /// threads, one file each, and reported in the order of the arguments and the walk.
+    fn inputs(&mut self, inputs: &[Input], configs: &mut Configs<'_>) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (req, color) = (self.req, self.color_out);
+        let mut i = 0;
+        while i < inputs.len() {
+            let small = inputs[i..]
+                .iter()
+                .take_while(|o| source::file_len(&o.origin).is_some_and(|n| n <= SMALL_FILE_BYTES))
+                .count();
+            if small > 1 && threads > 1 {
+                let run = &inputs[i..i + small];
+                let layers: Vec<_> = run.iter().map(|o| configs.layer(&o.dir).ok()).collect();
+                let _ = stream::ordered(
+                    threads,
+                    4 * threads,
+                    run.iter().zip(layers),
+                    |(input, layer)| {
+                        let mut out = Vec::new();
+                        let r = (layer.as_ref())
+                            .map(|l| process_file(input, req, &l.settings, color, &mut out));
+                        (input, layer, r, out)
+                    },
+                    |(input, layer, r, out)| {
+                        console::stdout(&out);
+                        self.take(input, layer.as_deref(), r);
+                        true
+                    },
+                );
+                i += small;
+                continue;
+            }
+            let input = &inputs[i];
+            let layer = configs.layer(&input.dir).ok();
+            let r = layer.as_ref().map(|l| {
+                let mut out = console::stdout_writer();
+                process_file(input, req, &l.settings, color, &mut out)
+            });
+            self.take(input, layer.as_deref(), r);
+            i += 1;
+        }
+    }
+
+    /// Counts and keeps what one input gave; `None` when its config file is broken (that
+    /// error is reported once, with the others).
+    fn take(&mut self, input: &Input, layer: Option<&Layer>, r: Option<FileResult>) {
+        self.counts.files += 1;
+        let (Some(layer), Some(r)) = (layer, r) else {
+            self.counts.unprocessed += 1;
+            self.trouble = true;
+            if input.origin == Origin::Stdin && self.req.mode == Mode::Fix {
+                // `fix -` writes its input back unchanged when it cannot process it.
+                let mut out = console::stdout_writer();
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut out);
+            }
+            return;
+        };
+        if let Some(p) = r.problem {
+            // A failed write comes after the findings; anything else stopped the input.
+            let written = p.finding.rule == Rule::Unwritable;
+            if written {
+                for l in r.findings {
+                    self.finding(l, layer.settings.fail_on);
+                }
+            }
+            self.counts.unprocessed += 1;
+            return self.stop(p);
+        }
+        for l in r.findings {
+            self.finding(l, layer.settings.fail_on);
+        }
+        if r.changed {
+            self.counts.changed += 1;
+            self.changed.push((input.name.clone(), r.diff));
+        }
+    }
+
+    /// Counts one finding and keeps it for the report.
+    fn finding(&mut self, l: Located, fail_on: FailOn) {
+        let f = &l.finding;
+        if f.rule.once_per_run() {
+            if self.noted.contains(&f.rule) {
+                return;
+            }
+            self.noted.push(f.rule);
+        }
+        let fix = self.req.mode == Mode::Fix;
+        let counted = !(fix && f.fixed);
+        match f.severity {
+            Severity::Error if counted => {
+                self.counts.errors += 1;
+                self.counts.fixable += usize::from(f.fixed && !fix);
+            }
+            Severity::Warning if counted => self.counts.warnings += 1,
+            _ => {}
+        }
+        let fails = match f.severity {
+            Severity::Error => true,
+            Severity::Warning => fail_on == FailOn::Warning,
+            Severity::Info => false,
+        };
+        self.fails_any |= fails;
+        self.fails_left |= fails && !f.fixed;
+        if self.req.quiet && f.severity == Severity::Info {
+            return;
+        }
+        // `fix` names the files it wrote instead of each pod it changed (and the strategy
+        // that changed it: `check` and `diff` explain that).
+        let per_change = matches!(
+            f.rule,
+            Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
+        );
+        if fix && per_change && self.req.format != Format::Json {
+            return;
+        }
+        self.reports.push(l);
+    }
+
+    /// Reports everything and returns the exit status.
+    fn finish(mut self) -> u8 {
+        let (req, fix) = (self.req, self.req.mode == Mode::Fix);
+        self.reports.append(&mut self.problems);
+        if req.format == Format::Json {
+            let changed: Vec<serde_json::Value> = (self.changed.iter())
+                .map(|(path, diff)| serde_json::json!({"path": path, "diff": diff}))
+                .collect();
+            let doc = serde_json::json!({
+                "findings": self.reports.iter().map(crate::output::report::json).collect::<Vec<_>>(),
+                "changed": changed,
+                "summary": self.counts,
+            });
+            let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            text.push('\n');
+            if !console::stdout(text.as_bytes()) {
+                return exit::TROUBLE;
+            }
+        } else {
+            console::findings(&self.reports, req.format, self.color_err, fix);
+            // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only
+            // what is wrong, as `sed` would.
+            let filter = fix && self.stdin_only;
+            if !req.quiet && !filter {
+                let mut tail = String::new();
+                if fix {
+                    for (name, _) in self.changed.iter().filter(|(n, _)| n != "-") {
+                        tail.push_str(&format!("fixed {}\n", escape::controls(name)));
+                    }
+                }
+                if let Some(line) = summary::line(&self.counts, fix) {
+                    tail.push_str(&line);
+                    tail.push('\n');
+                }
+                console::stderr(&tail);
+            }
+        }
+        if self.trouble {
+            return exit::TROUBLE;
+        }
+        let fails = match req.mode {
+            Mode::Diff => false,
+            Mode::Check => self.counts.changed > 0 || self.fails_any,
+            Mode::Fix => self.fails_left,
+        };
+        if fails { exit::FINDINGS } else { exit::OK }
+    }
+}
+
+/// The finding that stops a file. A file that does not parse and holds `{{` (`braces`) is
+/// a template: the advice is to render it, not to fix its syntax.
+fn fatal_finding(f: Finding, braces: bool) -> Finding {
+    if f.rule == Rule::InvalidYaml && braces {
+        return Finding::error(
+            Rule::Template,
+            f.offset,
+            "not YAML: this file holds `{{` and looks like a template (Helm, Go or Jinja), \
+             which is YAML only once rendered; check the rendered output instead (`helm \
+             template RELEASE CHART | meshjob check -`), or leave the file out with \
+             --exclude; file left untouched",
+        );
+    }
+    Finding {
+        message: format!("{}; file left untouched", f.message),
+        ..f
+    }
+}
+
+/// Files up to this size are processed whole by one thread, next to other such files.
+const SMALL_FILE_BYTES: u64 = stream::BATCH_BYTES as u64;
+
+/// What one input gave.
+struct FileResult {
+    /// Its findings, in text order.
+    findings: Vec<Located>,
+    /// What stopped it (it then counts as not processed), or the write that failed.
+    problem: Option<Located>,
+    changed: bool,
+    /// Its diff, for the JSON report (empty otherwise).
+    diff: String,
+}
+
+/// Streams one input through the pipeline; its diff or fixed text goes to `out` (a fixed
+/// file goes back to the file; the JSON report keeps the diff instead).
+///
+/// A file is read twice: a first pass collects what its `Namespace` documents say (they
+/// decide the strategy of the Jobs in their namespaces, wherever they stand), then the
+/// file is processed. Stdin is read once: a `Namespace` document applies to the documents
+/// after it.
+fn process_file(
+    input: &Input,
+    req: &Request,
+    settings: &Settings,
+    color: bool,
+    out: &mut dyn Write,
+) -> FileResult {
+    let (origin, name) = (&input.origin, input.name.as_str());
+    let mut result = FileResult {
+        findings: Vec::new(),
+        problem: None,
+        changed: false,
+        diff: String::new(),
+    };
+    let first_pass = match origin {
+        Origin::File(_) => match source::open(origin) {
+            Ok(i) => Some(stream::namespaces(stream::Reader::new(i))),
+            Err(m) => {
+                result.problem = Some(stopped(Rule::Unreadable, name, m));
+                return result;
+            }
+        },
+        Origin::Stdin => None,
+    };
+    let ns = match &first_pass {
+        Some(ctx) => Namespaces::Whole(ctx),
+        None => Namespaces::SoFar,
+    };
+    let stream_in = match source::open(origin) {
+        Ok(i) => i,
+        Err(m) => {
+            result.problem = Some(stopped(Rule::Unreadable, name, m));
+            return result;
+        }
+    };
+    let echo = req.mode == Mode::Fix && *origin == Origin::Stdin;
+    let json = req.format == Format::Json;
+    let mut sink = FileSink {
+        mode: req.mode,
+        origin,
+        name,
+        out: HoldBack::new(out, echo),
+        hunks: (req.mode != Mode::Fix || json).then(|| Hunks::new(name)),
+        json: json.then(String::new),
+        color,
+        replacement: None,
+        seen: Seen::default(),
+        findings: Vec::new(),
+        changed: false,
+        braces: false,
+    };
+    let opts = run::ProcessOptions {
+        force_mesh: req.force_mesh,
+    };
+    match stream::process(stream_in, settings, opts, ns, &mut sink) {
+        Ok(()) => {
+            sink.finish();
+            result.findings = std::mem::take(&mut sink.findings);
+            result.changed = sink.changed;
+            result.diff = sink.json.take().unwrap_or_default();
+            let written = match sink.replacement.take() {
+                Some(Ok(r)) => r.commit(&sink.seen),
+                Some(Err(m)) => Err(m),
+                None => Ok(()),
+            };
+            if let Err(m) = written {
+                result.problem = Some(stopped(
+                    Rule::Unwritable,
+                    name,
+                    format!("cannot write: {m}"),
+                ));
+            }
+        }
+        Err(Stop::Failed(f)) => {
+            sink.out.fail();
+            let f = *f;
+            let braces =
+                sink.braces || (f.finding.rule == Rule::InvalidYaml && holds_braces(origin));
+            result.problem = Some(Located {
+                path: name.to_string(),
+                line: f.line,
+                col: f.col,
+                finding: fatal_finding(f.finding, braces),
+            });
+        }
+        Err(Stop::Read(e)) => {
+            sink.out.fail();
+            let m = match origin {
+                Origin::Stdin => format!("cannot read stdin: {e}"),
+                Origin::File(_) => source::cannot_read(&e),
+            };
+            result.problem = Some(stopped(Rule::Unreadable, name, m));
+        }
+        Err(Stop::Sink(m)) => {
+            sink.out.fail();
+            result.problem = Some(stopped(Rule::Unwritable, name, m));
+        }
+    }
+    result
 }
 
 /// A problem that stopped an input, shown at its start.
@@ -61,224 +650,23 @@ fn stopped(rule: Rule, path: &str, msg: impl Into<String>) -> Located {
     }
 }
 
-/// Runs `req` with `settings`; the exit status.
-///
-/// Each input is streamed (`stream::process`): its documents are cut, processed on every
-/// core and written in order as they come, so memory follows the largest document, not the
-/// input. Runs of small files are shared between threads, one file each, and reported in
-/// the order of the arguments and the walk.
-pub fn run(req: &Request, settings: &Settings) -> u8 {
-    let mode = req.mode;
-    let mut paths = req.paths.clone();
-    if paths.is_empty() {
-        if std::io::stdin().is_terminal() {
-            return console::trouble("no PATH given; pass files or directories, or `-` for stdin");
-        }
-        paths.push("-".into());
-    }
-    let color_out = req.color.enabled(std::io::stdout().is_terminal());
-    let color_err = req.color.enabled(std::io::stderr().is_terminal());
-    let (origins, walk_errors) = source::expand(&paths);
-    let mut tally = Tally::default();
-    let mut problems = Vec::new();
-    for (p, msg) in walk_errors {
-        problems.push(stopped(Rule::Unreadable, &p, msg));
-        tally.trouble = true;
-    }
-    let mut reports: Vec<Located> = Vec::new();
-    let mut take = |r: FileResult, out: &[u8]| {
-        console::stdout(out);
-        tally.take(r, req.quiet, &mut reports, &mut problems);
+/// Whether a file holds `{{` (read again in blocks: it did not parse, so this is rare).
+fn holds_braces(origin: &Origin) -> bool {
+    let Ok(mut f) = source::open(origin) else {
+        return false;
     };
-    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    let mut i = 0;
-    while i < origins.len() {
-        // A run of small files: one file a job, on every core.
-        let small = origins[i..]
-            .iter()
-            .take_while(|o| source::file_len(o).is_some_and(|n| n <= SMALL_FILE_BYTES))
-            .count();
-        if small > 1 && threads > 1 {
-            let files = &origins[i..i + small];
-            let _ = stream::ordered(
-                threads,
-                4 * threads,
-                files.iter(),
-                |o| {
-                    let mut out = Vec::new();
-                    let r = process_file(o, req, settings, color_out, &mut out);
-                    (r, out)
-                },
-                |(r, out)| {
-                    take(r, &out);
-                    true
-                },
-            );
-            i += small;
-            continue;
+    let mut buf = vec![0u8; 64 << 10];
+    let mut last = 0u8;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        if (last == b'{' && buf[0] == b'{') || memchr::memmem::find(&buf[..n], b"{{").is_some() {
+            return true;
         }
-        let mut out = console::stdout_writer();
-        let r = process_file(&origins[i], req, settings, color_out, &mut out);
-        drop(out);
-        take(r, &[]);
-        i += 1;
+        last = buf[n - 1];
     }
-    // Problems that stopped a file come last, after everything that was processed.
-    reports.extend(problems);
-    console::findings(
-        &reports,
-        req.format,
-        color_err,
-        mode == Mode::Fix,
-        &tally.changed,
-    );
-    if tally.trouble {
-        exit::TROUBLE
-    } else {
-        match mode {
-            Mode::Diff => exit::OK,
-            Mode::Check if !tally.changed.is_empty() || tally.errors_any => exit::FINDINGS,
-            Mode::Fix if tally.errors_left => exit::FINDINGS,
-            _ => exit::OK,
-        }
-    }
-}
-
-/// Files up to this size are processed whole by one thread, next to other such files.
-const SMALL_FILE_BYTES: u64 = stream::BATCH_BYTES as u64;
-
-/// What one input gave.
-struct FileResult {
-    name: String,
-    /// Its findings, in text order.
-    findings: Vec<Located>,
-    /// What stopped it (it then counts as not processed), or the write that failed.
-    problem: Option<Located>,
-    changed: bool,
-}
-
-impl Tally {
-    /// Counts one input's result and queues its reports.
-    fn take(
-        &mut self,
-        r: FileResult,
-        quiet: bool,
-        reports: &mut Vec<Located>,
-        problems: &mut Vec<Located>,
-    ) {
-        if let Some(p) = r.problem {
-            self.trouble = true;
-            let stopped = p.finding.rule != Rule::Unwritable;
-            problems.push(p);
-            if stopped {
-                return;
-            }
-        }
-        for l in r.findings {
-            let f = &l.finding;
-            if f.rule.once_per_run() && std::mem::replace(&mut self.noted, true) {
-                continue;
-            }
-            if f.severity == Severity::Error {
-                self.errors_any = true;
-                if !f.fixed {
-                    self.errors_left = true;
-                }
-            }
-            if quiet && f.severity == Severity::Info {
-                continue;
-            }
-            reports.push(l);
-        }
-        if r.changed {
-            self.changed.push(r.name);
-        }
-    }
-}
-
-/// Streams one input through the pipeline; its diff or fixed text goes to `out` (a fixed
-/// file goes back to the file).
-fn process_file(
-    origin: &Origin,
-    req: &Request,
-    settings: &Settings,
-    color: bool,
-    out: &mut dyn Write,
-) -> FileResult {
-    let name = origin.display();
-    let mut result = FileResult {
-        name: name.clone(),
-        findings: Vec::new(),
-        problem: None,
-        changed: false,
-    };
-    let input = match source::open(origin) {
-        Ok(i) => i,
-        Err(m) => {
-            result.problem = Some(stopped(Rule::Unreadable, &name, m));
-            return result;
-        }
-    };
-    let echo = req.mode == Mode::Fix && *origin == Origin::Stdin;
-    let mut sink = FileSink {
-        mode: req.mode,
-        origin,
-        name: &name,
-        out: HoldBack::new(out, echo),
-        hunks: Hunks::new(&name),
-        color,
-        replacement: None,
-        seen: Seen::default(),
-        findings: Vec::new(),
-        changed: false,
-    };
-    let opts = run::ProcessOptions {
-        force_mesh: req.force_mesh,
-    };
-    match stream::process(input, settings, opts, &mut sink) {
-        Ok(()) => {
-            sink.finish();
-            result.findings = std::mem::take(&mut sink.findings);
-            result.changed = sink.changed;
-            let written = match sink.replacement.take() {
-                Some(Ok(r)) => r.commit(&sink.seen),
-                Some(Err(m)) => Err(m),
-                None => Ok(()),
-            };
-            if let Err(m) = written {
-                result.problem = Some(stopped(
-                    Rule::Unwritable,
-                    &name,
-                    format!("cannot write: {m}"),
-                ));
-            }
-        }
-        Err(Stop::Failed(f)) => {
-            sink.out.fail();
-            let f = *f;
-            let mut finding = f.finding;
-            finding.message = format!("{}; file left untouched", finding.message);
-            result.problem = Some(Located {
-                path: name,
-                line: f.line,
-                col: f.col,
-                finding,
-            });
-        }
-        Err(Stop::Read(e)) => {
-            sink.out.fail();
-            let m = match origin {
-                Origin::Stdin => format!("cannot read stdin: {e}"),
-                Origin::File(_) => source::cannot_read(&e),
-            };
-            result.problem = Some(stopped(Rule::Unreadable, &name, m));
-        }
-        Err(Stop::Sink(m)) => {
-            sink.out.fail();
-            result.problem = Some(stopped(Rule::Unwritable, &name, m));
-        }
-    }
-    result
 }
 
 /// Where the batches of one input go: the diff, stdout, or the file's replacement.
@@ -287,7 +675,10 @@ struct FileSink<'a, 'o> {
     origin: &'a Origin,
     name: &'a str,
     out: HoldBack<'o>,
-    hunks: Hunks,
+    /// The diff (`diff`, `check`, and `fix` for the JSON report).
+    hunks: Option<Hunks>,
+    /// `--format json`: the diff is kept for the report, not printed.
+    json: Option<String>,
     color: bool,
     /// `fix FILE`: the replacement, begun at the first change (or why it could not be).
     replacement: Option<Result<Replacement, String>>,
@@ -295,6 +686,8 @@ struct FileSink<'a, 'o> {
     seen: Seen,
     findings: Vec<Located>,
     changed: bool,
+    /// The input read so far holds `{{` (a template, when it does not parse).
+    braces: bool,
 }
 
 impl FileSink<'_, '_> {
@@ -302,14 +695,18 @@ impl FileSink<'_, '_> {
         if s.is_empty() {
             return;
         }
+        if let Some(kept) = &mut self.json {
+            kept.push_str(&s);
+            return;
+        }
         let s = if self.color { diff::colorize(&s) } else { s };
         self.out.write(s.as_bytes());
     }
 
     fn finish(&mut self) {
-        if matches!(self.mode, Mode::Diff | Mode::Check) {
+        if let Some(h) = self.hunks.take() {
             let mut s = String::new();
-            std::mem::replace(&mut self.hunks, Hunks::new(self.name)).finish(&mut s);
+            h.finish(&mut s);
             self.diff(s);
         }
         self.out.finish();
@@ -355,21 +752,23 @@ impl Sink for FileSink<'_, '_> {
             });
         }
         self.changed |= done.changed();
-        match self.mode {
-            Mode::Diff | Mode::Check => {
-                let mut s = String::new();
-                if done.changed() {
-                    for (old, new) in done.pieces() {
-                        match new {
-                            Some(new) => self.hunks.change(old, new, &mut s),
-                            None => self.hunks.equal(old, &mut s),
-                        }
+        self.braces |= memchr::memmem::find(&b.bytes, b"{{").is_some();
+        if let Some(h) = &mut self.hunks {
+            let mut s = String::new();
+            if done.changed() {
+                for (old, new) in done.pieces() {
+                    match new {
+                        Some(new) => h.change(old, new, &mut s),
+                        None => h.equal(old, &mut s),
                     }
-                } else {
-                    self.hunks.equal(done.text(), &mut s);
                 }
-                self.diff(s);
+            } else {
+                h.equal(done.text(), &mut s);
             }
+            self.diff(s);
+        }
+        match self.mode {
+            Mode::Diff | Mode::Check => {}
             Mode::Fix => match self.origin {
                 Origin::Stdin => {
                     self.out.input(&b.bytes);
@@ -391,6 +790,7 @@ impl Sink for FileSink<'_, '_> {
     }
 
     fn rest(&mut self, bytes: &[u8]) {
+        self.braces |= memchr::memmem::find(bytes, b"{{").is_some();
         self.out.echo(bytes);
     }
 }

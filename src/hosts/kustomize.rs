@@ -62,9 +62,19 @@ pub fn default_plugin_home() -> Result<PathBuf, String> {
     Ok(config.join("kustomize").join("plugin"))
 }
 
+/// What `install` did.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Installed {
+    /// The plugin is now a link to (or a copy of) this binary.
+    New,
+    /// It already was a link to this binary; nothing changed.
+    Already,
+}
+
 /// `meshjob kustomize install`: links this binary into the plugin home (`dir`, or the
-/// default), replacing whatever is there. Falls back to a copy where a link cannot be made.
-pub fn install(dir: Option<&Path>) -> Result<PathBuf, String> {
+/// default). Falls back to a copy where a link cannot be made. A file already there is
+/// replaced only with `force`, unless it is a link to this same binary.
+pub fn install(dir: Option<&Path>, force: bool) -> Result<(PathBuf, Installed), String> {
     let home = match dir {
         Some(d) => d.to_path_buf(),
         None => default_plugin_home()?,
@@ -73,6 +83,19 @@ pub fn install(dir: Option<&Path>) -> Result<PathBuf, String> {
         .and_then(std::fs::canonicalize)
         .map_err(|e| format!("cannot find this executable: {e}"))?;
     let target = home.join(plugin_rel_path());
+    if let Ok(meta) = std::fs::symlink_metadata(&target) {
+        let ours =
+            meta.file_type().is_symlink() && std::fs::canonicalize(&target).is_ok_and(|t| t == exe);
+        if ours {
+            return Ok((target, Installed::Already));
+        }
+        if !force {
+            return Err(format!(
+                "{} already exists and is not a link to this binary; pass --force to replace it",
+                target.display()
+            ));
+        }
+    }
     let parent = target.parent().unwrap_or(&home);
     std::fs::create_dir_all(parent)
         .map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
@@ -85,7 +108,7 @@ pub fn install(dir: Option<&Path>) -> Result<PathBuf, String> {
             let _ = std::fs::remove_file(&tmp);
             format!("cannot install {}: {e}", target.display())
         })?;
-    Ok(target)
+    Ok((target, Installed::New))
 }
 
 /// The binary run as the plugin: config file in argv[1], resources on stdin, transformed

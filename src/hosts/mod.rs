@@ -14,9 +14,9 @@ pub mod files;
 pub mod krm;
 pub mod kustomize;
 
-use crate::config::Settings;
+use crate::config::{FailOn, Settings};
 use crate::exit;
-use crate::finding::Severity;
+use crate::finding::{Rule, Severity};
 use crate::output::console::{self, Reply};
 use crate::output::hold::HoldBack;
 use crate::output::report;
@@ -69,11 +69,20 @@ pub fn run(host: &impl Host) -> u8 {
 pub fn run_text(host: &impl Host, text: &str) -> Reply {
     let go = || {
         let (settings, input) = host.prepare(text)?;
-        let outcome = run::process(text, &settings);
+        let mut outcome = run::process(text, &settings);
         if let Some(f) = &outcome.fatal {
             return Err(format!("{}: {}", at(text, f.offset), f.message));
         }
-        host.reply(text, input, outcome)
+        // A stream host returns the fixed stream: what "would change" has changed.
+        outcome.findings.retain(|f| f.rule != Rule::WouldChange);
+        // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
+        let warned = settings.fail_on == FailOn::Warning
+            && (outcome.findings.iter()).any(|f| f.severity == Severity::Warning && !f.fixed);
+        let mut reply = host.reply(text, input, outcome)?;
+        if warned && reply.code == exit::OK {
+            reply.code = exit::FINDINGS;
+        }
+        Ok(reply)
     };
     go().unwrap_or_else(|m| Reply::trouble(host.label(), &m))
 }
@@ -88,10 +97,18 @@ pub fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         out: HoldBack::new(&mut stdout, false),
         stderr: String::new(),
         errors_left: false,
-        noted: false,
+        warned: false,
+        fail_on: settings.fail_on,
+        noted: Vec::new(),
     };
     let opts = run::ProcessOptions::default();
-    let stopped = match stream::process(std::io::stdin(), settings, opts, &mut sink) {
+    let stopped = match stream::process(
+        std::io::stdin(),
+        settings,
+        opts,
+        stream::Namespaces::SoFar,
+        &mut sink,
+    ) {
         Ok(()) => None,
         Err(Stop::Failed(f)) if f.decode => Some(format!("stdin: {}", f.finding.message)),
         Err(Stop::Failed(f)) => Some(format!("stdin:{}:{}: {}", f.line, f.col, f.finding.message)),
@@ -105,7 +122,8 @@ pub fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         return console::reply(&Reply::trouble(label, &m));
     }
     sink.out.finish();
-    let code = if sink.errors_left {
+    // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
+    let code = if sink.errors_left || sink.warned {
         exit::FINDINGS
     } else {
         exit::OK
@@ -122,17 +140,29 @@ struct Plain<'a> {
     out: HoldBack<'a>,
     stderr: String,
     errors_left: bool,
-    /// The once-per-run note has been said.
-    noted: bool,
+    /// A warning is left and `failOn: warning` fails the run.
+    warned: bool,
+    fail_on: FailOn,
+    /// The rules whose once-per-run note has been said.
+    noted: Vec<Rule>,
 }
 
 impl Sink for Plain<'_> {
     fn batch(&mut self, done: &Done) -> Result<(), String> {
         for f in &done.result.findings {
-            if f.rule.once_per_run() && std::mem::replace(&mut self.noted, true) {
+            // A stream host returns the fixed stream: what "would change" has changed.
+            if f.rule == Rule::WouldChange {
                 continue;
             }
+            if f.rule.once_per_run() {
+                if self.noted.contains(&f.rule) {
+                    continue;
+                }
+                self.noted.push(f.rule);
+            }
             self.errors_left |= f.severity == Severity::Error && !f.fixed;
+            self.warned |=
+                self.fail_on == FailOn::Warning && f.severity == Severity::Warning && !f.fixed;
             self.stderr.push_str(&report::plain(f));
             self.stderr.push('\n');
         }

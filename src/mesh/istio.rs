@@ -333,6 +333,61 @@ ignores terminationDrainDuration: after SIGTERM it waits MINIMUM_DRAIN_DURATION 
 then exits once no connection is active; on Istio 1.26+ a POST to /quitquitquit skips the drain \
 entirely";
 
+// --- Native sidecars and ambient: what decides the strategy (docs/strategies.md). ---
+//
+// Read in istio/istio at the tags named:
+// - manifests/charts/istio-control/istio-discovery/files/injection-template.yaml, line 27
+//   at 1.24.0: `$nativeSidecar := or (and (not (isset ...nativeSidecar)) (eq (env
+//   "ENABLE_NATIVE_SIDECARS") "true")) (eq (index .ObjectMeta.Annotations
+//   "sidecar.istio.io/nativeSidecar") "true")`: from 1.24 the pod annotation "true" turns
+//   native on for that pod whatever istiod says; at 1.23.0 only the istiod env does. At
+//   1.27.0 (line 29) any non-empty value but "false" enables, "true" in every version.
+// - pkg/kube/inject/webhook.go `DetectNativeSidecar` at 1.27.0: istiod's default `auto`
+//   is native only when every node's kubelet is 1.33+ (a Job pod has no nodeName yet).
+// - The same template, native branch: `istio-proxy` becomes an init container with
+//   `restartPolicy: Always`, which needs Kubernetes' SidecarContainers (beta and on by
+//   default in 1.29, KEP-753). `$holdProxy` is `and (...) (not $nativeSidecar)`, so
+//   holdApplicationUntilProxyStarts is ignored (a startupProbe orders start-up), and the
+//   proxy gets a preStop `pilot-agent request POST drain`.
+// - pkg/envoy/agent.go at 1.24.0: `DrainNow` sets `skipDrain`, and `terminate` then exits
+//   at once on SIGTERM; so neither terminationDrainDuration nor
+//   EXIT_ON_ZERO_ACTIVE_CONNECTIONS is used by a native sidecar's shutdown (`/drain` is in
+//   pilot/cmd/pilot-agent/status/server.go since 1.21.0).
+// - pkg/config/analysis/analyzers/util/in_mesh.go `NamespaceInAmbientMode` and
+//   cni/pkg/util/enablement_selector.go `Matches` at 1.27.0: ambient is the label
+//   `istio.io/dataplane-mode: ambient`; a namespace with `istio-injection: enabled` or a
+//   non-empty `istio.io/rev` is sidecar mode, and a pod with a sidecar is never enrolled.
+
+use crate::config::Version;
+
+/// The first Istio whose injector reads the pod annotation `sidecar.istio.io/nativeSidecar`.
+pub const NATIVE_ANNOTATION_SINCE: Version = Version::new(1, 24);
+/// The first Kubernetes with native sidecars (restartable init containers) on by default.
+pub const NATIVE_KUBERNETES_SINCE: Version = Version::new(1, 29);
+/// The value of [`NATIVE_SIDECAR_ANNOTATION`] meshjob writes; every version from 1.24 reads
+/// it as on.
+pub const NATIVE_ON: &str = "true";
+/// The value that turns native sidecars off for a pod.
+pub const NATIVE_OFF: &str = "false";
+
+/// Pod or namespace label that puts workloads in ambient mode (no sidecar).
+pub const DATAPLANE_MODE_LABEL: &str = "istio.io/dataplane-mode";
+pub const DATAPLANE_MODE_AMBIENT: &str = "ambient";
+/// Namespace label of sidecar injection (`enabled`), and the revision label that also
+/// selects sidecar injection, on a namespace or a pod.
+pub const NAMESPACE_INJECTION_LABEL: &str = "istio-injection";
+pub const REVISION_LABEL: &str = "istio.io/rev";
+
+/// Whether an annotation value turns native sidecars on for a pod, as the given Istio reads
+/// it (unknown: only what every version reads as on).
+pub fn native_annotation_on(value: &str, istio: Option<Version>) -> bool {
+    match istio {
+        Some(v) if v < NATIVE_ANNOTATION_SINCE => false,
+        Some(v) if v >= Version::new(1, 27) => !value.is_empty() && value != NATIVE_OFF,
+        _ => value == NATIVE_ON,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

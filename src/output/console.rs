@@ -97,38 +97,17 @@ pub fn trouble_shown(shown: &impl std::fmt::Display) -> u8 {
     exit::TROUBLE
 }
 
-/// Writes the findings of a run on stderr in `format`. `changed` names the files the run
-/// changes (or would), for the JSON report.
-pub fn findings(
-    reports: &[Located],
-    format: Format,
-    color: bool,
-    fix_mode: bool,
-    changed: &[String],
-) {
-    let mut err = std::io::stderr().lock();
-    match format {
-        Format::Human => {
-            for l in reports {
-                let _ = writeln!(err, "{}", report::human(l, color, fix_mode));
-            }
-        }
-        Format::Github => {
-            for l in reports {
-                let _ = writeln!(err, "{}", report::github(l));
-            }
-        }
-        Format::Json => {
-            let v: Vec<serde_json::Value> = reports.iter().map(report::json).collect();
-            let doc = serde_json::json!({
-                "findings": v,
-                "changed": changed,
-            });
-            let _ = writeln!(
-                err,
-                "{}",
-                serde_json::to_string_pretty(&doc).unwrap_or_default()
-            );
-        }
+/// Writes the findings of a run on stderr, in the human or GitHub format (the JSON report
+/// goes to stdout whole; see `hosts::files`).
+pub fn findings(reports: &[Located], format: Format, color: bool, fix_mode: bool) {
+    let mut text = String::new();
+    for l in reports {
+        let line = match format {
+            Format::Github => report::github(l),
+            Format::Human | Format::Json => report::human(l, color, fix_mode),
+        };
+        text.push_str(&line);
+        text.push('\n');
     }
+    stderr(&text);
 }

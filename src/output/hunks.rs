@@ -57,9 +57,13 @@ fn range(start: usize, len: usize) -> String {
 impl Hunks {
     /// Hunks for `path` (shown as `a/PATH` and `b/PATH`, without a leading `./`).
     pub fn new(path: &str) -> Self {
-        let path = path.trim_start_matches("./");
+        // An absolute name loses its leading `/` behind `a/` (see `crate::paths`); a name
+        // with control characters is quoted as git quotes it.
+        let name = crate::paths::diff_name(path.trim_start_matches("./"));
+        let (a, b) = (format!("a/{name}"), format!("b/{name}"));
+        let (a, b) = (super::escape::diff_path(&a), super::escape::diff_path(&b));
         Hunks {
-            header: format!("--- a/{path}\n+++ b/{path}\n"),
+            header: format!("--- {a}\n+++ {b}\n"),
             header_written: false,
             old_line: 0,
             new_line: 0,

@@ -2,7 +2,9 @@
 
 pub mod console;
 pub mod diff;
+pub mod escape;
 pub mod hold;
 pub mod hunks;
 pub mod report;
+pub mod summary;
 pub mod write;

@@ -1,5 +1,7 @@
-//! Findings on stderr: `path:line:col: severity: message`, JSON, or GitHub workflow commands.
+//! Findings: `path:line:col: severity: message [CODE]`, JSON, or GitHub workflow commands.
+//! Text from the input (names, paths) is escaped here, where it is printed.
 
+use super::escape;
 #[cfg(test)]
 use crate::finding::Rule;
 use crate::finding::{Finding, Severity, line_col};
@@ -12,7 +14,8 @@ pub enum Format {
     Github,
 }
 
-/// A finding placed in a file, ready to show.
+/// A finding placed in a file, ready to show. `line` 0 means a finding about the whole
+/// file or directory (no position); an empty `path` means one about the whole run.
 #[derive(Clone, Debug)]
 pub struct Located {
     pub path: String,
@@ -29,6 +32,42 @@ impl Located {
             line,
             col,
             finding,
+        }
+    }
+
+    /// A finding about a whole file or directory.
+    pub fn at_path(path: &str, finding: Finding) -> Self {
+        Located {
+            path: path.to_string(),
+            line: 0,
+            col: 0,
+            finding,
+        }
+    }
+
+    /// A finding that stops a whole file: shown at its start (`path:1:1`), so that every
+    /// error points at a place.
+    pub fn at_start(path: &str, finding: Finding) -> Self {
+        Located {
+            path: path.to_string(),
+            line: 1,
+            col: 1,
+            finding,
+        }
+    }
+
+    /// A finding about the whole run.
+    pub fn run(finding: Finding) -> Self {
+        Self::at_path("", finding)
+    }
+
+    /// `path:line:col`, `path`, or `meshjob` for the run, escaped for printing.
+    fn place(&self) -> String {
+        let path = escape::controls(&self.path);
+        match (self.path.is_empty(), self.line) {
+            (true, _) => "meshjob".to_string(),
+            (false, 0) => path.into_owned(),
+            (false, line) => format!("{path}:{line}:{}", self.col),
         }
     }
 }
@@ -48,8 +87,10 @@ pub fn human(l: &Located, color: bool, fix_mode: bool) -> String {
     };
     let fixed = fixed_note(&l.finding, fix_mode);
     format!(
-        "{}:{}:{}: {label}: {}{fixed} [{}]",
-        l.path, l.line, l.col, l.finding.message, l.finding.rule
+        "{}: {label}: {}{fixed} [{}]",
+        l.place(),
+        escape::controls(&l.finding.message),
+        l.finding.rule
     )
 }
 
@@ -70,7 +111,7 @@ pub fn plain(f: &Finding) -> String {
     format!(
         "meshjob: {}: {}{} [{}]",
         f.severity,
-        f.message,
+        escape::controls(&f.message),
         fixed_note(f, true),
         f.rule
     )
@@ -95,23 +136,33 @@ pub fn github(l: &Located) -> String {
         Severity::Warning => "warning",
         Severity::Info => "notice",
     };
-    format!(
-        "::{cmd} file={},line={},col={},title={}::{}",
-        gh_escape_property(&l.path),
-        l.line,
-        l.col,
-        gh_escape_property(&format!("meshjob {}", l.finding.severity)),
-        gh_escape_data(&format!("{} [{}]", l.finding.message, l.finding.rule))
-    )
+    let mut props = Vec::new();
+    if !l.path.is_empty() {
+        props.push(format!(
+            "file={}",
+            gh_escape_property(&escape::controls(&l.path))
+        ));
+    }
+    if l.line > 0 {
+        props.push(format!("line={},col={}", l.line, l.col));
+    }
+    props.push(format!(
+        "title={}",
+        gh_escape_property(&format!("meshjob {}", l.finding.severity))
+    ));
+    let message = format!(
+        "{} [{}]",
+        escape::controls(&l.finding.message),
+        l.finding.rule
+    );
+    format!("::{cmd} {}::{}", props.join(","), gh_escape_data(&message))
 }
 
 /// The JSON object of one finding.
 pub fn json(l: &Located) -> serde_json::Value {
     let f = &l.finding;
     let mut v = serde_json::json!({
-        "path": l.path,
-        "line": l.line,
-        "column": l.col,
+        "path": (!l.path.is_empty()).then_some(&l.path),
         "severity": f.severity.as_str(),
         "code": f.rule.code(),
         "message": f.message,
@@ -124,6 +175,10 @@ pub fn json(l: &Located) -> serde_json::Value {
             "name": o.name,
             "namespace": o.namespace,
         });
+    }
+    if l.line > 0 {
+        v["line"] = l.line.into();
+        v["column"] = l.col.into();
     }
     if let Some(field) = &f.field {
         v["field"] = serde_json::Value::String(field.clone());
@@ -147,7 +202,7 @@ mod tests {
         };
         assert_eq!(
             github(&l),
-            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b%0Anext [MJ001]"
+            "::error file=dir/x%2Cy.yaml,line=3,col=5,title=meshjob error::bad: a, b\\nnext [MJ001]"
         );
     }
 }

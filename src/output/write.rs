@@ -1,8 +1,8 @@
 //! In-place writes that never leave a partial file.
 //!
 //! The new text goes to a temporary file in the same directory (created with `O_EXCL` under a
-//! unique name), is synced, gets the old file's permissions (and owner, where allowed), and is
-//! renamed over the target. Symlinks are followed to their target, which is what gets
+//! unique name), is synced, gets the old file's owner (where allowed) and its whole mode,
+//! setuid and setgid bits included, and is renamed over the target. Symlinks are followed to their target, which is what gets
 //! replaced; the link stays a link. Special files and read-only files or directories are
 //! refused. A file that changed on disk since it was read is not overwritten: its length and
 //! a hash of its bytes, taken as it was read ([`Seen`]), must match the file just before the
@@ -176,11 +176,7 @@ impl Replacement {
         f.sync_all()
             .map_err(|e| format!("cannot write the temporary file: {e}"))?;
         drop(f);
-        fs::set_permissions(&self.tmp, self.meta.permissions())
-            .map_err(|e| format!("cannot copy permissions: {e}"))?;
-        // Keep the owner when we may (as root, editing someone else's file); otherwise the
-        // file becomes ours, as with any editor that saves by rename.
-        let _ = std::os::unix::fs::chown(&self.tmp, Some(self.meta.uid()), Some(self.meta.gid()));
+        keep_owner_and_mode(&self.tmp, &self.meta)?;
         debug_hook("before-check", &self.tmp, b"");
         // Last check before replacing: the file must still be what we read.
         let now = Seen::now(&self.target).map_err(|e| format!("cannot re-read: {e}"))?;
@@ -205,6 +201,52 @@ impl Drop for Replacement {
         if !self.tmp.as_os_str().is_empty() {
             let _ = fs::remove_file(&self.tmp);
         }
+    }
+}
+
+/// Gives the temporary file the target's owner (where allowed) and its whole mode, the
+/// setuid, setgid and sticky bits included, or refuses.
+///
+/// The owner goes first: changing it clears the setuid and setgid bits (chown(2)). When the
+/// owner cannot be kept (not root, someone else's file) the file becomes ours, as with any
+/// editor that saves by rename; a setuid or setgid file is then refused, since the rewrite
+/// would either drop the bit or make the program run as us. Any bit the kernel declines to
+/// set is caught by reading the mode back.
+fn keep_owner_and_mode(tmp: &Path, meta: &fs::Metadata) -> Result<(), String> {
+    let mode = meta.permissions().mode() & 0o7777;
+    let owner_kept = std::os::unix::fs::chown(tmp, Some(meta.uid()), Some(meta.gid())).is_ok();
+    if mode & 0o6000 != 0 && !owner_kept {
+        return Err(format!(
+            "the file is {} (mode {mode:o}) and owned by uid {} gid {}, which meshjob cannot \
+             give the rewritten file; not written, so the bit is neither dropped nor moved to \
+             another owner. Run fix as the file's owner, or use `meshjob diff`",
+            special_bits(mode),
+            meta.uid(),
+            meta.gid()
+        ));
+    }
+    fs::set_permissions(tmp, fs::Permissions::from_mode(mode))
+        .map_err(|e| format!("cannot copy permissions: {e}"))?;
+    let got = fs::metadata(tmp)
+        .map_err(|e| format!("cannot stat the temporary file: {e}"))?
+        .permissions()
+        .mode()
+        & 0o7777;
+    if got != mode {
+        return Err(format!(
+            "cannot keep the file's mode {mode:o} (the rewritten file would get {got:o}); \
+             not written. Run fix as the file's owner, or use `meshjob diff`"
+        ));
+    }
+    Ok(())
+}
+
+/// "setuid", "setgid" or "setuid and setgid" for a mode with either bit.
+fn special_bits(mode: u32) -> &'static str {
+    match (mode & 0o4000 != 0, mode & 0o2000 != 0) {
+        (true, true) => "setuid and setgid",
+        (true, false) => "setuid",
+        _ => "setgid",
     }
 }
 

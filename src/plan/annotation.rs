@@ -8,7 +8,7 @@ use crate::locate::{PodTarget, describe, object_error as err, shared_node_findin
 use crate::mesh::istio;
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
-use crate::yaml::tree::{Kind, parse_stream};
+use crate::yaml::tree::{Entry, Kind, parse_stream};
 use crate::yaml::value::Value;
 
 /// The annotation value for a template that has none, with what it means.
@@ -16,6 +16,12 @@ fn fresh(d: &Desired, json: bool) -> Out {
     let text = d.fresh_text(json);
     let value = fresh_value(&text);
     Out::YamlText { text, value }
+}
+
+/// The annotation meshjob adds for the wrapper, as a key and a block value: to put in the
+/// place of another annotation.
+pub fn fresh_entry(d: &Desired) -> (&'static str, Out) {
+    (istio::PROXY_CONFIG_ANNOTATION, fresh(d, false))
 }
 
 /// The value of a fresh annotation text. A run renders the same few texts for every pod, so
@@ -42,40 +48,47 @@ fn fresh_value(text: &str) -> Value {
     })
 }
 
-/// `{annotations: {proxy.istio.io/config: <fresh>}}`, or without the outer `annotations`
-/// level.
-fn fresh_map(d: &Desired, json: bool, with_annotations: bool) -> Out {
-    let anns = Out::Map(vec![(
-        istio::PROXY_CONFIG_ANNOTATION.into(),
-        fresh(d, json),
-    )]);
-    if with_annotations {
-        Out::Map(vec![("annotations".into(), anns)])
-    } else {
-        anns
-    }
-}
-
-/// Plans the annotation edits for one pod template.
-pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<Finding>) {
+/// Makes sure the pod template's annotation `key` exists, creating `metadata` and
+/// `annotations` as needed. `value` gets whether the new text stands in a flow context.
+/// Returns the existing entry, if there is one; the caller decides what to do with it.
+pub fn ensure<'d>(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'d>,
+    key: &str,
+    value: impl Fn(bool) -> Out,
+    out: &mut Vec<Finding>,
+) -> Option<&'d Entry> {
     let tpl = t.template;
     let oref = &t.object;
+    let wrap = |inner: Out, with_annotations: bool| {
+        let anns = Out::Map(vec![(key.to_string(), inner)]);
+        if with_annotations {
+            Out::Map(vec![("annotations".into(), anns)])
+        } else {
+            anns
+        }
+    };
     let Some(meta_entry) = tpl.entry("metadata") else {
-        let value = fresh_map(d, tpl.flow, true);
         let before = tpl.entry("spec").map(|e| &e.key);
-        ed.insert_entry(tpl, &t.path, before, "metadata", &value);
-        return;
+        ed.insert_entry(
+            tpl,
+            &t.path,
+            before,
+            "metadata",
+            &wrap(value(tpl.flow), true),
+        );
+        return None;
     };
     let meta = &meta_entry.value;
     let mpath = child(&t.path, "metadata");
     if let Some(f) = shared_node_finding(meta, oref) {
         out.push(f);
-        return;
+        return None;
     }
     if meta.is_null() {
-        let value = fresh_map(d, tpl.flow, true);
-        ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &value);
-        return;
+        let v = wrap(value(tpl.flow), true);
+        ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &v);
+        return None;
     }
     if meta.entries().is_none() {
         out.push(err(
@@ -84,23 +97,28 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
             meta.start,
             "pod template metadata is not a mapping; skipped",
         ));
-        return;
+        return None;
     }
     let Some(ann_entry) = meta.entry("annotations") else {
-        let value = fresh_map(d, meta.flow, false);
-        ed.insert_entry(meta, &mpath, None, "annotations", &value);
-        return;
+        ed.insert_entry(
+            meta,
+            &mpath,
+            None,
+            "annotations",
+            &wrap(value(meta.flow), false),
+        );
+        return None;
     };
     let anns = &ann_entry.value;
     let apath = child(&mpath, "annotations");
     if let Some(f) = shared_node_finding(anns, oref) {
         out.push(f);
-        return;
+        return None;
     }
     if anns.is_null() {
-        let value = fresh_map(d, meta.flow, false);
-        ed.replace_value(meta, &ann_entry.key, anns, &mpath, "annotations", &value);
-        return;
+        let v = wrap(value(meta.flow), false);
+        ed.replace_value(meta, &ann_entry.key, anns, &mpath, "annotations", &v);
+        return None;
     }
     if anns.entries().is_none() {
         out.push(err(
@@ -109,18 +127,31 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
             anns.start,
             "pod template annotations are not a mapping; skipped",
         ));
-        return;
+        return None;
     }
-    let Some(pc) = anns.entry(istio::PROXY_CONFIG_ANNOTATION) else {
-        ed.insert_entry(
-            anns,
-            &apath,
-            None,
-            istio::PROXY_CONFIG_ANNOTATION,
-            &fresh(d, anns.flow),
-        );
+    let existing = anns.entry(key);
+    if existing.is_none() {
+        ed.insert_entry(anns, &apath, None, key, &value(anns.flow));
+    }
+    existing
+}
+
+/// Plans the annotation edits for one pod template.
+pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<Finding>) {
+    let oref = &t.object;
+    let Some(pc) = ensure(
+        ed,
+        t,
+        istio::PROXY_CONFIG_ANNOTATION,
+        |json| fresh(d, json),
+        out,
+    ) else {
         return;
     };
+    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+        return;
+    };
+    let apath = child(&child(&t.path, "metadata"), "annotations");
     let v = &pc.value;
     if shared_node_finding(v, oref).is_some() || !matches!(v.kind, Kind::Scalar { .. }) {
         out.push(err(

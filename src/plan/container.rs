@@ -2,6 +2,7 @@
 //! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
 
 use super::editor::Editor;
+use super::own_fixes;
 use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
@@ -21,7 +22,7 @@ const SPELL_OUT: &str = "write the list out in each container (expand the anchor
 pub const PEERS_VOLUME: &str = "meshjob";
 pub const PEERS_MOUNT: &str = "/var/run/meshjob";
 
-enum How<'d> {
+pub(crate) enum How<'d> {
     /// Already wrapped: only the script may need an update.
     Existing { cmd: &'d Node },
     /// `command` (and maybe `args`) written out.
@@ -36,15 +37,15 @@ enum How<'d> {
     },
 }
 
-struct Wrap<'d> {
-    node: &'d Node,
-    index: usize,
-    name: String,
-    how: How<'d>,
+pub(crate) struct Wrap<'d> {
+    pub node: &'d Node,
+    pub index: usize,
+    pub name: String,
+    pub how: How<'d>,
 }
 
 /// Whether a command sequence is a wrapper written by meshjob (any version).
-fn wrapper_script(cmd: &Node) -> Option<&str> {
+pub(crate) fn wrapper_script(cmd: &Node) -> Option<&str> {
     let items = cmd.items()?;
     match items {
         [sh, c, s, zero]
@@ -60,7 +61,7 @@ fn wrapper_script(cmd: &Node) -> Option<&str> {
 }
 
 /// A sequence whose items are all plain strings we can move (no aliases or anchors).
-fn movable_seq(n: &Node) -> bool {
+pub(crate) fn movable_seq(n: &Node) -> bool {
     n.items().is_some_and(|items| {
         items
             .iter()
@@ -69,7 +70,7 @@ fn movable_seq(n: &Node) -> bool {
 }
 
 /// An argv word copied from the source: its exact text when it is a one-line scalar.
-fn item_out(src: &str, n: &Node, from_flow: bool) -> Out {
+pub(crate) fn item_out(src: &str, n: &Node, from_flow: bool) -> Out {
     let Kind::Scalar { value, style } = &n.kind else {
         return Out::Str(String::new());
     };
@@ -114,14 +115,16 @@ fn quit_endpoint(mesh: &Mesh, settings: &Settings, tpl: &Node) -> Result<Endpoin
     Ok(q)
 }
 
-/// Plans the wrapper edits of one pod template.
+/// Plans the wrapper edits of one pod template. Returns whether the pod needs the per-pod
+/// proxy configuration: a container is wrapped, or already stops the proxy itself. A pod
+/// in which nothing stops the proxy gets none, so that its diff does not look like a fix.
 pub fn plan(
     ed: &mut Editor<'_>,
     t: &PodTarget<'_>,
     mesh: &Mesh,
     settings: &Settings,
     out: &mut Vec<Finding>,
-) {
+) -> bool {
     let oref = &t.object;
     let tpl = t.template;
     let Some(spec) = tpl.get("spec").filter(|s| s.entries().is_some()) else {
@@ -131,12 +134,12 @@ pub fn plan(
             tpl.start,
             "the pod template has no spec",
         ));
-        return;
+        return false;
     };
     let spath = child(&t.path, "spec");
     if let Some(f) = shared_node_finding(spec, oref) {
         out.push(f);
-        return;
+        return false;
     }
     let Some(containers) = spec.get("containers") else {
         out.push(err(
@@ -145,11 +148,11 @@ pub fn plan(
             spec.start,
             "the pod spec has no containers",
         ));
-        return;
+        return false;
     };
     if let Some(f) = shared_node_finding(containers, oref) {
         out.push(f);
-        return;
+        return false;
     }
     let cpath = child(&spath, "containers");
     let Some(items) = containers.items() else {
@@ -159,13 +162,13 @@ pub fn plan(
             containers.start,
             "`containers` is not a list",
         ));
-        return;
+        return false;
     };
     let quit = match quit_endpoint(mesh, settings, tpl) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
-            return;
+            return false;
         }
     };
     let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
@@ -174,17 +177,48 @@ pub fn plan(
     }) {
         Some(Err(m)) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
-            return;
+            return false;
         }
         Some(Ok(w)) => Some(w),
         None => None,
     };
 
+    let status_port = own_fixes::status_port(mesh, tpl);
+    let shared_pid = str_of(spec, "shareProcessNamespace") == Some("true");
     let mut wraps = Vec::new();
+    let mut stops = false;
     for (index, c) in items.iter().enumerate() {
         if let Some(w) = classify(c, index, mesh, settings, oref, out) {
-            wraps.push(w);
+            if own_fixes::own_stop(&w, status_port, shared_pid, false, oref, out) {
+                stops = true;
+                // An earlier meshjob wrapped a container that stops the proxy itself: unwrap.
+                if let (How::Existing { .. }, Some(e)) = (&w.how, c.entry("command")) {
+                    let mut path = cpath.clone();
+                    path.push(Seg::Index(index));
+                    if super::revert::unwrap(ed, c, &path, e) {
+                        out.push(
+                            Finding::info(
+                                Rule::WrapperRemoved,
+                                e.value.start,
+                                format!(
+                                    "{}: container {:?}: meshjob's wrapper taken out, since the \
+                                     container stops the proxy itself",
+                                    describe(oref),
+                                    w.name
+                                ),
+                            )
+                            .with_object(Some(oref.clone())),
+                        );
+                    }
+                }
+            } else {
+                wraps.push(w);
+            }
         }
+    }
+    if wraps.is_empty() && !stops {
+        own_fixes::note_unfixed(settings, oref, out);
+        return false;
     }
     let names: Vec<String> = wraps.iter().map(|w| w.name.clone()).collect();
     let peers = names.len() >= 2;
@@ -230,6 +264,7 @@ pub fn plan(
             ]),
         );
     }
+    true
 }
 
 /// Decides how to wrap one container, or reports why it cannot be.
@@ -249,9 +284,10 @@ fn classify<'d>(
                 Rule::ProxyInjected,
                 c.start,
                 format!(
-                    "{}: {} is already injected; its settings come from injection time, so \
-                     re-inject (or set EXIT_ON_ZERO_ACTIVE_CONNECTIONS in its env) for the \
-                     annotation to take effect",
+                    "{}: {} is already injected, so the pod annotation would mostly have no effect: \
+                     EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in \
+                     PROXY_CONFIG) go on its env instead; injecting again lets meshjob use the \
+                     annotation, or a native sidecar",
                     describe(oref),
                     mesh.proxy_container
                 ),
@@ -261,6 +297,10 @@ fn classify<'d>(
         return None;
     }
     if let Some(f) = shared_node_finding(c, oref) {
+        out.push(f);
+        return None;
+    }
+    if let Some(f) = own_fixes::sidecar_finding(c, &name, settings, oref) {
         out.push(f);
         return None;
     }

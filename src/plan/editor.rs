@@ -14,6 +14,8 @@ use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
 
+mod remove;
+
 /// The order of new lines added at the end of a text that has no final line break: after
 /// every edit that extends the last line itself (those have order 0).
 const AFTER_LAST_LINE: i64 = 1 << 32;

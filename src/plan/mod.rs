@@ -5,16 +5,25 @@ pub mod annotation;
 pub mod container;
 pub mod editor;
 pub mod embedded;
+pub mod injected;
 pub mod mesh;
+pub mod native;
+pub mod own_fixes;
 pub mod proxy_config;
+pub mod revert;
 pub mod script;
+pub mod sidecars;
+pub mod stops;
 
+use crate::apply::Edit;
 use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
+use crate::mesh::Mesh;
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
+use crate::yaml::tree::Node;
 use editor::Editor;
 
 /// The plan for one document: its editor (edits + intended value) and findings.
@@ -25,17 +34,40 @@ pub struct DocPlan<'a> {
 
 /// Plans one document of `src`.
 pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bool) -> DocPlan<'a> {
+    plan_doc_in(
+        src,
+        doc,
+        settings,
+        force_mesh,
+        &decide::RunContext::default(),
+    )
+}
+
+/// Plans one document of `src`, with what the rest of the stream says (`ctx`).
+pub fn plan_doc_in<'a>(
+    src: &'a str,
+    doc: &Doc,
+    settings: &Settings,
+    force_mesh: bool,
+    ctx: &decide::RunContext,
+) -> DocPlan<'a> {
     let located = locate::locate(&doc.root);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let desired = proxy_config::Desired::from_settings(settings);
+    let mut run_notes = Vec::new();
+    let mut changed_pods = false;
     for target in &located.pods {
-        let (mesh, strategy) = match decide::decide(target) {
+        let (mesh, strategy, why) = match decide::decide(target, settings, ctx, &mut run_notes) {
             Decision::Skip(f) => {
                 findings.push(f);
                 continue;
             }
-            Decision::Fix { mesh, strategy } => (mesh, strategy),
+            Decision::Fix {
+                mesh,
+                strategy,
+                why,
+            } => (mesh, strategy, why),
         };
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
@@ -43,9 +75,51 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
         let before = editor.snapshot(&target.path);
         match strategy {
             Strategy::Wrapper => {
-                container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
-                annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+                let needs_config =
+                    container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                let replacement = needs_config.then(|| annotation::fresh_entry(&desired));
+                let replaced =
+                    revert::drop_native(&mut editor, target, mesh, replacement, &mut pod_findings);
+                if injected::proxy_container(mesh, target.template).is_some() {
+                    // The annotation would have no effect: the proxy's env instead.
+                    if needs_config {
+                        injected::plan(&mut editor, target, mesh, &desired, &mut pod_findings);
+                    }
+                } else if needs_config && !replaced {
+                    annotation::plan(&mut editor, target, &desired, &mut pod_findings);
+                }
             }
+            Strategy::Native => {
+                native::plan(
+                    &mut editor,
+                    target,
+                    mesh,
+                    settings,
+                    &desired,
+                    &mut pod_findings,
+                );
+            }
+            Strategy::Remove { keep_native } => {
+                let native = if keep_native {
+                    revert::NativeAnnotation::Keep
+                } else {
+                    revert::NativeAnnotation::Remove
+                };
+                revert::plan(
+                    &mut editor,
+                    target,
+                    mesh,
+                    &desired,
+                    native,
+                    &mut pod_findings,
+                );
+            }
+        }
+        // The choice is explained where it changes something, so a clean run stays quiet.
+        let changed = editor.edits.len() > mark;
+        changed_pods |= changed;
+        if changed || why.rule != Rule::StrategyChosen {
+            pod_findings.insert(0, why);
         }
         let refused = pod_findings
             .iter()
@@ -55,10 +129,100 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
             if let Some(v) = before {
                 editor.restore(&target.path, v);
             }
+        } else if editor.edits.len() > mark {
+            pod_findings.push(would_change(target, mesh, strategy, &editor.edits[mark..]));
         }
         findings.extend(pod_findings);
     }
-    // Mesh configuration lives in other kinds than Jobs, so a stream may hold both.
-    mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
+    if changed_pods {
+        findings.extend(run_notes);
+    }
+    // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
+    // not a pod fix: `none` leaves it as it is.
+    if settings.strategy != crate::config::StrategyChoice::None {
+        mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
+    }
     DocPlan { editor, findings }
+}
+
+/// The finding that says a pod template would change, so that every such pod gets a line
+/// (and a pull-request annotation) of its own: at the first container that would be
+/// wrapped, else at the pod's config annotation, else at the pod template.
+fn would_change(
+    t: &locate::PodTarget<'_>,
+    mesh: &Mesh,
+    strategy: Strategy,
+    edits: &[Edit],
+) -> Finding {
+    let tpl = t.template;
+    let who = locate::describe(&t.object);
+    let other = match strategy {
+        Strategy::Wrapper => None,
+        Strategy::Native => Some(format!(
+            "{who}: {}: \"{}\" would be set: its pod would keep running after the task, \
+             because the {} proxy does not stop",
+            mesh.native_sidecar_annotation,
+            crate::mesh::istio::NATIVE_ON,
+            mesh.name
+        )),
+        Strategy::Remove { .. } => Some(format!(
+            "{who}: what meshjob added earlier would be taken out"
+        )),
+    };
+    if let Some(message) = other {
+        return Finding::error(Rule::WouldChange, tpl.start, message)
+            .with_object(Some(t.object.clone()))
+            .fixed();
+    }
+    let containers: Vec<&Node> = (tpl.get("spec"))
+        .and_then(|s| s.get("containers"))
+        .and_then(Node::items)
+        .map(|items| items.iter().collect())
+        .unwrap_or_default();
+    let touched: Vec<&Node> = containers
+        .into_iter()
+        .filter(|c| edits.iter().any(|e| c.start <= e.start && e.start <= c.end))
+        .collect();
+    let names: Vec<String> = touched
+        .iter()
+        .map(|c| format!("`{}`", locate::str_of(c, "name").unwrap_or_default()))
+        .collect();
+    let (offset, message) = match touched.first() {
+        Some(first) => (
+            first.start,
+            match names.as_slice() {
+                [one] => format!(
+                    "{who}: container {one} would be wrapped: its pod would keep running \
+                     after the task, because the {} proxy does not stop",
+                    mesh.name
+                ),
+                many => format!(
+                    "{who}: containers {} would be wrapped: their pod would keep running \
+                     after the task, because the {} proxy does not stop",
+                    many.join(", "),
+                    mesh.name
+                ),
+            },
+        ),
+        None => {
+            let annotation = (tpl.get("metadata"))
+                .and_then(|m| m.get("annotations"))
+                .and_then(|a| a.entry(mesh.pod_config_annotation));
+            let verb = if annotation.is_some() {
+                "updated"
+            } else {
+                "added"
+            };
+            (
+                annotation.map_or(tpl.start, |e| e.key.start),
+                format!(
+                    "{who}: {} would be {verb} with the proxy settings the task needs",
+                    mesh.pod_config_annotation
+                ),
+            )
+        }
+    };
+    Finding::error(Rule::WouldChange, offset, message)
+        .with_object(Some(t.object.clone()))
+        .fixed()
 }

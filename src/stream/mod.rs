@@ -19,9 +19,89 @@ pub use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError, Reader};
 pub use settle::{Cause, Failure, Reference, line_col, line_cols, settle};
 
 use crate::config::Settings;
+use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
 use crate::run::{Pieces, ProcessOptions, process_pieces};
 use std::io::Read;
+use std::sync::Arc;
+
+/// Where the stream's `Namespace` documents (which decide some Jobs' strategy) come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Namespaces<'a> {
+    /// Read before the stream is processed (a file is read twice: [`namespaces`] first; a
+    /// text in memory): they apply to every document.
+    Whole(&'a RunContext),
+    /// Stdin, read once: each `Namespace` document applies to the documents after it
+    /// (kustomize and Helm put Namespaces first).
+    SoFar,
+}
+
+/// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
+/// skips the rest), and only what they say is kept. A problem in the input is left for the
+/// pass that edits it to report.
+pub fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
+    let mut ctx = RunContext::default();
+    for b in reader {
+        let Ok(b) = b else { break };
+        if memchr::memmem::find(&b.bytes, b"Namespace").is_none() {
+            continue;
+        }
+        for r in &b.pieces {
+            if let Some(piece) = b
+                .bytes
+                .get(r.clone())
+                .and_then(|p| std::str::from_utf8(p).ok())
+            {
+                ctx.add(piece);
+            }
+        }
+    }
+    ctx
+}
+
+/// The context each batch is decided with: for [`Namespaces::SoFar`], what the batches
+/// before it said (the worker adds its own batch's, piece by piece).
+struct Contexts {
+    grow: bool,
+    current: Arc<RunContext>,
+}
+
+impl Contexts {
+    fn new(ns: Namespaces<'_>) -> Self {
+        match ns {
+            Namespaces::Whole(c) => Contexts {
+                grow: false,
+                current: Arc::new(c.clone()),
+            },
+            Namespaces::SoFar => Contexts {
+                grow: true,
+                current: Arc::new(RunContext::default()),
+            },
+        }
+    }
+
+    fn tag(&mut self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
+        let b = b?;
+        let before = self.current.clone();
+        if self.grow && memchr::memmem::find(&b.bytes, b"Namespace").is_some() {
+            let mut next = (*self.current).clone();
+            let mut added = false;
+            for r in &b.pieces {
+                if let Some(piece) = b
+                    .bytes
+                    .get(r.clone())
+                    .and_then(|p| std::str::from_utf8(p).ok())
+                {
+                    added |= next.add(piece);
+                }
+            }
+            if added {
+                self.current = Arc::new(next);
+            }
+        }
+        Ok((b, before))
+    }
+}
 
 /// One batch, processed.
 #[derive(Debug)]
@@ -31,6 +111,8 @@ pub struct Done {
     pub result: Pieces,
     /// The batch is not text: where (in the batch) and why.
     pub decode: Option<(usize, String)>,
+    /// What the stream's `Namespace` documents said before this batch.
+    pub ctx: Arc<RunContext>,
 }
 
 impl Done {
@@ -89,14 +171,15 @@ pub enum Stop {
 const AHEAD_PER_THREAD: usize = 2;
 
 fn work(
-    b: Result<Batch, ReadError>,
+    b: Result<(Batch, Arc<RunContext>), ReadError>,
     settings: &Settings,
     opts: ProcessOptions,
+    grow: bool,
 ) -> Result<Done, ReadError> {
-    let batch = b?;
-    let (result, decode) = match crate::source::decode(&batch.bytes) {
+    let (batch, ctx) = b?;
+    let (result, decode) = match crate::source::decode_part(&batch.bytes, batch.offset) {
         Ok(text) => (
-            process_pieces(text, &batch.pieces, settings, opts, true),
+            process_pieces(text, &batch.pieces, settings, opts, &ctx, grow, true),
             None,
         ),
         Err(d) => (Pieces::default(), Some(d)),
@@ -105,6 +188,7 @@ fn work(
         batch,
         result,
         decode,
+        ctx,
     })
 }
 
@@ -137,9 +221,10 @@ pub fn process<R: Read + Send>(
     input: R,
     settings: &Settings,
     opts: ProcessOptions,
+    ns: Namespaces<'_>,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
-    process_sized(Reader::new(input), settings, opts, sink)
+    process_sized(Reader::new(input), settings, opts, ns, sink)
 }
 
 /// [`process`] with a reader of chosen sizes, for tests.
@@ -147,8 +232,11 @@ pub fn process_sized<R: Read + Send>(
     mut reader: Reader<R>,
     settings: &Settings,
     opts: ProcessOptions,
+    ns: Namespaces<'_>,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
+    let mut contexts = Contexts::new(ns);
+    let grow = contexts.grow;
     let Some(first) = reader.next_batch() else {
         return Ok(());
     };
@@ -185,18 +273,20 @@ pub fn process_sized<R: Read + Send>(
         // All of it is in memory already: no threads.
         let rest = std::iter::once(first).chain(&mut reader);
         for b in rest {
-            if !take(work(b, settings, opts)) {
+            if !take(work(contexts.tag(b), settings, opts, grow)) {
                 break;
             }
         }
     } else {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-        let source = std::iter::once(first).chain(&mut reader);
+        let source = std::iter::once(first)
+            .chain(&mut reader)
+            .map(|b| contexts.tag(b));
         let (_, left) = ordered(
             threads,
             AHEAD_PER_THREAD * threads + 2,
             source,
-            |b| work(b, settings, opts),
+            |b| work(b, settings, opts, grow),
             &mut take,
         );
         after = left;
@@ -217,9 +307,18 @@ pub fn process_sized<R: Read + Send>(
         .map_while(Result::ok)
         .map(|d| d.batch)
         .collect();
+    let ctx = done.ctx.clone();
     let reference = |t: &str| {
         let all = 0..t.len();
-        let p = process_pieces(t, std::slice::from_ref(&all), settings, opts, false);
+        let p = process_pieces(
+            t,
+            std::slice::from_ref(&all),
+            settings,
+            opts,
+            &ctx,
+            grow,
+            false,
+        );
         (p.fatal.map(|(_, f)| f), p.first_edit)
     };
     let mut f = settle(

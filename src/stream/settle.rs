@@ -117,7 +117,7 @@ pub fn settle<R: Read>(
                 first_utf8: &mut Option<Failure>|
      -> Option<Failure> {
         if let Some(at) = memchr::memchr(0, &b.bytes) {
-            let msg = match crate::source::decode(&b.bytes) {
+            let msg = match crate::source::decode_part(&b.bytes, b.offset) {
                 Err((_, m)) => m,
                 Ok(_) => String::new(),
             };
@@ -126,7 +126,7 @@ pub fn settle<R: Read>(
         match std::str::from_utf8(&b.bytes) {
             Err(e) => {
                 if first_utf8.is_none() {
-                    let msg = match crate::source::decode(&b.bytes) {
+                    let msg = match crate::source::decode_part(&b.bytes, b.offset) {
                         Err((_, m)) => m,
                         Ok(_) => String::new(),
                     };
@@ -157,6 +157,24 @@ pub fn settle<R: Read>(
         Cause::Piece(k, _) => (*k, None),
     };
     echo(&failing.bytes);
+    if let Some(f) = own
+        .as_ref()
+        .filter(|_| failing.offset == 0 && crate::source::wide_encoding(&failing.bytes).is_some())
+    {
+        // UTF-16 or UTF-32 is told by the stream's start, before anything else.
+        let f = f.clone();
+        for b in after
+            .into_iter()
+            .map(Ok)
+            .chain(std::iter::from_fn(|| reader.next_batch()))
+        {
+            let Ok(b) = b else {
+                break;
+            };
+            echo(&b.bytes);
+        }
+        return f;
+    }
     if own.is_some() {
         // The batch is not text: only a NUL byte can come first.
         if let Some(f) = look(&failing, usize::MAX, &mut window, &mut first_utf8) {
@@ -241,7 +259,7 @@ mod tests {
         let mut reader = Reader::with_sizes(text, 1, 1 << 20);
         while let Some(b) = reader.next_batch() {
             let b = b.expect("batch");
-            let cause = match crate::source::decode(&b.bytes) {
+            let cause = match crate::source::decode_part(&b.bytes, b.offset) {
                 Err((at, m)) => Some(Cause::Decode(at, m)),
                 Ok(t) => b.pieces.iter().enumerate().find_map(|(k, r)| {
                     reference(&t[r.clone()]).0.map(|mut f| {

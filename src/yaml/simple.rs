@@ -5,7 +5,8 @@
 //! never edits. Parsing them fully would cost most of the run, so each document is first read
 //! by this scanner, which accepts only a conservative subset of YAML: block mappings and
 //! sequences indented with spaces, plain keys, one-line plain or quoted scalars, empty flow
-//! collections and block scalars, all in ASCII. Whatever it accepts is valid YAML (the tests
+//! collections and block scalars, all in printable ASCII (no control character anywhere, not
+//! even in a comment or a quoted scalar). Whatever it accepts is valid YAML (the tests
 //! check this against the YAML test suite and the corpus); anything outside the subset makes
 //! it answer `None`, and the caller parses the document fully. The scanner decides nothing
 //! else: a document that could be a target is always parsed fully.
@@ -54,7 +55,7 @@ struct Scan<'a> {
 
 /// Reads one document (a piece from `split::pieces`). `None`: outside the subset.
 pub fn head(doc: &str) -> Option<Head<'_>> {
-    if !doc.is_ascii() {
+    if !doc.bytes().all(is_printable_ascii) {
         return None;
     }
     let mut s = Scan {
@@ -378,6 +379,13 @@ fn flow_seq(v: &str) -> Option<usize> {
     }
 }
 
+/// The ASCII part of YAML's printable set (`c-printable`): tab, line breaks and `0x20..=0x7E`.
+/// Every other ASCII byte (C0 controls, DEL) is an error for the parser wherever it stands,
+/// in a comment or a quoted scalar too, so the scanner must not pass it through.
+fn is_printable_ascii(b: u8) -> bool {
+    matches!(b, b'\t' | b'\n' | b'\r' | 0x20..=0x7e)
+}
+
 fn is_key_byte(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b'/' | b'-')
 }
@@ -480,6 +488,13 @@ mod tests {
             "a: - \n",
             "a: @x\n",
             "a: x\u{7}\n",
+            // Control characters the parser rejects wherever they stand.
+            "a: \"x\u{4}\"\n",
+            "a: 'x\u{1b}'\n",
+            "a: 1 # x\u{7f}\n",
+            "# \u{0}\na: 1\n",
+            "a: |\n  x\u{c}\n",
+            "a: [\"\u{8}\"]\n",
         ] {
             assert_eq!(head(doc), None, "{doc:?}");
         }

@@ -2,9 +2,10 @@
 //! YAML test suite sweep, the regression cases and the fuzz target (`fuzz/`), so that all of
 //! them assert the same thing.
 //!
-//! For any text: no panic; on a fatal error the text is returned unchanged and the error
-//! points inside it; otherwise the output parses, a second run changes nothing, and the
-//! unified diff applied to the input gives the output.
+//! For any text: no panic; the outcome is the one of the reference path that parses every
+//! document fully (so the quick path never changes it); on a fatal error the text is returned
+//! unchanged and the error points inside it; otherwise the output parses, a second run changes
+//! nothing, and the unified diff applied to the input gives the output.
 
 use super::patch;
 use meshjob::config::Settings;
@@ -15,6 +16,7 @@ use meshjob::yaml::tree::parse_stream;
 pub fn check(input: &str) -> Result<Outcome, String> {
     let settings = Settings::default();
     let out = run::process(input, &settings);
+    same_as_reference(input, &out, &settings)?;
     if let Some(f) = &out.fatal {
         if out.text != input {
             return Err(format!("fatal ({}) but the text was changed", f.message));
@@ -46,4 +48,22 @@ pub fn check(input: &str) -> Result<Outcome, String> {
         }
     }
     Ok(out)
+}
+
+/// The quick path (documents that cannot be targets passed through unparsed) must give the
+/// outcome of parsing every document: the same text, findings and fatal error.
+fn same_as_reference(input: &str, out: &Outcome, settings: &Settings) -> Result<(), String> {
+    let full = run::process_reference(input, settings, run::ProcessOptions::default());
+    let fatal = |o: &Outcome| o.fatal.as_ref().map(|f| (f.offset, f.message.clone()));
+    if fatal(out) != fatal(&full) {
+        return Err(format!(
+            "the quick path's fatal error {:?} differs from the full parse's {:?}",
+            fatal(out),
+            fatal(&full)
+        ));
+    }
+    if out.text != full.text || out.findings != full.findings {
+        return Err("the quick path's output or findings differ from the full parse's".into());
+    }
+    Ok(())
 }

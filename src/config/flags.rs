@@ -1,0 +1,103 @@
+//! The command-line flags that override settings: the top layer over the defaults and the
+//! config file. One struct for `diff`, `check`, `fix` and `config`, so that each flag has
+//! one meaning wherever it is accepted.
+
+use super::{FailOn, Settings};
+use clap::Args;
+
+/// Flags with a config key of the same meaning (see the configuration docs).
+#[derive(Args, Debug, Clone, Default)]
+pub struct Flags {
+    /// URL the wrapper POSTs when the task ends.
+    #[arg(long, value_name = "URL")]
+    pub quit_url: Option<String>,
+
+    /// terminationDrainDuration to set, as a Go duration (5s, 500ms, 1m30s).
+    #[arg(long, value_name = "DUR")]
+    pub drain_duration: Option<String>,
+
+    /// Set proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true".
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub exit_on_zero_active_connections: Option<bool>,
+
+    /// Set holdApplicationUntilProxyStarts: true.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub hold_application_until_proxy_starts: Option<bool>,
+
+    /// Seconds the wrapper waits for the proxy to be ready before it starts the task.
+    #[arg(long, value_name = "SECONDS")]
+    pub wait_for_proxy: Option<u32>,
+
+    /// Overwrite user values that contradict meshjob's, instead of warning.
+    #[arg(long)]
+    pub force: bool,
+
+    /// The Istio that injects the pods, as MAJOR.MINOR (1.24).
+    #[arg(long, value_name = "X.Y")]
+    pub istio_version: Option<String>,
+
+    /// The oldest kubelet in the cluster, as MAJOR.MINOR (1.29).
+    #[arg(long, value_name = "X.Y")]
+    pub kubernetes_version: Option<String>,
+
+    /// How pods are fixed: per pod from the versions (auto), or one for all; none removes
+    /// what meshjob added.
+    #[arg(long, value_enum, value_name = "STRATEGY")]
+    pub strategy: Option<super::StrategyChoice>,
+
+    /// The lowest severity that fails the run (exit 1).
+    #[arg(long, value_enum, value_name = "LEVEL")]
+    pub fail_on: Option<FailOn>,
+
+    /// Configuration file for every input (default: the nearest .meshjob.yaml, looked up
+    /// from each file's directory upward).
+    #[arg(long, value_name = "FILE")]
+    pub config: Option<String>,
+}
+
+impl Flags {
+    /// Overrides `s` with every flag given. Errors name the flag.
+    pub fn apply(&self, s: &mut Settings) -> Result<(), String> {
+        if let Some(u) = &self.quit_url {
+            super::validate_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
+            s.quit_url = u.clone();
+        }
+        if let Some(d) = &self.drain_duration {
+            crate::mesh::istio::validate_drain_duration(d)
+                .map_err(|m| format!("--drain-duration: {m}"))?;
+            s.drain_duration = d.clone();
+        }
+        if let Some(b) = self.exit_on_zero_active_connections {
+            s.exit_on_zero_active_connections = b;
+        }
+        if let Some(b) = self.hold_application_until_proxy_starts {
+            s.hold_application_until_proxy_starts = b;
+        }
+        if let Some(w) = self.wait_for_proxy {
+            // 0 means no wait, as in the config file.
+            s.wait_for_proxy_seconds = (w > 0).then_some(w);
+        }
+        if self.force {
+            s.force = true;
+        }
+        if let Some(level) = self.fail_on {
+            s.fail_on = level;
+        }
+        for (flag, given, slot) in [
+            ("--istio-version", &self.istio_version, &mut s.istio_version),
+            (
+                "--kubernetes-version",
+                &self.kubernetes_version,
+                &mut s.kubernetes_version,
+            ),
+        ] {
+            if let Some(v) = given {
+                *slot = Some(super::Version::parse(v).map_err(|m| format!("{flag}: {m}"))?);
+            }
+        }
+        if let Some(strategy) = self.strategy {
+            s.strategy = strategy;
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,246 @@
+//! A pod whose proxy is injected already (`istioctl kube-inject` output): the pod
+//! annotation would have no effect there, since `proxyMetadata` becomes env vars only at
+//! injection time. So the settings go on the `istio-proxy` container's env instead:
+//! `EXIT_ON_ZERO_ACTIVE_CONNECTIONS` (pilot-agent reads it from its env only,
+//! `pilot/cmd/pilot-agent/options/options.go`) and `terminationDrainDuration` inside
+//! `PROXY_CONFIG` (a ProxyConfig as JSON, which pilot-agent applies over the mesh defaults,
+//! `pilot/cmd/pilot-agent/config/config.go` `getMeshConfig`).
+
+use super::editor::Editor;
+use super::embedded::{self, Place};
+use super::proxy_config::{self, Desired};
+use crate::finding::{Finding, Rule};
+use crate::locate::{PodTarget, describe, shared_node_finding, str_of};
+use crate::mesh::{Mesh, istio};
+use crate::yaml::emit::Out;
+use crate::yaml::path::{Seg, child};
+use crate::yaml::tree::Node;
+use crate::yaml::value::Value;
+
+/// The env var that carries a ProxyConfig (JSON) to pilot-agent.
+const PROXY_CONFIG_ENV: &str = "PROXY_CONFIG";
+
+pub use crate::decide::proxy_container;
+
+fn env_item(name: &str, value: Out) -> Out {
+    Out::Map(vec![
+        ("name".into(), Out::Str(name.into())),
+        ("value".into(), value),
+    ])
+}
+
+/// `PROXY_CONFIG` for a container that has none: only the drain duration.
+fn fresh_proxy_config(d: &Desired) -> Out {
+    let text = format!(
+        "{{\"{}\": \"{}\"}}",
+        istio::TERMINATION_DRAIN_DURATION,
+        d.drain
+    );
+    Out::Raw {
+        text: format!("'{text}'"),
+        value: Value::str(text),
+        flow_safe: true,
+    }
+}
+
+/// Plans the env edits of the injected proxy container of one pod.
+pub fn plan(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'_>,
+    mesh: &Mesh,
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
+    let oref = &t.object;
+    let Some((i, c)) = proxy_container(mesh, t.template) else {
+        return;
+    };
+    if let Some(f) = shared_node_finding(c, oref) {
+        out.push(f);
+        return;
+    }
+    let mut cpath = child(&child(&t.path, "spec"), "containers");
+    cpath.push(Seg::Index(i));
+    let exit_item = || {
+        env_item(
+            istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS,
+            Out::Str("true".into()),
+        )
+    };
+    let Some(env) = c.entry("env").filter(|e| !e.value.is_null()) else {
+        let mut items = Vec::new();
+        if d.exit_on_zero {
+            items.push(exit_item());
+        }
+        items.push(env_item(PROXY_CONFIG_ENV, fresh_proxy_config(d)));
+        match c.entry("env") {
+            Some(e) => ed.replace_value(c, &e.key, &e.value, &cpath, "env", &Out::Seq(items)),
+            None => ed.insert_entry(c, &cpath, None, "env", &Out::Seq(items)),
+        }
+        return;
+    };
+    let Some(items) = env.value.items() else {
+        return;
+    };
+    let epath = child(&cpath, "env");
+    let mut add = Vec::new();
+    let find = |k: &str| {
+        items
+            .iter()
+            .enumerate()
+            .find(|(_, e)| str_of(e, "name") == Some(k))
+    };
+    if d.exit_on_zero {
+        match find(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS) {
+            None => add.push(exit_item()),
+            Some((j, e)) => {
+                let v = e.get("value");
+                if v.and_then(Node::as_str) != Some("true") {
+                    let shown = v.and_then(Node::as_str).unwrap_or("");
+                    match (d.force, e.entry("value")) {
+                        (true, Some(ve)) => {
+                            let mut p = epath.clone();
+                            p.push(Seg::Index(j));
+                            ed.replace_value(
+                                e,
+                                &ve.key,
+                                &ve.value,
+                                &p,
+                                "value",
+                                &Out::Str("true".into()),
+                            );
+                        }
+                        _ => out.push(
+                            Finding::warning(
+                                Rule::KeptUserValue,
+                                e.start,
+                                format!(
+                                    "{}: {}: keeping env {}={shown:?}: the proxy then sits out the \
+                                     whole drain before it exits (use --force to set \"true\")",
+                                    describe(oref),
+                                    mesh.proxy_container,
+                                    istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS
+                                ),
+                            )
+                            .with_object(Some(oref.clone())),
+                        ),
+                    }
+                }
+            }
+        }
+    }
+    match find(PROXY_CONFIG_ENV) {
+        None => add.push(env_item(PROXY_CONFIG_ENV, fresh_proxy_config(d))),
+        Some((j, e)) => {
+            if let Some(ve) = e.entry("value")
+                && matches!(ve.value.kind, crate::yaml::tree::Kind::Scalar { .. })
+            {
+                let mut p = epath.clone();
+                p.push(Seg::Index(j));
+                let place = Place {
+                    key_col: ed.col(ve.key.props_start),
+                    block_allowed: !e.flow,
+                };
+                let only_drain = Desired {
+                    hold: false,
+                    exit_on_zero: false,
+                    ..d.clone()
+                };
+                let mut inner = Vec::new();
+                let res = embedded::edit_in_string(
+                    ed,
+                    &ve.value,
+                    place,
+                    &child(&p, "value"),
+                    |ied, root| {
+                        if root.entries().is_some() {
+                            proxy_config::merge(ied, root, &[], &only_drain, &mut inner);
+                        }
+                    },
+                );
+                if res.is_ok() {
+                    for f in inner.into_iter().filter(|f| f.rule == Rule::KeptUserValue) {
+                        let mut f = f.with_object(Some(oref.clone()));
+                        f.offset = embedded::outer_offset(ed.src, &ve.value, f.offset);
+                        f.message =
+                            format!("{}: {PROXY_CONFIG_ENV}: {}", describe(oref), f.message);
+                        out.push(f);
+                    }
+                }
+            }
+        }
+    }
+    if !add.is_empty() {
+        ed.append_items(&env.value, &epath, &add);
+    }
+}
+
+/// Takes out of the injected proxy's env what [`plan`] adds: `EXIT_ON_ZERO_ACTIVE_CONNECTIONS:
+/// "true"`, and a `PROXY_CONFIG` that holds nothing but meshjob's drain duration. (A drain
+/// duration merged into a `PROXY_CONFIG` of the injector's stays.)
+pub fn revert(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'_>,
+    mesh: &Mesh,
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
+    let Some((i, c)) = proxy_container(mesh, t.template) else {
+        return;
+    };
+    let Some(env) = c.get("env") else { return };
+    let Some(items) = env.items() else { return };
+    if crate::locate::shared_node(c).is_some() || crate::locate::shared_node(env).is_some() {
+        return;
+    }
+    let want_drain = istio::parse_go_duration(&d.drain).ok();
+    let ours = |e: &Node| match (str_of(e, "name"), str_of(e, "value")) {
+        (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS), Some("true")) => true,
+        (Some(PROXY_CONFIG_ENV), Some(v)) => serde_json::from_str::<serde_json::Value>(v)
+            .ok()
+            .is_some_and(|j| {
+                j.as_object().is_some_and(|o| {
+                    o.len() == 1
+                        && o.get(istio::TERMINATION_DRAIN_DURATION)
+                            .and_then(serde_json::Value::as_str)
+                            .is_some_and(|s| istio::parse_go_duration(s).ok() == want_drain)
+                })
+            }),
+        _ => false,
+    };
+    let gone: Vec<usize> = (0..items.len()).filter(|&j| ours(&items[j])).collect();
+    if gone.is_empty() {
+        return;
+    }
+    let mut cpath = child(&child(&t.path, "spec"), "containers");
+    cpath.push(Seg::Index(i));
+    if gone.len() == items.len() {
+        ed.remove_entry(c, &cpath, "env");
+    } else {
+        // Runs of neighbouring items go as one piece (their texts touch), highest first, so
+        // that the indices of the intended value stay right.
+        let epath = child(&cpath, "env");
+        let mut runs: Vec<std::ops::Range<usize>> = Vec::new();
+        for &j in &gone {
+            match runs.last_mut() {
+                Some(r) if r.end == j => r.end = j + 1,
+                _ => runs.push(j..j + 1),
+            }
+        }
+        for r in runs.into_iter().rev() {
+            ed.remove_items(env, &epath, r);
+        }
+    }
+    out.push(
+        Finding::info(
+            Rule::SettingRemoved,
+            env.start,
+            format!(
+                "{}: {}: meshjob's env settings taken out",
+                describe(&t.object),
+                mesh.proxy_container
+            ),
+        )
+        .with_object(Some(t.object.clone())),
+    );
+}

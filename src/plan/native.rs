@@ -1,0 +1,74 @@
+//! The native-sidecar strategy: one pod annotation, `sidecar.istio.io/nativeSidecar:
+//! "true"`, with which Istio 1.24+ injects the proxy as a restartable init container that
+//! Kubernetes 1.29+ stops when the task ends. What meshjob added for the wrapper is taken
+//! out first; none of it matters in native mode (see `mesh::istio`).
+
+use super::editor::Editor;
+use super::proxy_config::Desired;
+use super::revert::{self, NativeAnnotation};
+use crate::config::Settings;
+use crate::finding::{Finding, Rule};
+use crate::locate::{PodTarget, describe};
+use crate::mesh::{Mesh, istio};
+use crate::yaml::emit::Out;
+use crate::yaml::path::child;
+use crate::yaml::tree::Node;
+
+/// Plans the native strategy for one pod.
+pub fn plan(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'_>,
+    mesh: &Mesh,
+    settings: &Settings,
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
+    let oref = &t.object;
+    let existing = t
+        .template
+        .path(&["metadata", "annotations", mesh.native_sidecar_annotation]);
+    if let Some(v) = existing.and_then(Node::as_str)
+        && v == istio::NATIVE_OFF
+    {
+        if settings.force {
+            let apath = child(&child(&t.path, "metadata"), "annotations");
+            if let Some(anns) = t.template.path(&["metadata", "annotations"])
+                && let Some(e) = anns.entry(mesh.native_sidecar_annotation)
+            {
+                ed.replace_value(
+                    anns,
+                    &e.key,
+                    &e.value,
+                    &apath,
+                    mesh.native_sidecar_annotation,
+                    &Out::Str(istio::NATIVE_ON.into()),
+                );
+            }
+        } else {
+            out.push(
+                Finding::warning(
+                    Rule::NativeTurnedOff,
+                    existing.map_or(t.template.start, |n| n.start),
+                    format!(
+                        "{}: keeping {}: \"{v}\": the pod turns native sidecars off, so it gets \
+                         no fix and its proxy keeps running after the task (use --force to set \
+                         \"true\", or the wrapper strategy)",
+                        describe(oref),
+                        mesh.native_sidecar_annotation
+                    ),
+                )
+                .with_object(Some(oref.clone())),
+            );
+            return;
+        }
+    }
+    revert::plan(ed, t, mesh, d, NativeAnnotation::Ensure, out);
+    if let Some(items) = t
+        .template
+        .path(&["spec", "containers"])
+        .and_then(Node::items)
+    {
+        let port = super::own_fixes::status_port(mesh, t.template);
+        super::own_fixes::native_notes(items, port, settings, oref, out);
+    }
+}

@@ -1,0 +1,241 @@
+//! What the pod already does about its proxy: containers whose own command stops it
+//! (hand-written fixes, `plan::stops`) and containers that are long-running sidecars
+//! themselves (`plan::sidecars`). meshjob wraps neither and never edits them; it says what
+//! it saw.
+
+use super::container::{How, Wrap};
+use super::sidecars;
+use super::stops::{self, Found, Stop};
+use crate::config::Settings;
+use crate::finding::{Finding, ObjectRef, Rule, Severity};
+use crate::locate::{describe, str_of};
+use crate::mesh::{Mesh, istio};
+use crate::yaml::tree::Node;
+
+/// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
+/// 15020.
+pub fn status_port(mesh: &Mesh, tpl: &Node) -> Option<u16> {
+    mesh.quit_port_annotation
+        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
+        .and_then(Node::as_str)
+        .and_then(|p| p.parse().ok())
+}
+
+fn strings(n: Option<&Node>) -> Vec<String> {
+    n.and_then(Node::items)
+        .map(|items| {
+            items
+                .iter()
+                .filter_map(|i| i.as_str().map(String::from))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// A container's argv as written (`command` then `args`), or with the configured
+/// entrypoint in front.
+fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
+    let args = |a: Option<&crate::yaml::tree::Entry>| strings(a.map(|e| &e.value));
+    match &w.how {
+        // What an earlier meshjob wrapped: the original argv, from the marker line.
+        How::Existing { cmd } => {
+            let script = cmd.items()?.get(2)?.as_str()?;
+            if !super::script::is_genuine(script) {
+                return None;
+            }
+            let original =
+                super::script::original_argv(&strings(Some(cmd)), &strings(w.node.get("args")))?;
+            let mut v = original.command.unwrap_or_default();
+            v.extend(original.args.unwrap_or_default());
+            Some(v)
+        }
+        How::Command { cmd, args: a } => {
+            let mut v = strings(Some(&cmd.value));
+            v.extend(args(*a));
+            Some(v)
+        }
+        How::Entrypoint { argv, args: a } => {
+            let mut v = argv.clone();
+            v.extend(args(*a));
+            Some(v)
+        }
+    }
+}
+
+/// Whether container `w` stops the proxy by itself, with the findings that says. `native`:
+/// the pod gets a native sidecar, so the quit is no longer needed (a warning).
+pub(crate) fn own_stop(
+    w: &Wrap<'_>,
+    status_port: Option<u16>,
+    shared_pid: bool,
+    native: bool,
+    oref: &ObjectRef,
+    out: &mut Vec<Finding>,
+) -> bool {
+    let Some(argv) = argv(w) else {
+        return false;
+    };
+    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let at = w.node.start;
+    let name = &w.name;
+    let obj = describe(oref);
+    let push = |out: &mut Vec<Finding>, sev, rule, msg: String| {
+        out.push(Finding::new(sev, rule, at, msg).with_object(Some(oref.clone())));
+    };
+    match stops::find(&words, status_port) {
+        Found::Nothing => false,
+        Found::QuitNotPost => {
+            if !native {
+                push(
+                    out,
+                    Severity::Warning,
+                    Rule::QuitNotPost,
+                    format!(
+                        "{obj}: container {name:?} calls /quitquitquit without POST; the proxy \
+                         answers 405 and keeps running, so the container is wrapped (the \
+                         wrapper POSTs)"
+                    ),
+                );
+            }
+            false
+        }
+        Found::Stops(stop) => {
+            let how = stop.describe();
+            if native {
+                push(
+                    out,
+                    Severity::Warning,
+                    Rule::AlreadyStops,
+                    format!(
+                        "{obj}: container {name:?} already stops the proxy ({how}); with a \
+                         native sidecar that is no longer needed, and Kubernetes restarts a \
+                         native sidecar that exits: remove it from the script (meshjob does \
+                         not edit scripts)"
+                    ),
+                );
+            } else {
+                push(
+                    out,
+                    Severity::Info,
+                    Rule::AlreadyStops,
+                    format!(
+                        "{obj}: container {name:?} already stops the proxy ({how}); not wrapped"
+                    ),
+                );
+            }
+            if stop == Stop::Kill && !shared_pid {
+                push(
+                    out,
+                    Severity::Warning,
+                    Rule::KillNeedsSharedPid,
+                    format!(
+                        "{obj}: container {name:?} kills the proxy's process, which it can see \
+                         only with `shareProcessNamespace: true` in the pod spec"
+                    ),
+                );
+            }
+            let has_env = |k: &str| {
+                w.node
+                    .get("env")
+                    .and_then(Node::items)
+                    .is_some_and(|es| es.iter().any(|e| str_of(e, "name") == Some(k)))
+            };
+            if stop == Stop::Scuttle && !has_env("ENVOY_ADMIN_API") {
+                push(
+                    out,
+                    Severity::Warning,
+                    Rule::ScuttleWithoutEnv,
+                    format!(
+                        "{obj}: container {name:?} runs scuttle without ENVOY_ADMIN_API in its \
+                         env; scuttle then skips stopping the proxy (set ENVOY_ADMIN_API and \
+                         ISTIO_QUIT_API, unless envFrom provides them)"
+                    ),
+                );
+            }
+            true
+        }
+    }
+}
+
+/// A finding when container `c` is a long-running sidecar: never wrapped.
+pub fn sidecar_finding(
+    c: &Node,
+    name: &str,
+    settings: &Settings,
+    oref: &ObjectRef,
+) -> Option<Finding> {
+    let why = sidecars::sidecar(name, str_of(c, "image"), &settings.sidecars)?;
+    Some(
+        Finding::warning(
+            Rule::LongRunningSidecar,
+            c.start,
+            format!(
+                "{}: container {name:?} is a long-running sidecar ({why}): it is not wrapped, \
+                 and it alone keeps the pod from finishing. On Kubernetes 1.29+ move it to \
+                 `initContainers` with `restartPolicy: Always`, which Kubernetes stops after \
+                 the task",
+                describe(oref)
+            ),
+        )
+        .with_object(Some(oref.clone())),
+    )
+}
+
+/// When no container of a pod can be wrapped and none stops the proxy, the errors of its
+/// containers say that no annotation is added either, and what would fix the pod.
+pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) {
+    let native = match (settings.istio_version, settings.kubernetes_version) {
+        (Some(i), Some(k))
+            if i >= istio::NATIVE_ANNOTATION_SINCE && k >= istio::NATIVE_KUBERNETES_SINCE =>
+        {
+            format!(
+                "; --strategy native would fix it without a command (Istio {i} and Kubernetes \
+                 {k} allow native sidecars)"
+            )
+        }
+        (None, _) | (_, None) => format!(
+            "; a native sidecar needs no command: on Istio {}+ with Kubernetes {}+, pass \
+             --istio-version and --kubernetes-version",
+            istio::NATIVE_ANNOTATION_SINCE,
+            istio::NATIVE_KUBERNETES_SINCE
+        ),
+        _ => String::new(),
+    };
+    for f in out
+        .iter_mut()
+        .filter(|f| f.rule == Rule::UnknownEntrypoint && f.object.as_ref() == Some(oref))
+    {
+        f.message.push_str(&format!(
+            ". Nothing else in this pod stops the proxy, so meshjob adds no {} annotation \
+             either{native}",
+            istio::PROXY_CONFIG_ANNOTATION
+        ));
+    }
+}
+
+/// Under the native strategy: what the containers do about the proxy, said as warnings.
+pub fn native_notes(
+    containers: &[Node],
+    status_port: Option<u16>,
+    settings: &Settings,
+    oref: &ObjectRef,
+    out: &mut Vec<Finding>,
+) {
+    for (index, c) in containers.iter().enumerate() {
+        let name = str_of(c, "name").unwrap_or_default().to_string();
+        if let Some(f) = sidecar_finding(c, &name, settings, oref) {
+            out.push(f);
+            continue;
+        }
+        let (Some(cmd), args) = (c.entry("command"), c.entry("args")) else {
+            continue;
+        };
+        let w = Wrap {
+            node: c,
+            index,
+            name,
+            how: How::Command { cmd, args },
+        };
+        own_stop(&w, status_port, true, true, oref, out);
+    }
+}

@@ -1,0 +1,399 @@
+//! Hand-written fixes: a container whose own `command`/`args` already stop the proxy.
+//!
+//! meshjob looks at the container's argv as text (a shell script is usually one item of it)
+//! and recognises the ways people stop a sidecar by hand. It never edits them.
+
+/// How a container already stops the proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Stop {
+    /// A POST to `/quitquitquit` on pilot-agent's status port (15020, or the pod's
+    /// `status.sidecar.istio.io/port`) or Envoy's admin port (15000), with any client.
+    QuitQuitQuit,
+    /// `pilot-agent request POST quitquitquit` (only in the proxy image).
+    PilotAgentRequest,
+    /// `pkill`/`killall`/`kill` of envoy or pilot-agent: needs `shareProcessNamespace: true`.
+    Kill,
+    /// A POST to Linkerd's admin `/shutdown` on port 4191.
+    LinkerdShutdown,
+    /// `linkerd-await --shutdown` (or `-S`).
+    LinkerdAwait,
+    /// `scuttle` as the program: stops the proxy only when `ENVOY_ADMIN_API` is set.
+    Scuttle,
+}
+
+impl Stop {
+    /// A few words for findings: "curl/wget ... POST /quitquitquit" and so on.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Stop::QuitQuitQuit => "a POST to /quitquitquit",
+            Stop::PilotAgentRequest => "`pilot-agent request POST quitquitquit`",
+            Stop::Kill => "a kill of envoy or pilot-agent",
+            Stop::LinkerdShutdown => "a POST to Linkerd's /shutdown",
+            Stop::LinkerdAwait => "`linkerd-await --shutdown`",
+            Stop::Scuttle => "scuttle",
+        }
+    }
+}
+
+/// What the argv says about stopping the proxy.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Found {
+    /// It stops the proxy itself.
+    Stops(Stop),
+    /// It calls `/quitquitquit` on a proxy port, but not with POST: pilot-agent and Envoy
+    /// answer 405 and keep running.
+    QuitNotPost,
+    Nothing,
+}
+
+/// Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
+/// 15020, FACTS.md "POST /quitquitquit on port 15020") and Envoy's admin port (15000).
+const QUIT_PORTS: [u16; 2] = [15020, 15000];
+/// Linkerd's proxy admin port, which serves `POST /shutdown`.
+const LINKERD_ADMIN_PORT: u16 = 4191;
+
+/// Looks at a container's argv (`command` followed by `args`). `status_port` is the pod's
+/// `status.sidecar.istio.io/port` when it sets one.
+pub fn find(argv: &[&str], status_port: Option<u16>) -> Found {
+    let mut quit_not_post = false;
+    if argv.first().is_some_and(|p| base(p) == "scuttle") {
+        return Found::Stops(Stop::Scuttle);
+    }
+    // Each item on its own (a script is one item), then the argv as one line (a program
+    // and its flags are items of their own).
+    let joined = argv.join(" ");
+    for item in argv.iter().copied().chain([joined.as_str()]) {
+        for stmt in statements(item) {
+            let words = words(stmt);
+            if let Some(stop) = stop_in(stmt, &words, status_port) {
+                return Found::Stops(stop);
+            }
+            if calls_quit(stmt, status_port) {
+                quit_not_post = true;
+            }
+        }
+    }
+    if quit_not_post {
+        Found::QuitNotPost
+    } else {
+        Found::Nothing
+    }
+}
+
+fn stop_in(stmt: &str, words: &[&str], status_port: Option<u16>) -> Option<Stop> {
+    let first = words
+        .iter()
+        .map(|w| base(w))
+        .find(|w| !matches!(*w, "exec" | "sudo" | "command" | "then" | "do" | "else"));
+    match first {
+        Some("scuttle") => return Some(Stop::Scuttle),
+        Some("pkill" | "killall" | "kill")
+            if words
+                .iter()
+                .any(|w| w.contains("envoy") || w.contains("pilot-agent")) =>
+        {
+            return Some(Stop::Kill);
+        }
+        _ => {}
+    }
+    if words.iter().any(|w| base(w) == "pilot-agent")
+        && words.contains(&"request")
+        && words.contains(&"POST")
+        && words
+            .iter()
+            .any(|w| w.trim_start_matches('/') == "quitquitquit")
+    {
+        return Some(Stop::PilotAgentRequest);
+    }
+    // Its own flags come before `--` or the first word that is not a flag.
+    let mut after_await = words
+        .iter()
+        .skip_while(|w| base(w) != "linkerd-await")
+        .skip(1);
+    if after_await
+        .by_ref()
+        .take_while(|w| w.starts_with('-') && **w != "--")
+        .any(|w| is_await_shutdown(w))
+    {
+        return Some(Stop::LinkerdAwait);
+    }
+    if calls_quit(stmt, status_port) && is_post(stmt, words) {
+        return Some(Stop::QuitQuitQuit);
+    }
+    if calls(stmt, "/shutdown", |p| {
+        p == Some(Port::Literal(LINKERD_ADMIN_PORT))
+    }) && is_post(stmt, words)
+    {
+        return Some(Stop::LinkerdShutdown);
+    }
+    None
+}
+
+fn is_await_shutdown(w: &str) -> bool {
+    w == "--shutdown" || (w.starts_with('-') && !w.starts_with("--") && w[1..].contains('S'))
+}
+
+/// `/quitquitquit` right after a proxy port (or a port written as a variable).
+fn calls_quit(stmt: &str, status_port: Option<u16>) -> bool {
+    calls(stmt, "/quitquitquit", |p| match p {
+        Some(Port::Literal(n)) => QUIT_PORTS.contains(&n) || Some(n) == status_port,
+        Some(Port::Variable) => true,
+        None => false,
+    })
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Port {
+    Literal(u16),
+    /// `:$PORT/`, `:${PORT}/`: the script's own variable; meshjob cannot tell its value.
+    Variable,
+}
+
+/// Whether `stmt` has `path` right after a `:port` that `ok` accepts. A path with no port
+/// before it goes to port 80, which is not the proxy.
+fn calls(stmt: &str, path: &str, ok: impl Fn(Option<Port>) -> bool) -> bool {
+    stmt.match_indices(path).any(|(i, _)| {
+        let after = &stmt[i + path.len()..];
+        if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return false;
+        }
+        ok(port_before(&stmt[..i]))
+    })
+}
+
+fn port_before(head: &str) -> Option<Port> {
+    let digits = head.bytes().rev().take_while(u8::is_ascii_digit).count();
+    let (rest, num) = head.split_at(head.len() - digits);
+    if digits > 0 {
+        return rest
+            .ends_with(':')
+            .then(|| num.parse().ok().map(Port::Literal))
+            .flatten();
+    }
+    // `:$PORT`, `:${PORT}`, `:$(PORT)` (the Kubernetes form) or a template `:{port}`.
+    let var_end = rest.trim_end_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+    let var_end = var_end
+        .strip_suffix('{')
+        .or_else(|| var_end.strip_suffix('('))
+        .unwrap_or(var_end);
+    let head = if rest.ends_with(['}', ')']) {
+        let open = rest.rfind(['{', '(']);
+        open.map(|i| &rest[..i]).unwrap_or(rest)
+    } else {
+        var_end
+    };
+    let head = head.strip_suffix('$').unwrap_or(head);
+    (head.ends_with(':') && head.len() < rest.len()).then_some(Port::Variable)
+}
+
+/// Whether a statement sends a POST: an explicit method (`-X POST`, `--request POST`,
+/// `--method=POST`, `method="POST"`, `http POST`), a client that posts (`requests.post(`),
+/// or a flag that sends a body and so implies POST (curl `-d`, `--data*`, `-F`, `--form`,
+/// `--json`; wget `--post-data`, `--post-file`).
+fn is_post(stmt: &str, words: &[&str]) -> bool {
+    stmt.contains("POST")
+        || stmt.contains(".post(")
+        || words.iter().any(|w| {
+            *w == "-d"
+                || *w == "-F"
+                || w.starts_with("-d'")
+                || w.starts_with("-d\"")
+                || ["--data", "--post-data", "--post-file", "--form", "--json"]
+                    .iter()
+                    .any(|f| w.starts_with(f))
+        })
+}
+
+/// Splits a script into simple statements: at newlines (not after a backslash), `;`, `&&`
+/// and `||`. Good enough to keep a client and its URL together; not a shell parser.
+fn statements(script: &str) -> Vec<&str> {
+    let bytes = script.as_bytes();
+    let mut out = Vec::new();
+    let mut start = 0;
+    let mut i = 0;
+    while i < bytes.len() {
+        let cut = match bytes[i] {
+            b'\n' if i == 0 || bytes[i - 1] != b'\\' => 1,
+            b';' => 1,
+            b'&' | b'|' if bytes.get(i + 1) == Some(&bytes[i]) => 2,
+            _ => 0,
+        };
+        if cut > 0 {
+            out.push(&script[start..i]);
+            start = i + cut;
+            i += cut;
+        } else {
+            i += 1;
+        }
+    }
+    out.push(&script[start..]);
+    out
+}
+
+/// Words of a statement, with shell quotes and brackets as separators.
+fn words(stmt: &str) -> Vec<&str> {
+    stmt.split(|c: char| c.is_whitespace() || "\"'`()[],\\".contains(c))
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The last path component of a program name: `/usr/local/bin/scuttle` -> `scuttle`.
+fn base(w: &str) -> &str {
+    w.rsplit('/').next().unwrap_or(w)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Found, Stop, find};
+
+    fn sh(script: &str) -> Found {
+        find(&["/bin/sh", "-c", script], None)
+    }
+
+    #[test]
+    fn quitquitquit_posts_with_any_client() {
+        for s in [
+            "./run; curl -fsS -X POST http://localhost:15020/quitquitquit",
+            "./run && curl -XPOST 127.0.0.1:15020/quitquitquit",
+            "./run; curl -s --request POST localhost:15000/quitquitquit",
+            "./run; curl -s -d \"\" http://localhost:15020/quitquitquit",
+            "./run; curl -sf --data '' http://localhost:15020/quitquitquit || true",
+            "./run.sh; wget -q -O- --post-data= http://127.0.0.1:15020/quitquitquit",
+            "wget --method=POST -O /dev/null http://localhost:15020/quitquitquit",
+            "./run\ncurl -X POST \\\n  http://localhost:15020/quitquitquit\n",
+            "urllib.request.urlopen(urllib.request.Request(\"http://localhost:15020/quitquitquit\", method=\"POST\"))",
+            "requests.post('http://localhost:15020/quitquitquit')",
+            "http POST :15020/quitquitquit",
+            "curl -X POST http://localhost:$STATUS_PORT/quitquitquit",
+            "curl -X POST http://localhost:${STATUS_PORT}/quitquitquit",
+            "curl -X POST http://localhost:$(STATUS_PORT)/quitquitquit",
+        ] {
+            assert_eq!(sh(s), Found::Stops(Stop::QuitQuitQuit), "{s}");
+        }
+    }
+
+    #[test]
+    fn quitquitquit_elsewhere_is_not_a_stop() {
+        for s in [
+            "echo see quitquitquit docs; ./task",
+            "curl -X POST http://localhost:8080/quitquitquit",
+            "curl -X POST http://localhost/quitquitquit",
+            "curl -X POST http://localhost:15020/quitquitquitter",
+            "./task --quitquitquit",
+        ] {
+            assert_eq!(sh(s), Found::Nothing, "{s}");
+        }
+    }
+
+    #[test]
+    fn status_port_annotation_counts() {
+        let s = "./t; curl -X POST localhost:15030/quitquitquit";
+        assert_eq!(
+            find(&["sh", "-c", s], Some(15030)),
+            Found::Stops(Stop::QuitQuitQuit)
+        );
+        assert_eq!(find(&["sh", "-c", s], None), Found::Nothing);
+    }
+
+    #[test]
+    fn a_get_is_not_a_stop() {
+        assert_eq!(
+            sh("./task; curl -s http://localhost:15020/quitquitquit"),
+            Found::QuitNotPost
+        );
+        assert_eq!(
+            sh("./task; wget -qO- localhost:15000/quitquitquit"),
+            Found::QuitNotPost
+        );
+        // A POST elsewhere in the script does not make the quit a POST.
+        assert_eq!(
+            sh("curl -X POST http://api/x\ncurl http://localhost:15020/quitquitquit"),
+            Found::QuitNotPost
+        );
+    }
+
+    #[test]
+    fn pilot_agent_request() {
+        assert_eq!(
+            sh("./t; pilot-agent request POST quitquitquit"),
+            Found::Stops(Stop::PilotAgentRequest)
+        );
+        assert_eq!(
+            find(
+                &[
+                    "/usr/local/bin/pilot-agent",
+                    "request",
+                    "POST",
+                    "quitquitquit"
+                ],
+                None
+            ),
+            Found::Stops(Stop::PilotAgentRequest)
+        );
+    }
+
+    #[test]
+    fn kills() {
+        for s in [
+            "./t; pkill -f envoy",
+            "./t; pkill pilot-agent",
+            "./t && killall envoy",
+            "./t; kill -TERM $(pidof envoy)",
+            "./t; sudo pkill -INT pilot-agent",
+        ] {
+            assert_eq!(sh(s), Found::Stops(Stop::Kill), "{s}");
+        }
+        assert_eq!(sh("./t; pkill -f myapp"), Found::Nothing);
+        assert_eq!(sh("echo envoy; kill 1"), Found::Nothing);
+    }
+
+    #[test]
+    fn linkerd() {
+        assert_eq!(
+            sh("./t; curl -X POST http://localhost:4191/shutdown"),
+            Found::Stops(Stop::LinkerdShutdown)
+        );
+        assert_eq!(
+            sh("./t; curl http://localhost:4191/shutdown"),
+            Found::Nothing
+        );
+        assert_eq!(
+            sh("./t; curl -X POST http://localhost:8080/shutdown"),
+            Found::Nothing
+        );
+        assert_eq!(
+            find(&["linkerd-await", "--shutdown", "--", "./task"], None),
+            Found::Stops(Stop::LinkerdAwait)
+        );
+        assert_eq!(
+            find(&["/usr/bin/linkerd-await", "-S", "--", "./task"], None),
+            Found::Stops(Stop::LinkerdAwait)
+        );
+        assert_eq!(
+            find(&["linkerd-await", "--", "./task", "--shutdown"], None),
+            Found::Nothing
+        );
+        assert_eq!(
+            find(&["linkerd-await", "--", "./task"], None),
+            Found::Nothing
+        );
+        assert_eq!(
+            sh("linkerd-await --shutdown -- ./task"),
+            Found::Stops(Stop::LinkerdAwait)
+        );
+    }
+
+    #[test]
+    fn scuttle() {
+        assert_eq!(
+            find(&["scuttle", "python", "job.py"], None),
+            Found::Stops(Stop::Scuttle)
+        );
+        assert_eq!(
+            find(&["/usr/local/bin/scuttle", "python", "job.py"], None),
+            Found::Stops(Stop::Scuttle)
+        );
+        assert_eq!(sh("exec scuttle ./job"), Found::Stops(Stop::Scuttle));
+        assert_eq!(find(&["python", "scuttle.py"], None), Found::Nothing);
+    }
+}
