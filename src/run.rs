@@ -68,7 +68,7 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
         crate::stream::Reader::with_sizes(text.as_bytes(), crate::stream::BATCH_BYTES, usize::MAX);
     let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text));
     let ns = crate::stream::Namespaces::Whole(&ctx);
-    match crate::stream::process_sized(reader, settings, opts, ns, &mut sink) {
+    match crate::stream::process_sized(reader, settings, opts, ns, true, &mut sink) {
         Ok(()) => {
             once_per_text(&mut sink.findings);
             Outcome {

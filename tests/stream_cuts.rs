@@ -11,6 +11,7 @@
 mod common;
 
 use meshjob::config::Settings;
+use meshjob::decide::RunContext;
 use meshjob::finding::Finding;
 use meshjob::run::{self, Outcome, ProcessOptions};
 use meshjob::stream::Reader;
@@ -83,32 +84,54 @@ fn reference(text: &str, opts: ProcessOptions) -> Outcome {
 /// What processing piece by piece gives: the text, the findings, or the first fatal error
 /// found through the growing window.
 fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions) -> Outcome {
+    // The `Namespace` documents of the whole stream decide, as the engine's first pass does.
+    let ctx = RunContext::of_stream(text, cuts);
     let mut out = String::new();
     let mut findings = Vec::new();
     for (k, r) in cuts.iter().enumerate() {
-        let o = reference(&text[r.clone()], opts);
-        if o.fatal.is_some() {
+        let p = one_piece(&text[r.clone()], &ctx, opts);
+        if p.fatal.is_some() {
             return Outcome {
                 text: text.to_string(),
                 findings: Vec::new(),
                 fatal: Some(window_fatal(text, cuts, k, opts)),
             };
         }
-        out.push_str(&o.text);
-        findings.extend(o.findings.into_iter().map(|f| shifted(f, r.start)));
+        let piece_out = p.outs.into_iter().next().flatten();
+        out.push_str(piece_out.as_deref().unwrap_or(&text[r.clone()]));
+        findings.extend(p.findings.into_iter().map(|f| shifted(f, r.start)));
     }
-    let mut seen = false;
+    let mut seen = Vec::new();
     findings.retain(|f| {
-        let once = f.rule.once_per_run();
-        let keep = !(once && seen);
-        seen |= once;
-        keep
+        if !f.rule.once_per_run() {
+            return true;
+        }
+        if seen.contains(&f.rule) {
+            return false;
+        }
+        seen.push(f.rule);
+        true
     });
     Outcome {
         text: out,
         findings,
         fatal: None,
     }
+}
+
+/// One piece processed alone (fully parsed), with the stream's context.
+fn one_piece(piece: &str, ctx: &RunContext, opts: ProcessOptions) -> run::Pieces {
+    let all = 0..piece.len();
+    let settings = Settings::default();
+    run::process_pieces(
+        piece,
+        std::slice::from_ref(&all),
+        &settings,
+        opts,
+        ctx,
+        false,
+        false,
+    )
 }
 
 /// The fatal error of pieces k.. processed together, grown until the error lies before the
@@ -274,13 +297,17 @@ fn the_diff_built_piece_by_piece_equals_the_whole_text_diff() {
         changed += 1;
         let mut out = String::new();
         let mut h = Hunks::new(label);
+        let ctx = RunContext::of_stream(text, &cuts);
         for r in &cuts {
             let piece = &text[r.clone()];
-            let new = reference(piece, opts).text;
-            if new == piece {
-                h.equal(piece, &mut out);
-            } else {
-                h.change(piece, &new, &mut out);
+            match one_piece(piece, &ctx, opts)
+                .outs
+                .into_iter()
+                .next()
+                .flatten()
+            {
+                Some(new) => h.change(piece, &new, &mut out),
+                None => h.equal(piece, &mut out),
             }
         }
         h.finish(&mut out);

@@ -175,9 +175,16 @@ fn work(
     settings: &Settings,
     opts: ProcessOptions,
     grow: bool,
+    in_memory: bool,
 ) -> Result<Done, ReadError> {
     let (batch, ctx) = b?;
-    let (result, decode) = match crate::source::decode_part(&batch.bytes, batch.offset) {
+    let decoded = if in_memory {
+        // A text in memory is text already (batches begin at line starts).
+        std::str::from_utf8(&batch.bytes).map_err(|e| (e.valid_up_to(), e.to_string()))
+    } else {
+        crate::source::decode_part(&batch.bytes, batch.offset)
+    };
+    let (result, decode) = match decoded {
         Ok(text) => (
             process_pieces(text, &batch.pieces, settings, opts, &ctx, grow, true),
             None,
@@ -224,15 +231,17 @@ pub fn process<R: Read + Send>(
     ns: Namespaces<'_>,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
-    process_sized(Reader::new(input), settings, opts, ns, sink)
+    process_sized(Reader::new(input), settings, opts, ns, false, sink)
 }
 
-/// [`process`] with a reader of chosen sizes, for tests.
+/// [`process`] with a reader of chosen sizes. `in_memory`: the input is a text already
+/// (`run::process_with`), so it is not checked for NUL bytes or a UTF-16/32 start.
 pub fn process_sized<R: Read + Send>(
     mut reader: Reader<R>,
     settings: &Settings,
     opts: ProcessOptions,
     ns: Namespaces<'_>,
+    in_memory: bool,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
     let mut contexts = Contexts::new(ns);
@@ -273,7 +282,7 @@ pub fn process_sized<R: Read + Send>(
         // All of it is in memory already: no threads.
         let rest = std::iter::once(first).chain(&mut reader);
         for b in rest {
-            if !take(work(contexts.tag(b), settings, opts, grow)) {
+            if !take(work(contexts.tag(b), settings, opts, grow, in_memory)) {
                 break;
             }
         }
@@ -286,7 +295,7 @@ pub fn process_sized<R: Read + Send>(
             threads,
             AHEAD_PER_THREAD * threads + 2,
             source,
-            |b| work(b, settings, opts, grow),
+            |b| work(b, settings, opts, grow, in_memory),
             &mut take,
         );
         after = left;
@@ -328,6 +337,7 @@ pub fn process_sized<R: Read + Send>(
         &mut reader,
         |b| sink.rest(b),
         &reference,
+        in_memory,
     );
     if let (Some((at, line, col)), Some(window_first)) = (first_edit, f.window_first_edit) {
         // The whole-stream reference puts a failure found in the edited text at the first

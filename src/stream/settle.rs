@@ -97,6 +97,7 @@ pub fn settle<R: Read>(
     reader: &mut Reader<R>,
     mut echo: impl FnMut(&[u8]),
     reference: &Reference<'_>,
+    in_memory: bool,
 ) -> Failure {
     let mut first_utf8: Option<Failure> = None;
     let mut window: Option<Window> = None;
@@ -116,7 +117,8 @@ pub fn settle<R: Read>(
                 window: &mut Option<Window>,
                 first_utf8: &mut Option<Failure>|
      -> Option<Failure> {
-        if let Some(at) = memchr::memchr(0, &b.bytes) {
+        // A text in memory is text already: a NUL byte there is the parser's to report.
+        if let Some(at) = memchr::memchr(0, &b.bytes).filter(|_| !in_memory) {
             let msg = match crate::source::decode_part(&b.bytes, b.offset) {
                 Err((_, m)) => m,
                 Ok(_) => String::new(),
@@ -278,6 +280,7 @@ mod tests {
                     &mut reader,
                     |x| echoed.extend(x),
                     &reference,
+                    false,
                 );
                 assert_eq!(echoed, &text[start..], "the rest is echoed");
                 return Some((f.line, f.col, f.finding.offset, f.finding.message));
