@@ -55,7 +55,8 @@ fn range(start: usize, len: usize) -> String {
 }
 
 impl Hunks {
-    /// Hunks for `path` (shown as `a/PATH` and `b/PATH`, without a leading `./`).
+    /// Hunks for `path`, shown as `a/PATH` and `b/PATH` as `diff::unified` shows it (no
+    /// leading `./` or `/`; control characters quoted as git quotes them).
     pub fn new(path: &str) -> Self {
         // An absolute name loses its leading `/` behind `a/` (see `crate::paths`); a name
         // with control characters is quoted as git quotes it.
