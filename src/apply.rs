@@ -225,9 +225,11 @@ pub fn apply(
     Ok(out)
 }
 
-/// Checks that every document without planned edits has the same bytes in `out`, from its
-/// first node to its end. (Its range may still gain the lines that an edit of the document
-/// before it appends at their boundary.)
+/// Checks that every document without planned edits has the same bytes in `out`: its
+/// `---` marker, the comments and directives before its content, its content and, for the
+/// last document, what follows to the end of the stream. Only the tail of the line where
+/// the document before it ends, and blank lines after that, are left out: an edit of that
+/// document may append lines there.
 fn untouched_unchanged(
     src: &str,
     before: &[Doc],
@@ -236,7 +238,22 @@ fn untouched_unchanged(
     intended: &[Intended],
 ) -> Result<(), ApplyError> {
     fn content<'t>(text: &'t str, d: &Doc) -> Option<&'t str> {
-        text.get(d.root.props_start..d.root.end)
+        let r = d.range.start;
+        let mut start = if r == 0 || text.get(..r)?.ends_with('\n') {
+            r
+        } else {
+            text.get(r..)?.find('\n').map_or(text.len(), |i| r + i + 1)
+        };
+        // Blank lines before it may belong to a block scalar that ends the document before
+        // it, or not, depending on what that document ends with.
+        while let Some(i) = text.get(start..)?.find('\n')
+            && text[start..start + i]
+                .trim_matches([' ', '\t', '\r'])
+                .is_empty()
+        {
+            start += i + 1;
+        }
+        text.get(start.min(d.root.props_start)..d.range.end.max(d.root.end))
     }
     for ((old, new), want) in before.iter().zip(after).zip(intended) {
         if !want.edited && content(src, old) != content(out, new) {
@@ -311,6 +328,15 @@ mod tests {
                 expected: 1
             })
         );
+        // A line glued to the next document's marker swallows it (`emptyDir: {}---`).
+        let two = "a:\n  b: 1\n---\nc: 2\n";
+        let docs = parse_stream(two).unwrap();
+        let mut want = values(two, false);
+        want[0].edited = true;
+        assert!(matches!(
+            apply(two, &docs, &[Edit::insert(11, "  d: {}")], &want),
+            Err(ApplyError::DocumentCount { .. } | ApplyError::Unparsable { .. })
+        ));
         // Changing a value without saying so is caught.
         assert_eq!(
             apply(src, &docs, &[Edit::replace(3..4, "5")], &same),
@@ -333,5 +359,19 @@ mod tests {
         );
         want[1].edited = true;
         assert!(apply(src, &docs, &edits, &want).is_ok());
+        // Its marker and leading comment count too; lines appended to the document before
+        // it do not.
+        let src = "a: 1 # t\n--- # m\n# c\nb: 2\n";
+        let docs = parse_stream(src).unwrap();
+        let mut want = values(src, false);
+        want[0].edited = true;
+        let ok = [Edit::insert(9, "x: 0\n")];
+        want[0].value = values("a: 1\nx: 0\n", true).remove(0).value;
+        assert!(apply(src, &docs, &ok, &want).is_ok());
+        let bad = [Edit::insert(9, "x: 0\n"), Edit::replace(14..17, "# n")];
+        assert_eq!(
+            apply(src, &docs, &bad, &want),
+            Err(ApplyError::UntouchedChanged { offset: 21 })
+        );
     }
 }

@@ -12,11 +12,12 @@ use std::process::ExitCode;
 #[command(
     name = "meshjob",
     version,
-    about = "Make Kubernetes Jobs and CronJobs finish when Istio injects a sidecar",
-    long_about = "Rewrites Job and CronJob manifests offline so that the injected istio-proxy \
-                  stops when the task ends: wraps each container's entrypoint, sets the \
-                  proxy.istio.io/config annotation, and edits Istio mesh config. Every other \
-                  byte is kept; changes are shown as a unified diff."
+    about = "Make Kubernetes Jobs and CronJobs finish when Istio or Linkerd injects a sidecar",
+    long_about = "Rewrites Job and CronJob manifests offline so that the injected proxy \
+                  (istio-proxy, linkerd-proxy) stops when the task ends: wraps each \
+                  container's entrypoint, sets the mesh's pod annotation, and edits the mesh's \
+                  mesh-wide config. Every other byte is kept; changes are shown as a unified \
+                  diff."
 )]
 pub struct Cli {
     #[command(subcommand)]

@@ -1,17 +1,18 @@
 //! Decides, per pod, which mesh injects it and which strategy fixes it, or why it needs no
 //! fix (a finding).
 //!
-//! Today every pod is an Istio pod and every pod that needs a fix gets the entrypoint
-//! wrapper. The choice is made here alone, so that more meshes (markers on the pod, Namespace
-//! documents, a setting) and more strategies (native sidecars, reverting, chosen by the
-//! target Istio and Kubernetes versions) are new arms of [`decide`] and new planners beside
-//! the wrapper, not changes to the planners.
+//! The mesh comes from markers: the pod template's own (injection labels and annotations,
+//! an injected proxy container), else those of a Namespace document of the same run (by the
+//! object's `metadata.namespace`), else the `mesh` setting. A pod that two meshes would
+//! inject is an error, left alone; a pod that only opts out is skipped. The strategy
+//! (native sidecars, the wrapper, reverting) comes from the target versions and the pod.
 
 use crate::config::{Settings, StrategyChoice, Version};
 use crate::finding::{Finding, Rule};
 use crate::locate::{PodTarget, describe, str_of};
-use crate::mesh::{Mesh, istio};
+use crate::mesh::{self, Marker, MarkerKey, Mesh, MeshId, Place, istio, linkerd};
 use crate::yaml::tree::Node;
+use std::collections::BTreeMap;
 
 /// How a pod is fixed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,41 +42,68 @@ pub enum Decision {
     Skip(Finding),
 }
 
-/// What other documents of the stream say about the pods: the namespaces that a
-/// `Namespace` document puts in ambient mode.
+/// What other documents say about the pods: the namespaces that a `Namespace` document of
+/// the stream puts in ambient mode, and the mesh markers of the Namespace documents of the
+/// run.
 #[derive(Clone, Debug, Default)]
 pub struct RunContext {
     pub ambient_namespaces: Vec<String>,
+    pub namespaces: Namespaces,
 }
 
 impl RunContext {
-    /// Reads the `Namespace` documents among `pieces` of `text` (cut by `yaml::split`).
-    pub fn of_stream(text: &str, pieces: &[std::ops::Range<usize>]) -> RunContext {
+    /// Reads the `Namespace` documents among `pieces` of `text` (cut by `yaml::split`);
+    /// `namespaces`: those of the whole run, else the stream's own are read.
+    pub fn of_stream(
+        text: &str,
+        pieces: &[std::ops::Range<usize>],
+        namespaces: Option<&Namespaces>,
+    ) -> RunContext {
         let mut ctx = RunContext::default();
         for p in pieces {
             ctx.add(&text[p.clone()]);
         }
+        if let Some(ns) = namespaces {
+            ctx.namespaces = ns.clone();
+        }
         ctx
     }
 
-    /// Adds what one piece of a stream says (nothing unless it holds a `Namespace`
-    /// document). Returns whether it added anything.
+    /// Adds what one piece of a stream says: nothing unless it holds a `Namespace` document
+    /// (at the top level, or in a List for the mesh markers). Pieces that never spell
+    /// `Namespace`, or that the quick scanner shows are of other kinds, are not parsed.
+    /// Returns whether it added anything.
     pub fn add(&mut self, piece: &str) -> bool {
-        let maybe = crate::yaml::simple::head(piece)
-            .is_none_or(|h| h.opaque || h.kind.is_none_or(|k| k == "Namespace"));
-        if !maybe || !piece.contains("Namespace") {
+        if !piece.contains("Namespace") {
             return false;
         }
+        let wanted = crate::yaml::simple::head(piece).is_none_or(|h| {
+            h.opaque || matches!(h.kind, None | Some("Namespace" | "List" | "ResourceList"))
+        });
+        if !wanted {
+            return false;
+        }
+        // A document that does not parse is reported when it is processed.
         let Ok(docs) = crate::yaml::tree::parse_stream(piece) else {
             return false;
         };
-        let before = self.ambient_namespaces.len();
+        let mut added = false;
         for d in &docs {
             if let Some(name) = ambient_namespace(&d.root) {
                 self.ambient_namespaces.push(name.to_string());
+                added = true;
+            }
+            for (obj, _, _) in crate::locate::objects(&d.root) {
+                added |= self.namespaces.add(obj);
             }
         }
-        self.ambient_namespaces.len() > before
+        added
+    }
+
+    /// Adds what `other` says.
+    pub fn extend(&mut self, other: RunContext) {
+        self.ambient_namespaces.extend(other.ambient_namespaces);
+        self.namespaces.extend(other.namespaces);
     }
 }
 
@@ -97,6 +125,120 @@ fn ambient_namespace(root: &Node) -> Option<&str> {
         .flatten()
 }
 
+/// One mesh marker that was read: what it says and where, for messages.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Seen {
+    pub mesh: MeshId,
+    pub marker: Marker,
+    /// `label sidecar.istio.io/inject: "false"`, `container linkerd-proxy`.
+    pub what: String,
+}
+
+/// The mesh markers of the Namespace documents in a run, by namespace name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Namespaces {
+    by_name: BTreeMap<String, Vec<Seen>>,
+}
+
+impl Namespaces {
+    /// Records `obj` when it is a named `v1` Namespace; returns whether it is one.
+    pub fn add(&mut self, obj: &Node) -> bool {
+        if str_of(obj, "apiVersion") != Some("v1") || str_of(obj, "kind") != Some("Namespace") {
+            return false;
+        }
+        let meta = obj.get("metadata");
+        let Some(name) = meta.and_then(|m| str_of(m, "name")) else {
+            return false;
+        };
+        let seen: Vec<Seen> = mesh::ALL
+            .iter()
+            .filter_map(|m| level(m, meta, m.namespace_markers, None))
+            .map(|mut s| {
+                s.what = format!("{} on Namespace/{name}", s.what);
+                s
+            })
+            .collect();
+        self.by_name
+            .entry(name.to_string())
+            .or_default()
+            .extend(seen);
+        true
+    }
+
+    /// Adds every Namespace of `other`.
+    pub fn extend(&mut self, other: Namespaces) {
+        for (name, seen) in other.by_name {
+            self.by_name.entry(name).or_default().extend(seen);
+        }
+    }
+
+    /// The Namespace documents of `text` (at the top level or in a List), found without
+    /// parsing the documents that the quick scanner shows are of other kinds, and without
+    /// parsing anything in a text that never spells `Namespace` (a kind written with escape
+    /// sequences, such as `"Namesp\x61ce"`, is not looked for).
+    pub fn scan(text: &str) -> Namespaces {
+        if !text.contains("Namespace") {
+            return Namespaces::default();
+        }
+        RunContext::of_stream(text, &crate::yaml::split::pieces(text), None).namespaces
+    }
+
+    fn get(&self, name: &str) -> &[Seen] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
+    }
+}
+
+/// What `keys` (and an injected proxy container in `spec`) say about `mesh` at one level.
+/// An `Off` wins over an `On` at the same level, as a pod's opt-out wins in each injector.
+fn level(
+    mesh: &Mesh,
+    meta: Option<&Node>,
+    keys: &[MarkerKey],
+    spec: Option<&Node>,
+) -> Option<Seen> {
+    let lookup = |place: &str, key: &str| {
+        meta.and_then(|m| m.get(place))
+            .and_then(|l| l.get(key))
+            .and_then(Node::as_str)
+    };
+    let mut found: Vec<(Marker, String)> = Vec::new();
+    for k in keys {
+        let label = || lookup("labels", k.key).map(|v| ("label", v));
+        let annotation = || lookup("annotations", k.key).map(|v| ("annotation", v));
+        let hit = match k.place {
+            Place::Label => label(),
+            Place::Annotation => annotation(),
+            Place::LabelThenAnnotation => label().or_else(annotation),
+        };
+        if let Some((place, v)) = hit
+            && let Some(m) = k.read(v)
+        {
+            found.push((m, format!("{place} {}: \"{v}\"", k.key)));
+        }
+    }
+    let injected = spec.is_some_and(|s| {
+        ["containers", "initContainers"].iter().any(|list| {
+            s.get(list).and_then(Node::items).is_some_and(|cs| {
+                cs.iter()
+                    .any(|c| str_of(c, "name") == Some(mesh.proxy_container))
+            })
+        })
+    });
+    if injected {
+        found.push((Marker::On, format!("container {}", mesh.proxy_container)));
+    }
+    let pick = found
+        .iter()
+        .position(|(m, _)| *m == Marker::Off)
+        .or((!found.is_empty()).then_some(0))?;
+    let (marker, what) = found.swap_remove(pick);
+    Some(Seen {
+        mesh: mesh.id,
+        marker,
+        what,
+    })
+}
+
 /// Decides what to do with one pod. `run_notes` collects the notes said once per run.
 pub fn decide(
     target: &PodTarget<'_>,
@@ -104,12 +246,15 @@ pub fn decide(
     ctx: &RunContext,
     run_notes: &mut Vec<Finding>,
 ) -> Decision {
-    let mesh = &istio::MESH;
     let oref = &target.object;
     let at = target.template.start;
     let name = describe(oref);
     let info = |rule, msg: String| Finding::info(rule, at, msg).with_object(Some(oref.clone()));
-    if let Some((rule, reason)) = skip_reason(mesh, target.template) {
+    let mesh = match which_mesh(target, settings.mesh, &ctx.namespaces) {
+        Ok(m) => m,
+        Err(f) => return Decision::Skip(*f),
+    };
+    if let Some((rule, reason)) = skip_reason(target.template) {
         return Decision::Skip(info(rule, format!("{name}: skipped, {reason}")));
     }
     let fix = |strategy, rule, why: String| Decision::Fix {
@@ -128,7 +273,7 @@ pub fn decide(
             )
         })
     });
-    if let Some(why) = ambient_why {
+    if let Some(why) = ambient_why.filter(|_| mesh.id == MeshId::Istio) {
         return fix(
             Strategy::Remove { keep_native: false },
             Rule::Ambient,
@@ -147,9 +292,7 @@ pub fn decide(
         );
     }
     let injected = proxy_container(mesh, target.template).is_some();
-    let (istio_v, kube_v) = (settings.istio_version, settings.kubernetes_version);
-    let versions = versions_text(istio_v, kube_v);
-    let too_old = native_too_old(istio_v, kube_v);
+    let t = Target::of(mesh, settings);
     let existing = native_annotation(mesh, target.template);
     match settings.strategy {
         StrategyChoice::None => {
@@ -167,16 +310,15 @@ pub fn decide(
             );
         }
         StrategyChoice::Native => {
-            if let Some(why) = too_old {
+            if let Some(why) = &t.too_old {
                 return Decision::Skip(
                     Finding::error(
                         Rule::NativeTooOld,
                         at,
                         format!(
-                            "{name}: --strategy native needs Istio {} and Kubernetes {}, but \
-                             {why}; the pod is left as it is (use the wrapper, or upgrade)",
-                            istio::NATIVE_ANNOTATION_SINCE,
-                            istio::NATIVE_KUBERNETES_SINCE
+                            "{name}: --strategy native needs {}, but {why}; the pod is left as \
+                             it is (use the wrapper, or upgrade)",
+                            t.needs
                         ),
                     )
                     .with_object(Some(oref.clone())),
@@ -197,13 +339,13 @@ pub fn decide(
                     .with_object(Some(oref.clone())),
                 );
             }
-            if istio_v.is_none() || kube_v.is_none() {
-                run_notes.push(versions_note(at, true));
+            if !t.known {
+                run_notes.push((t.note)(at, true));
             }
             return fix(
                 Strategy::Native,
                 Rule::StrategyChosen,
-                format!("native sidecar (--strategy native; {versions})"),
+                format!("native sidecar (--strategy native; {})", t.versions),
             );
         }
         StrategyChoice::Auto => {}
@@ -219,53 +361,195 @@ pub fn decide(
         );
     }
     match existing {
-        Some(v) if v == istio::NATIVE_OFF => {
+        Some((key, v)) if (t.is_off)(v) => {
             return fix(
                 Strategy::Wrapper,
                 Rule::StrategyChosen,
-                format!(
-                    "the wrapper: the pod turns native sidecars off ({}: \"{v}\")",
-                    mesh.native_sidecar_annotation
-                ),
+                format!("the wrapper: the pod turns native sidecars off ({key}: \"{v}\")"),
             );
         }
-        Some(v) if too_old.is_none() && istio::native_annotation_on(v, istio_v) => {
+        Some((key, v)) if t.too_old.is_none() && (t.is_on)(v) => {
             return fix(
                 Strategy::Remove { keep_native: true },
                 Rule::NativeSidecar,
                 format!(
-                    "native sidecar mode ({}: \"{v}\") lets the Job complete without a \
-                     wrapper; {remove_note}",
-                    mesh.native_sidecar_annotation
+                    "native sidecar mode ({key}: \"{v}\") lets the Job complete without a \
+                     wrapper; {remove_note}"
                 ),
             );
         }
         _ => {}
     }
-    match (istio_v, kube_v, too_old) {
-        (_, _, Some(why)) => fix(
+    match (t.known, t.too_old) {
+        (_, Some(why)) => fix(
             Strategy::Wrapper,
             Rule::StrategyChosen,
             format!(
-                "the wrapper, since {why} (native sidecars need Istio {} and Kubernetes {})",
-                istio::NATIVE_ANNOTATION_SINCE,
-                istio::NATIVE_KUBERNETES_SINCE
+                "the wrapper, since {why} (native sidecars need {})",
+                t.needs
             ),
         ),
-        (Some(_), Some(_), None) => fix(
+        (true, None) => fix(
             Strategy::Native,
             Rule::StrategyChosen,
-            format!("native sidecar ({versions})"),
+            format!("native sidecar ({})", t.versions),
         ),
-        _ => {
-            run_notes.push(versions_note(at, false));
+        (false, None) => {
+            run_notes.push((t.note)(at, false));
             fix(
                 Strategy::Wrapper,
                 Rule::StrategyChosen,
-                format!("the wrapper ({versions})"),
+                format!("the wrapper ({})", t.versions),
             )
         }
     }
+}
+
+/// The mesh of a pod: its own markers, else its Namespace's, else `default_mesh`. Both
+/// meshes, or only an opt-out, is a finding instead.
+fn which_mesh(
+    target: &PodTarget<'_>,
+    default_mesh: MeshId,
+    namespaces: &Namespaces,
+) -> Result<&'static Mesh, Box<Finding>> {
+    let meta = target.template.get("metadata");
+    let spec = target.template.get("spec");
+    let in_namespace = namespaces.get(&target.object.namespace);
+    // Per mesh: the pod's own markers, else its Namespace's.
+    let seen: Vec<Seen> = mesh::ALL
+        .iter()
+        .filter_map(|m| {
+            level(m, meta, m.pod_markers, spec)
+                .or_else(|| in_namespace.iter().find(|s| s.mesh == m.id).cloned())
+        })
+        .collect();
+    let on: Vec<&Seen> = seen.iter().filter(|s| s.marker == Marker::On).collect();
+    let mesh = match on.as_slice() {
+        [a, b, ..] => {
+            let f = Finding::error(
+                Rule::MeshConflict,
+                target.template.start,
+                format!(
+                    "{}: both {} ({}) and {} ({}) would inject this pod, and two proxies in one \
+                     pod break its traffic; left alone: opt it out of one of the two",
+                    describe(&target.object),
+                    a.mesh.mesh().name,
+                    a.what,
+                    b.mesh.mesh().name,
+                    b.what
+                ),
+            )
+            .with_object(Some(target.object.clone()));
+            return Err(Box::new(f));
+        }
+        [one] => one.mesh.mesh(),
+        [] => {
+            if let Some(off) = seen.first() {
+                let f = Finding::info(
+                    Rule::OptedOut,
+                    target.template.start,
+                    format!(
+                        "{}: skipped, opted out of injection ({})",
+                        describe(&target.object),
+                        off.what
+                    ),
+                )
+                .with_object(Some(target.object.clone()));
+                return Err(Box::new(f));
+            }
+            default_mesh.mesh()
+        }
+    };
+    Ok(mesh)
+}
+
+/// What the target versions say about native sidecars for a pod of one mesh.
+struct Target {
+    /// `Istio 1.24, Kubernetes unknown`.
+    versions: String,
+    /// Both the mesh's and Kubernetes' versions are given.
+    known: bool,
+    /// Why the known versions cannot run a native sidecar, if they cannot.
+    too_old: Option<String>,
+    /// `Istio 1.24 and Kubernetes 1.29`.
+    needs: String,
+    /// The once-per-run note about versions that were not given.
+    note: fn(usize, bool) -> Finding,
+    /// Whether an annotation value turns native sidecars on, or off, as the target reads it.
+    is_on: Box<dyn Fn(&str) -> bool>,
+    is_off: fn(&str) -> bool,
+}
+
+impl Target {
+    fn of(mesh: &Mesh, settings: &Settings) -> Target {
+        let kube_v = settings.kubernetes_version;
+        let show = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+        match mesh.id {
+            MeshId::Istio => {
+                let istio_v = settings.istio_version;
+                Target {
+                    versions: versions_text(istio_v, kube_v),
+                    known: istio_v.is_some() && kube_v.is_some(),
+                    too_old: native_too_old(istio_v, kube_v),
+                    needs: format!(
+                        "Istio {} and Kubernetes {}",
+                        istio::NATIVE_ANNOTATION_SINCE,
+                        istio::NATIVE_KUBERNETES_SINCE
+                    ),
+                    note: versions_note,
+                    is_on: Box::new(move |v| istio::native_annotation_on(v, istio_v)),
+                    is_off: |v| v == istio::NATIVE_OFF,
+                }
+            }
+            MeshId::Linkerd => {
+                let linkerd_v = settings.linkerd_version;
+                let mut old = Vec::new();
+                if let Some(v) =
+                    linkerd_v.filter(|v| linkerd::native_annotation(Some(*v)).is_none())
+                {
+                    old.push(format!("Linkerd {v} has no native sidecars"));
+                }
+                if let Some(v) = kube_v.filter(|v| *v < linkerd::NATIVE_KUBERNETES_SINCE) {
+                    old.push(format!(
+                        "Kubernetes {v} has no native sidecars on by default"
+                    ));
+                }
+                Target {
+                    versions: format!("Linkerd {}, Kubernetes {}", show(linkerd_v), show(kube_v)),
+                    known: linkerd_v.is_some() && kube_v.is_some(),
+                    too_old: (!old.is_empty()).then(|| old.join(" and ")),
+                    needs: format!(
+                        "Linkerd {} and Kubernetes {}",
+                        linkerd::NATIVE_SINCE,
+                        linkerd::NATIVE_KUBERNETES_SINCE
+                    ),
+                    note: linkerd_versions_note,
+                    is_on: Box::new(linkerd::is_go_true),
+                    is_off: |v| !linkerd::is_go_true(v),
+                }
+            }
+        }
+    }
+}
+
+/// The once-per-run note about the versions that were not given, for Linkerd pods.
+fn linkerd_versions_note(at: usize, native: bool) -> Finding {
+    let tail = if native {
+        "--strategy native was applied without checking them (with the alpha annotation, \
+         which every Linkerd from 2.15 reads); it needs Linkerd 2.15+ and Kubernetes 1.29+"
+    } else {
+        "with both given, pods on Linkerd 2.15+ and Kubernetes 1.29+ get a native sidecar (one \
+         pod annotation, no wrapper) instead of the wrapper"
+    };
+    Finding::info(
+        Rule::VersionsUnknown,
+        at,
+        format!(
+            "the target versions are not known: pass --linkerd-version (the injecting Linkerd) \
+             and --kubernetes-version (the oldest kubelet), or set linkerdVersion and \
+             kubernetesVersion in the config; {tail}"
+        ),
+    )
 }
 
 /// `Istio 1.24, Kubernetes unknown`.
@@ -309,11 +593,13 @@ fn versions_note(at: usize, native: bool) -> Finding {
     )
 }
 
-/// The pod's native-sidecar annotation value, if it has one.
-fn native_annotation<'n>(mesh: &Mesh, template: &'n Node) -> Option<&'n str> {
-    template
-        .path(&["metadata", "annotations", mesh.native_sidecar_annotation])
-        .and_then(Node::as_str)
+/// The pod's native-sidecar annotation that counts (the first the mesh reads), with its
+/// value, if it has one.
+fn native_annotation<'n>(mesh: &Mesh, template: &'n Node) -> Option<(&'static str, &'n str)> {
+    let anns = template.path(&["metadata", "annotations"])?;
+    mesh.native_sidecar_annotations
+        .iter()
+        .find_map(|k| anns.get(k).and_then(Node::as_str).map(|v| (*k, v)))
 }
 
 /// Why the pod is in ambient mode, if it is: the label on the pod template, unless the pod
@@ -361,39 +647,8 @@ pub fn proxy_container<'d>(mesh: &Mesh, template: &'d Node) -> Option<(usize, &'
         .find(|(_, c)| str_of(c, "name") == Some(mesh.proxy_container))
 }
 
-/// Why a pod template is not to be touched, if it is not.
-fn skip_reason(mesh: &Mesh, template: &Node) -> Option<(Rule, String)> {
-    let meta = template.get("metadata");
-    let label = meta
-        .and_then(|m| m.get("labels"))
-        .and_then(|l| l.get(mesh.inject_key))
-        .and_then(Node::as_str);
-    let annotation = meta
-        .and_then(|m| m.get("annotations"))
-        .and_then(|a| a.get(mesh.inject_key))
-        .and_then(Node::as_str);
-    // The label wins over the deprecated annotation when both are present.
-    match (label, annotation) {
-        (Some(v), _) if v.eq_ignore_ascii_case(mesh.inject_off) => {
-            return Some((
-                Rule::OptedOut,
-                format!(
-                    "opted out of injection (label {}: \"{}\")",
-                    mesh.inject_key, mesh.inject_off
-                ),
-            ));
-        }
-        (None, Some(v)) if v.eq_ignore_ascii_case(mesh.inject_off) => {
-            return Some((
-                Rule::OptedOut,
-                format!(
-                    "opted out of injection (annotation {}: \"{}\")",
-                    mesh.inject_key, mesh.inject_off
-                ),
-            ));
-        }
-        _ => {}
-    }
+/// Why a pod template is not to be touched whatever its mesh, if it is not.
+fn skip_reason(template: &Node) -> Option<(Rule, String)> {
     let spec = template.get("spec");
     if spec
         .and_then(|s| s.get("hostNetwork"))
@@ -437,6 +692,144 @@ mod tests {
             strategy: s,
             ..Settings::default()
         }
+    }
+
+    /// The meshes of the pods of the document that get the wrapper, and the messages of
+    /// those that do not, with the Namespace documents of the same text.
+    fn decide_all(src: &str, default_mesh: MeshId) -> (Vec<MeshId>, Vec<String>) {
+        let docs = parse_stream(src).unwrap();
+        let mut namespaces = Namespaces::default();
+        for d in &docs {
+            namespaces.add(&d.root);
+        }
+        let ctx = RunContext {
+            namespaces,
+            ..RunContext::default()
+        };
+        let settings = Settings {
+            mesh: default_mesh,
+            ..Settings::default()
+        };
+        let mut fixed = Vec::new();
+        let mut msgs = Vec::new();
+        for d in &docs {
+            for pod in &locate(&d.root).pods {
+                match decide(pod, &settings, &ctx, &mut Vec::new()) {
+                    Decision::Fix {
+                        mesh,
+                        strategy: Strategy::Wrapper,
+                        ..
+                    } => fixed.push(mesh.id),
+                    Decision::Fix { why, .. } => {
+                        msgs.push(format!("{}: {}", why.severity, why.message))
+                    }
+                    Decision::Skip(f) => msgs.push(format!("{}: {}", f.severity, f.message)),
+                }
+            }
+        }
+        (fixed, msgs)
+    }
+
+    fn job_in(ns: &str, meta: &str, spec: &str) -> String {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, namespace: {ns}}}\nspec:\n  template:\n    metadata: {meta}\n    spec: {spec}\n"
+        )
+    }
+
+    #[test]
+    fn mesh_of_each_pod() {
+        use MeshId::{Istio, Linkerd};
+        let on = "{annotations: {linkerd.io/inject: enabled}}";
+        assert_eq!(decide_all(&job_in("a", on, "{}"), Istio).0, [Linkerd]);
+        let ingress = "{annotations: {linkerd.io/inject: ingress}}";
+        assert_eq!(decide_all(&job_in("a", ingress, "{}"), Istio).0, [Linkerd]);
+        // Linkerd reads annotations only, and values exactly.
+        let label = "{labels: {linkerd.io/inject: enabled}}";
+        assert_eq!(decide_all(&job_in("a", label, "{}"), Istio).0, [Istio]);
+        let upper = "{annotations: {linkerd.io/inject: Enabled}}";
+        assert_eq!(decide_all(&job_in("a", upper, "{}"), Istio).0, [Istio]);
+        // No marker: the setting.
+        assert_eq!(decide_all(&job_in("a", "{}", "{}"), Linkerd).0, [Linkerd]);
+        let rev = "{labels: {istio.io/rev: canary}}";
+        assert_eq!(decide_all(&job_in("a", rev, "{}"), Linkerd).0, [Istio]);
+        let proxy = "{containers: [{name: linkerd-proxy}, {name: t, command: [x]}]}";
+        assert_eq!(decide_all(&job_in("a", "{}", proxy), Istio).0, [Linkerd]);
+        // A Namespace of the run, matched by name.
+        let ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: batch, annotations: {linkerd.io/inject: enabled}}\n---\n";
+        let both = format!(
+            "{ns}{}---\n{}",
+            job_in("batch", "{}", "{}"),
+            job_in("other", "{}", "{}")
+        );
+        assert_eq!(decide_all(&both, Istio).0, [Linkerd, Istio]);
+        // The pod's own opt-out wins over its Namespace.
+        let off = "{annotations: {linkerd.io/inject: disabled}}";
+        let (fixed, msgs) = decide_all(&format!("{ns}{}", job_in("batch", off, "{}")), Istio);
+        assert!(fixed.is_empty());
+        assert_eq!(
+            msgs,
+            [
+                "info: Job/j: skipped, opted out of injection (annotation linkerd.io/inject: \"disabled\")"
+            ]
+        );
+        // An opt-out of Linkerd does not make the pod an Istio pod.
+        assert_eq!(decide_all(&job_in("a", off, "{}"), Istio).0, []);
+        // Opting out of Istio in a Linkerd namespace leaves a Linkerd pod.
+        let istio_off = "{labels: {sidecar.istio.io/inject: \"false\"}}";
+        let (fixed, _) = decide_all(&format!("{ns}{}", job_in("batch", istio_off, "{}")), Istio);
+        assert_eq!(fixed, [Linkerd]);
+    }
+
+    #[test]
+    fn two_meshes_are_an_error() {
+        let meta = "{labels: {sidecar.istio.io/inject: \"true\"}, annotations: {linkerd.io/inject: enabled}}";
+        let (fixed, msgs) = decide_all(&job_in("a", meta, "{}"), MeshId::Istio);
+        assert!(fixed.is_empty());
+        assert_eq!(msgs.len(), 1);
+        assert!(msgs[0].starts_with("error: Job/j: both Istio (label sidecar.istio.io/inject: \"true\") and Linkerd (annotation linkerd.io/inject: \"enabled\")"), "{}", msgs[0]);
+        let ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: batch, labels: {istio-injection: enabled}}\n---\n";
+        let pod = "{annotations: {linkerd.io/inject: enabled}}";
+        let (fixed, msgs) = decide_all(
+            &format!("{ns}{}", job_in("batch", pod, "{}")),
+            MeshId::Istio,
+        );
+        assert!(fixed.is_empty());
+        assert!(
+            msgs[0].contains("label istio-injection: \"enabled\" on Namespace/batch"),
+            "{}",
+            msgs[0]
+        );
+    }
+
+    #[test]
+    fn linkerd_native_sidecar_annotations() {
+        let t = |anns: &str| {
+            decide_all(
+                &job_in(
+                    "a",
+                    &format!("{{annotations: {{linkerd.io/inject: enabled, {anns}}}}}"),
+                    "{}",
+                ),
+                MeshId::Istio,
+            )
+        };
+        assert_eq!(
+            t("config.alpha.linkerd.io/proxy-enable-native-sidecar: \"true\"").0,
+            []
+        );
+        assert_eq!(
+            t("config.beta.linkerd.io/proxy-enable-native-sidecar: \"1\"").0,
+            []
+        );
+        assert_eq!(
+            t("config.linkerd.io/proxy-enable-native-sidecar: \"True\"").0,
+            []
+        );
+        // GA wins over alpha.
+        let (fixed, _) = t(
+            "config.linkerd.io/proxy-enable-native-sidecar: \"false\", config.alpha.linkerd.io/proxy-enable-native-sidecar: \"true\"",
+        );
+        assert_eq!(fixed, [MeshId::Linkerd]);
     }
 
     #[test]

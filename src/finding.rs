@@ -71,6 +71,8 @@ pub enum Rule {
     ConfigInvalid,
     /// An object was rewritten (KRM results).
     Rewritten,
+    /// A document to edit has line breaks meshjob cannot edit around (a lone CR).
+    LoneCarriageReturn,
     /// meshjob's own output failed its checks; nothing was written.
     Internal,
     /// A Job or CronJob without a pod template.
@@ -85,6 +87,8 @@ pub enum Rule {
     NativeSidecar,
     /// An ambient pod: no sidecar.
     Ambient,
+    /// A pod that two meshes would inject; left alone.
+    MeshConflict,
     /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
     SharedNode,
     /// A container with a key written twice.
@@ -105,6 +109,8 @@ pub enum Rule {
     NewerWrapper,
     /// A wrapper whose body meshjob did not write (edited by hand); left alone.
     EditedWrapper,
+    /// The name or path of the wrappers' shared volume is taken by something else.
+    PeersVolumeTaken,
     /// A pod that already has the proxy container.
     ProxyInjected,
     /// The quit URL cannot be used for a pod.
@@ -139,6 +145,10 @@ pub enum Rule {
     MetadataNotStrings,
     /// A user value that contradicts meshjob's, kept.
     KeptUserValue,
+    /// A Linkerd `config.linkerd.io/proxy-admin-shutdown` value Linkerd does not read.
+    ShutdownAnnotationValue,
+    /// Another mesh's per-pod annotation on a pod.
+    ForeignAnnotation,
     /// Something that looks like mesh configuration, left alone.
     MeshConfigLeftAlone,
     /// Mesh configuration that cannot be edited as written.
@@ -159,11 +169,15 @@ pub enum Rule {
     ScuttleWithoutEnv,
     /// A long-running sidecar among the containers.
     LongRunningSidecar,
+    /// A Linkerd Helm value that must be a boolean and is not.
+    ValuesNotBoolean,
+    /// A misspelled key of the Linkerd Helm values.
+    ValuesMisspelled,
 }
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 54] = [
+    pub const ALL: [Rule; 61] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
@@ -174,6 +188,7 @@ impl Rule {
         Rule::NoYamlFiles,
         Rule::ConfigInvalid,
         Rule::Rewritten,
+        Rule::LoneCarriageReturn,
         Rule::Internal,
         Rule::NoPodTemplate,
         Rule::TemplateNotMapping,
@@ -185,6 +200,7 @@ impl Rule {
         Rule::DuplicateKey,
         Rule::StrategyChosen,
         Rule::VersionsUnknown,
+        Rule::MeshConflict,
         Rule::NoContainers,
         Rule::CommandNotList,
         Rule::ArgsNotList,
@@ -193,6 +209,7 @@ impl Rule {
         Rule::ProxyInjected,
         Rule::QuitUrl,
         Rule::EditedWrapper,
+        Rule::PeersVolumeTaken,
         Rule::NativeTooOld,
         Rule::NativeInjected,
         Rule::NativeTurnedOff,
@@ -208,10 +225,14 @@ impl Rule {
         Rule::InvalidDuration,
         Rule::MetadataNotStrings,
         Rule::KeptUserValue,
+        Rule::ShutdownAnnotationValue,
+        Rule::ForeignAnnotation,
         Rule::MeshConfigLeftAlone,
         Rule::MeshConfigNotMapping,
         Rule::MeshConfigInvalid,
         Rule::DrainInteraction,
+        Rule::ValuesNotBoolean,
+        Rule::ValuesMisspelled,
         Rule::WouldChange,
         Rule::AlreadyStops,
         Rule::QuitNotPost,
@@ -233,6 +254,7 @@ impl Rule {
             Rule::NoYamlFiles => "MJ008",
             Rule::ConfigInvalid => "MJ009",
             Rule::Rewritten => "MJ010",
+            Rule::LoneCarriageReturn => "MJ011",
             Rule::Internal => "MJ090",
             Rule::NoPodTemplate => "MJ101",
             Rule::TemplateNotMapping => "MJ102",
@@ -244,6 +266,7 @@ impl Rule {
             Rule::DuplicateKey => "MJ111",
             Rule::StrategyChosen => "MJ120",
             Rule::VersionsUnknown => "MJ121",
+            Rule::MeshConflict => "MJ130",
             Rule::NoContainers => "MJ201",
             Rule::CommandNotList => "MJ202",
             Rule::ArgsNotList => "MJ203",
@@ -252,6 +275,7 @@ impl Rule {
             Rule::ProxyInjected => "MJ206",
             Rule::QuitUrl => "MJ207",
             Rule::EditedWrapper => "MJ208",
+            Rule::PeersVolumeTaken => "MJ209",
             Rule::NativeTooOld => "MJ301",
             Rule::NativeInjected => "MJ302",
             Rule::NativeTurnedOff => "MJ303",
@@ -267,6 +291,8 @@ impl Rule {
             Rule::InvalidDuration => "MJ513",
             Rule::MetadataNotStrings => "MJ514",
             Rule::KeptUserValue => "MJ520",
+            Rule::ShutdownAnnotationValue => "MJ530",
+            Rule::ForeignAnnotation => "MJ531",
             Rule::MeshConfigLeftAlone => "MJ601",
             Rule::MeshConfigNotMapping => "MJ602",
             Rule::MeshConfigInvalid => "MJ603",
@@ -277,6 +303,8 @@ impl Rule {
             Rule::KillNeedsSharedPid => "MJ713",
             Rule::ScuttleWithoutEnv => "MJ714",
             Rule::LongRunningSidecar => "MJ720",
+            Rule::ValuesNotBoolean => "MJ610",
+            Rule::ValuesMisspelled => "MJ611",
         }
     }
 
@@ -285,7 +313,7 @@ impl Rule {
     pub fn refuses_pod(self) -> bool {
         matches!(
             self,
-            Rule::SharedNode | Rule::NativeTooOld | Rule::NativeInjected
+            Rule::SharedNode | Rule::PeersVolumeTaken | Rule::NativeTooOld | Rule::NativeInjected
         )
     }
 

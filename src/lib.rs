@@ -1,4 +1,4 @@
-//! meshjob: make Kubernetes Jobs and CronJobs finish when Istio injects a sidecar.
+//! meshjob: make Kubernetes Jobs and CronJobs finish when Istio or Linkerd injects a sidecar.
 //!
 //! The crate is laid out in the order the data flows (see DESIGN.md):
 //! `source` -> `yaml` -> `locate` -> `decide` -> `plan` -> `apply` -> `output`.

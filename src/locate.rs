@@ -157,8 +157,32 @@ pub fn locate(root: &Node) -> Found<'_> {
     out
 }
 
+/// Every string value of `key` in mapping `map`: more than one when the key is written
+/// twice.
+fn all_str_of<'n>(map: &'n Node, k: &'n str) -> impl Iterator<Item = &'n str> {
+    map.entries()
+        .unwrap_or(&[])
+        .iter()
+        .filter(move |e| e.key.as_str() == Some(k))
+        .filter_map(|e| e.value.as_str())
+}
+
 fn object<'d>(obj: &'d Node, path: Path, out: &mut Found<'d>) {
-    if obj.entries().is_none() || !str_of(obj, "apiVersion").is_some_and(is_batch) {
+    if obj.entries().is_none() {
+        return;
+    }
+    let pod_kind = |kind: &str| matches!(role(kind), Some(Role::Pods(_)));
+    if obj.duplicate_key().is_some()
+        && all_str_of(obj, "apiVersion").any(is_batch)
+        && all_str_of(obj, "kind").any(pod_kind)
+    {
+        // `kind` or `apiVersion` twice may make it a Job for one reader and not another.
+        if let Some(f) = duplicate_key_finding(obj, &object_ref(obj), "the object") {
+            out.findings.push(f);
+        }
+        return;
+    }
+    if !str_of(obj, "apiVersion").is_some_and(is_batch) {
         return;
     }
     let Some(Role::Pods(template_keys)) = str_of(obj, "kind").and_then(role) else {
@@ -174,6 +198,10 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Found<'d>) {
     let mut tpath = path;
     for k in template_keys {
         if let Some(f) = shared_node_finding(node, &oref) {
+            out.findings.push(f);
+            return;
+        }
+        if let Some(f) = duplicate_key_finding(node, &oref, &describe_path(&tpath)) {
             out.findings.push(f);
             return;
         }
@@ -200,6 +228,23 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Found<'d>) {
     if let Some(f) = shared_node_finding(node, &oref) {
         out.findings.push(f);
         return;
+    }
+    // The pod template and the mappings its edits go through or decisions read: a key
+    // written twice there is refused for the whole pod.
+    for sub in [
+        &[][..],
+        &["spec"],
+        &["metadata"],
+        &["metadata", "annotations"],
+        &["metadata", "labels"],
+    ] {
+        let Some(n) = node.path(sub) else { continue };
+        let mut p = tpath.clone();
+        p.extend(sub.iter().map(|k| key(k)));
+        if let Some(f) = duplicate_key_finding(n, &oref, &describe_path(&p)) {
+            out.findings.push(f);
+            return;
+        }
     }
     if node.entries().is_none() {
         out.findings.push(note(
@@ -232,6 +277,50 @@ pub fn shared_node(node: &Node) -> Option<&'static str> {
         Some("uses a merge key (<<), so its effective value is not what is written")
     } else {
         None
+    }
+}
+
+/// Names the mapping at `path` in a finding: `the object` at the root.
+fn describe_path(path: &Path) -> String {
+    match crate::yaml::path::path_string(path) {
+        p if p.is_empty() => "the object".to_string(),
+        p => format!("`{p}`"),
+    }
+}
+
+/// What a finding about a key written twice says; `what` names the mapping. Which of
+/// the two counts depends on the reader (Kubernetes and Istio take the last, meshjob's
+/// lookups the first), so it is refused rather than guessed.
+pub fn duplicate_key_message(what: &str, k: &str) -> String {
+    format!(
+        "{what} has the key `{k}` twice; only one of them takes effect, so meshjob will not \
+         guess which. Remove the duplicate"
+    )
+}
+
+/// The refusal (rule [`Rule::DuplicateKey`]) when mapping `node` of object `oref` has a key
+/// written twice; `what` names the mapping.
+pub fn duplicate_key_finding(node: &Node, oref: &ObjectRef, what: &str) -> Option<Finding> {
+    let k = node.duplicate_key()?;
+    Some(object_error(
+        Rule::DuplicateKey,
+        oref,
+        k.start,
+        duplicate_key_message(what, k.as_str().unwrap_or_default()),
+    ))
+}
+
+/// The first node at or below `node` that [`shared_node`] refuses, with the reason.
+pub fn first_shared(node: &Node) -> Option<(&Node, &'static str)> {
+    if let Some(why) = shared_node(node) {
+        return Some((node, why));
+    }
+    match &node.kind {
+        Kind::Seq(items) => items.iter().find_map(first_shared),
+        Kind::Map(entries) => entries
+            .iter()
+            .find_map(|e| first_shared(&e.key).or_else(|| first_shared(&e.value))),
+        _ => None,
     }
 }
 

@@ -2,7 +2,7 @@
 
 use crate::apply::{self, Edit};
 use crate::config::Settings;
-use crate::decide::RunContext;
+use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::locate;
 use crate::plan;
@@ -38,9 +38,17 @@ impl Outcome {
 
 /// Per-file choices that are not settings.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ProcessOptions {
+pub struct ProcessOptions<'a> {
     /// Treat documents without apiVersion/kind as a bare MeshConfig (`--mesh-config`).
     pub force_mesh: bool,
+    /// The Namespace documents of the whole run (see [`namespaces`]); `None`: those of the
+    /// text itself.
+    pub namespaces: Option<&'a Namespaces>,
+}
+
+/// The mesh markers of the Namespace documents in `text` (see [`Namespaces::scan`]).
+pub fn namespaces(text: &str) -> Namespaces {
+    Namespaces::scan(text)
 }
 
 /// Processes one YAML stream.
@@ -57,7 +65,7 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
 /// own. Large streams are shared between threads in batches of documents, put back in order,
 /// so the outcome never depends on the number of threads. A fatal error is the one the whole
 /// stream's parse reports.
-pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
+pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
     let mut sink = Collect {
         text,
         out: None,
@@ -66,7 +74,7 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions) -> Ou
     // The text is in memory already: no per-document limit (that guards the inputs).
     let reader =
         crate::stream::Reader::with_sizes(text.as_bytes(), crate::stream::BATCH_BYTES, usize::MAX);
-    let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text));
+    let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text), opts.namespaces);
     let ns = crate::stream::Namespaces::Whole(&ctx);
     match crate::stream::process_sized(reader, settings, opts, ns, true, &mut sink) {
         Ok(()) => {
@@ -116,10 +124,10 @@ impl crate::stream::Sink for Collect<'_> {
 
 /// Processes the stream whole, on one thread, parsing every document fully: the reference
 /// that the tests hold [`process_with`] to.
-pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions) -> Outcome {
+pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
     let all = 0..text.len();
     let whole = std::slice::from_ref(&all);
-    let ctx = RunContext::of_stream(text, whole);
+    let ctx = RunContext::of_stream(text, whole, opts.namespaces);
     let p = process_pieces(text, whole, settings, opts, &ctx, false, false);
     if let Some((_, f)) = p.fatal {
         return Outcome::fatal(text, f);
@@ -161,7 +169,7 @@ pub fn process_pieces(
     text: &str,
     pieces: &[Range<usize>],
     settings: &Settings,
-    opts: ProcessOptions,
+    opts: ProcessOptions<'_>,
     ctx: &RunContext,
     grow: bool,
     quick: bool,
@@ -176,10 +184,7 @@ pub fn process_pieces(
         if grow {
             let mut here = RunContext::default();
             if here.add(piece) {
-                grown
-                    .get_or_insert_with(|| ctx.clone())
-                    .ambient_namespaces
-                    .extend(here.ambient_namespaces);
+                grown.get_or_insert_with(|| ctx.clone()).extend(here);
             }
         }
         let ctx = grown.as_ref().unwrap_or(ctx);
@@ -233,7 +238,12 @@ struct Part {
 }
 
 /// Parses, plans, splices and verifies one piece of text.
-fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions, ctx: &RunContext) -> Part {
+fn process_piece(
+    text: &str,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    ctx: &RunContext,
+) -> Part {
     let fatal = |f: Finding| Part {
         fatal: Some(f),
         ..Part::default()
@@ -257,6 +267,26 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions, ctx: &Ru
     let mut intended = Vec::with_capacity(docs.len());
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
+        // The lines of the document's content, from its first node's line to its last
+        // node's line end: the comments around it belong to the stream, and where the
+        // stream is cut into documents does not change them.
+        let from = text[..doc.root.props_start]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let to = text[doc.root.end..]
+            .find('\n')
+            .map_or(text.len(), |i| doc.root.end + i + 1);
+        if !p.editor.edits.is_empty()
+            && let Some(at) = lone_cr(&text[from..to])
+        {
+            return fatal(Finding::error(
+                Rule::LoneCarriageReturn,
+                from + at,
+                "this document has a line break written as a lone CR (\\r without \\n), which \
+                 meshjob does not edit around: convert the file's line breaks to LF or CRLF, \
+                 then run again",
+            ));
+        }
         findings.extend(p.findings);
         intended.push(apply::Intended {
             edited: !p.editor.edits.is_empty(),
@@ -287,6 +317,13 @@ fn process_piece(text: &str, settings: &Settings, opts: ProcessOptions, ctx: &Ru
             ))
         },
     }
+}
+
+/// The offset of the first CR that is not part of a CRLF. YAML reads it as a line break,
+/// but the editor lays out new lines by LF.
+fn lone_cr(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
 }
 
 /// Keeps only the first of each note that is said once (the drain interaction, the

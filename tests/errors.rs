@@ -20,6 +20,7 @@ const CLASSES: &[&str] = &[
     "unwrappable-container",
     "alias-refusal",
     "unquoted-version-in-config",
+    "lone-cr-line-breaks",
 ];
 
 fn root() -> PathBuf {

@@ -1,4 +1,4 @@
-//! Golden cases: each `testdata/<group>/<case>/` folder (groups `jobs` and `mesh`) holds `input.yaml`, optional `args` (one
+//! Golden cases: each `testdata/<group>/<case>/` folder (groups `jobs`, `linkerd`, `mesh`) holds `input.yaml`, optional `args` (one
 //! flag per line), and the expected `expected.yaml` (output of `fix`), `expected.diff`
 //! (stdout of `check`) and `findings.txt` (stderr and exit status of `check`).
 //!

@@ -37,6 +37,32 @@ fn inputs() -> Vec<PathBuf> {
     v
 }
 
+/// The settings a golden case runs with: its `args` and `.meshjob.yaml`, as the golden
+/// test passes them (so that `--mesh linkerd` cases validate their Linkerd output); the
+/// defaults for other inputs.
+fn case_settings(input: &Path) -> Settings {
+    let dir = input.parent().unwrap_or(Path::new("."));
+    let mut argv = vec!["meshjob".to_string(), "diff".to_string()];
+    argv.extend(
+        std::fs::read_to_string(dir.join("args"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from),
+    );
+    let config = dir.join(".meshjob.yaml");
+    if config.is_file() {
+        argv.extend(["--config".to_string(), config.display().to_string()]);
+    }
+    let cli = <meshjob::cli::Cli as clap::Parser>::try_parse_from(&argv)
+        .unwrap_or_else(|e| panic!("{}: args: {e}", dir.display()));
+    let meshjob::cli::Command::Diff(args) = cli.command else {
+        unreachable!("parsed as diff");
+    };
+    meshjob::cli::settings_here(&args.settings).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}
+
 fn is_target(v: &serde_json::Value) -> bool {
     let api = v.get("apiVersion").and_then(|a| a.as_str()).unwrap_or("");
     let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("");
@@ -118,15 +144,17 @@ fn fixed_jobs_are_valid_kubernetes() {
     let (mut before, mut after, mut names) = (Vec::new(), Vec::new(), Vec::new());
     // Every input under the wrapper (the default without versions), and again under the
     // native strategy.
-    let native = Settings {
-        istio_version: Some(Version::new(1, 24)),
-        kubernetes_version: Some(Version::new(1, 29)),
-        strategy: StrategyChoice::Native,
-        ..Settings::default()
-    };
-    let runs = inputs()
-        .into_iter()
-        .flat_map(|p| [(p.clone(), Settings::default()), (p, native.clone())]);
+    let runs = inputs().into_iter().flat_map(|p| {
+        let base = case_settings(&p);
+        let native = Settings {
+            istio_version: Some(Version::new(1, 24)),
+            linkerd_version: Some(Version::new(2, 20)),
+            kubernetes_version: Some(Version::new(1, 29)),
+            strategy: StrategyChoice::Native,
+            ..base.clone()
+        };
+        [(p.clone(), base), (p, native)]
+    });
     for (path, settings) in runs {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;

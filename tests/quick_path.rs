@@ -116,7 +116,10 @@ fn check_head(label: &str, text: &str, failures: &mut Vec<String>) -> usize {
 fn check_outcome(label: &str, text: &str, failures: &mut Vec<String>) {
     let settings = Settings::default();
     for force_mesh in [false, true] {
-        let opts = ProcessOptions { force_mesh };
+        let opts = ProcessOptions {
+            force_mesh,
+            ..ProcessOptions::default()
+        };
         let quick = run::process_with(text, &settings, opts);
         let full = run::process_reference(text, &settings, opts);
         // An internal error (meshjob's own edit failing its verification) is a bug whatever

@@ -3,6 +3,8 @@
 
 mod common;
 
+use meshjob::finding::Rule;
+
 use std::path::Path;
 use std::process::Command;
 
@@ -24,6 +26,15 @@ fn regression_inputs_keep_the_invariants() {
         };
         let out =
             common::invariants::check(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        // Each of these once gave an internal error or a wrong edit: valid input is edited
+        // or refused with a finding, and internal errors are for meshjob's own bugs.
+        let internal = out
+            .fatal
+            .iter()
+            .chain(&out.findings)
+            .find(|f| f.rule == Rule::Internal);
+        assert!(internal.is_none(), "{}: {internal:?}", path.display());
+
         if let (Some(patch), None) = (&patch, &out.fatal) {
             let work = tempfile::tempdir().expect("tempdir");
             std::fs::write(work.path().join("input.yaml"), text).unwrap();

@@ -272,3 +272,65 @@ fn stdin_applies_the_namespaces_seen_before_a_job() {
         );
     }
 }
+
+const LINKERD: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: batch\n  annotations:\n    linkerd.io/inject: enabled\n";
+
+/// `ambient_stream` with a Namespace that places the pods in Linkerd.
+fn linkerd_stream(namespace_first: bool, docs: usize) -> String {
+    ambient_stream(namespace_first, docs).replace(AMBIENT, LINKERD)
+}
+
+/// The diff of `args`, and whether its Job went to Linkerd (else Istio).
+fn linkerd_diff(args: &[&str], dir: &Path, stdin: Option<&str>) -> bool {
+    let o = check(args, dir, stdin);
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    let diff = String::from_utf8_lossy(&o.stdout);
+    let linkerd = diff.contains("q=localhost:4191 u=/shutdown");
+    assert!(
+        linkerd != diff.contains("q=localhost:15020 u=/quitquitquit"),
+        "{diff}"
+    );
+    linkerd
+}
+
+#[test]
+fn linkerd_namespaces_of_the_whole_run_place_the_pods() {
+    let dir = tempfile::tempdir().unwrap();
+    let args = ["diff", "--color", "never"];
+    for docs in [0, 3000] {
+        for first in [true, false] {
+            // A file: its Namespace counts wherever it stands.
+            std::fs::write(dir.path().join("s.yaml"), linkerd_stream(first, docs)).unwrap();
+            assert!(linkerd_diff(
+                &[&args[..], &["s.yaml"]].concat(),
+                dir.path(),
+                None
+            ));
+            // Stdin: only a Namespace seen before the Job counts.
+            let text = linkerd_stream(first, docs);
+            assert_eq!(
+                linkerd_diff(&[&args[..], &["-"]].concat(), dir.path(), Some(&text)),
+                first
+            );
+        }
+    }
+    // A Namespace in another file of the run counts, for a file and for stdin.
+    let job = JOB.replace("  name: pi\n", "  name: pi\n  namespace: batch\n");
+    std::fs::write(dir.path().join("ns.yaml"), LINKERD).unwrap();
+    std::fs::write(dir.path().join("job.yaml"), &job).unwrap();
+    assert!(linkerd_diff(
+        &[&args[..], &["job.yaml", "ns.yaml"]].concat(),
+        dir.path(),
+        None
+    ));
+    assert!(linkerd_diff(
+        &[&args[..], &["-", "ns.yaml"]].concat(),
+        dir.path(),
+        Some(&job)
+    ));
+    assert!(!linkerd_diff(
+        &[&args[..], &["-"]].concat(),
+        dir.path(),
+        Some(&job)
+    ));
+}

@@ -7,6 +7,9 @@
 //! - A Go `net/http` server that answers `/quitquitquit` as pilot-agent's `handleQuit` does
 //!   (tests/servers/pilot_agent_quit.go), the endpoint behind
 //!   `http://localhost:15020/quitquitquit`. It is built here with `go`.
+//! - The same Go server answering `/shutdown` and `/ready` as the Linkerd proxy's admin
+//!   server does (405 to a method but POST, 403 off loopback, 404 when the endpoint is
+//!   disabled), against the Linkerd wrapper that meshjob's pipeline writes for a Linkerd pod.
 //!
 //! In each case the task's exit code is kept and the server exits 0 within a few seconds.
 //! A missing envoy or go is skipped loudly, or fails under MESHJOB_REQUIRE_TOOLS.
@@ -233,10 +236,16 @@ fn pilot_agent() -> Option<&'static Path> {
         .as_deref()
 }
 
-/// Starts the stand-in listening on `addr` (e.g. "127.0.0.1:0").
+/// Starts the pilot-agent stand-in listening on `addr` (e.g. "127.0.0.1:0").
 fn start_pilot_agent(bin: &Path, addr: &str) -> Server {
+    start_stand_in(bin, addr, "istio")
+}
+
+/// Starts the stand-in in `mode` (istio, linkerd, linkerd-disabled) listening on `addr`.
+fn start_stand_in(bin: &Path, addr: &str, mode: &str) -> Server {
     let mut child = Command::new(bin)
         .arg(addr)
+        .arg(mode)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::inherit())
@@ -287,11 +296,17 @@ fn pilot_agent_refuses_a_caller_off_loopback() {
         return;
     };
     let mut server = start_pilot_agent(bin, "0.0.0.0:0");
+    refused_off_loopback(&sh, &mut server, ip, "/quitquitquit");
+}
+
+/// A wrapper that reaches `server` off loopback, at `ip` and `path`: it says the 403 once,
+/// keeps the task's code, and the server keeps running.
+fn refused_off_loopback(sh: &Shell, server: &mut Server, ip: std::net::Ipv4Addr, path: &str) {
     let tools = tool_dir(&[Client::Curl]).or_else(|| tool_dir(&[Client::Bash]));
     let tools = tools.expect("curl or bash");
-    let url = format!("http://{ip}:{}/quitquitquit", server.port);
+    let url = format!("http://{ip}:{}{path}", server.port);
     let done = run(
-        &sh,
+        sh,
         &render(&options_for(&url, None)),
         tools.path(),
         &sh_task("exit 7", &[]),
@@ -317,4 +332,149 @@ fn non_loopback_ipv4() -> Option<std::net::Ipv4Addr> {
         std::net::IpAddr::V4(ip) if !ip.is_loopback() && !ip.is_unspecified() => Some(ip),
         _ => None,
     }
+}
+
+// ---------------------------------------------------------------------------------------
+// Linkerd's proxy admin server (the Go stand-in in its linkerd modes)
+
+/// The wrapper script and the task argv (`args`) meshjob writes for a Linkerd pod whose
+/// task exits 7 and whose admin port is `port` (the `config.linkerd.io/admin-port`
+/// annotation), waiting for `/ready` first.
+fn linkerd_script(port: u16) -> (String, Vec<std::ffi::OsString>) {
+    let job = format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  template:\n    \
+         metadata:\n      annotations:\n        linkerd.io/inject: enabled\n        \
+         config.linkerd.io/admin-port: \"{port}\"\n    spec:\n      containers:\n      \
+         - name: main\n        image: alpine\n        command: [{sh}, -c, \"exit 7\"]\n      \
+         restartPolicy: Never\n",
+        sh = host_sh().display()
+    );
+    let settings = meshjob::config::Settings {
+        wait_for_proxy_seconds: Some(5),
+        ..Default::default()
+    };
+    let out = meshjob::run::process(&job, &settings);
+    assert!(out.fatal.is_none(), "{:?}", out.fatal);
+    let v: serde_json::Value = serde_saphyr::from_str(&out.text).expect("output parses");
+    let pod = &v["spec"]["template"];
+    assert_eq!(
+        pod["metadata"]["annotations"]["config.linkerd.io/proxy-admin-shutdown"],
+        "enabled"
+    );
+    let script = pod["spec"]["containers"][0]["command"][2]
+        .as_str()
+        .expect("a wrapped command")
+        .to_string();
+    assert!(
+        script.contains(&format!("localhost:{port}")),
+        "the admin port is not in the script:\n{script}"
+    );
+    let argv = pod["spec"]["containers"][0]["args"]
+        .as_array()
+        .expect("the task's argv in args")
+        .iter()
+        .map(|a| a.as_str().expect("a string").into())
+        .collect();
+    (script, argv)
+}
+
+/// The Linkerd wrapper, as the pipeline writes it, waits on `/ready`, keeps the task's code
+/// and stops the admin server, under every shell with every client.
+#[test]
+fn linkerd_wrapper_stops_the_proxy_for_every_client_and_shell() {
+    let Some(bin) = pilot_agent() else {
+        return;
+    };
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let Some(tools) = tool_dir(&[client]) else {
+                continue;
+            };
+            let mut server = start_stand_in(bin, "127.0.0.1:0", "linkerd");
+            let what = format!("{} with {client:?}", sh.name);
+            let (script, task) = linkerd_script(server.port);
+            let done = run(sh, &script, tools.path(), &task);
+            assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
+            assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+            match server.exit_within(EXIT_LIMIT) {
+                Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
+                None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after /shutdown"),
+            }
+        }
+    });
+}
+
+/// One raw HTTP/1.1 request to `addr`; the status code of the answer.
+fn status_of(addr: std::net::SocketAddr, method: &str, path: &str) -> u16 {
+    use std::io::{Read, Write};
+    let mut s =
+        std::net::TcpStream::connect_timeout(&addr, Duration::from_secs(2)).expect("connect");
+    write!(
+        s,
+        "{method} {path} HTTP/1.1\r\nHost: {addr}\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"
+    )
+    .expect("send");
+    let mut answer = String::new();
+    let _ = s.read_to_string(&mut answer);
+    answer
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or_else(|| panic!("no status in {answer:?}"))
+}
+
+/// The stand-in answers as the proxy does: 405 to a GET, 403 to a POST off loopback (and
+/// keeps running); the wrapper says the 403 once and keeps the task's code.
+#[test]
+fn linkerd_admin_refuses_get_and_callers_off_loopback() {
+    let Some(bin) = pilot_agent() else {
+        return;
+    };
+    let mut server = start_stand_in(bin, "0.0.0.0:0", "linkerd");
+    let local = std::net::SocketAddr::from(([127, 0, 0, 1], server.port));
+    assert_eq!(status_of(local, "GET", "/shutdown"), 405);
+    assert_eq!(status_of(local, "GET", "/ready"), 200);
+    let Some(ip) = non_loopback_ipv4() else {
+        eprintln!("note: this host has no non-loopback IPv4 address; the 403 case is left out");
+        return;
+    };
+    let Some(sh) = shells().into_iter().next() else {
+        return;
+    };
+    assert_eq!(
+        status_of(
+            std::net::SocketAddr::from((ip, server.port)),
+            "POST",
+            "/shutdown"
+        ),
+        403
+    );
+    refused_off_loopback(&sh, &mut server, ip, "/shutdown");
+}
+
+/// Without `config.linkerd.io/proxy-admin-shutdown: enabled` (or the chart value) a 2.16+
+/// proxy answers 404: every shell's wrapper says so once and keeps the task's code.
+#[test]
+fn linkerd_with_shutdown_disabled_says_404_once() {
+    let Some(bin) = pilot_agent() else {
+        return;
+    };
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).expect("bash is there");
+        let mut server = start_stand_in(bin, "127.0.0.1:0", "linkerd-disabled");
+        let (script, task) = linkerd_script(server.port);
+        let done = run(sh, &script, tools.path(), &task);
+        assert_eq!(done.code(), 7, "{}: {}", sh.name, done.stderr);
+        assert!(
+            done.stderr.contains("/shutdown answered HTTP 404") && done.stderr.lines().count() == 1,
+            "{}: {:?}",
+            sh.name,
+            done.stderr
+        );
+        assert!(
+            server.exit_within(Duration::from_millis(300)).is_none(),
+            "{}: the stand-in stopped with the endpoint disabled",
+            sh.name
+        );
+    });
 }

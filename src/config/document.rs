@@ -118,10 +118,12 @@ pub struct Metadata {
 #[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields, rename_all = "camelCase")]
 pub struct ConfigSpec {
-    /// The URL the wrapper POSTs when the task ends, so that the sidecar exits. It must be
-    /// `http://HOST[:PORT]/PATH`; the path may use letters, digits and `-._~/%:@+,;=`.
-    /// Change it when the pod moves the status port with `status.sidecar.istio.io/port`.
-    /// Flag: `--quit-url`. Default: `http://localhost:15020/quitquitquit`.
+    /// The URL the wrapper POSTs when the task ends, so that the sidecar exits, for pods of
+    /// every mesh. It must be `http://HOST[:PORT]/PATH`; the path may use letters, digits
+    /// and `-._~/%:@+,;=`. Without it each pod gets its mesh's endpoint, on the port its
+    /// annotation moves it to: `http://localhost:15020/quitquitquit` for Istio
+    /// (`status.sidecar.istio.io/port`), `http://localhost:4191/shutdown` for Linkerd
+    /// (`config.linkerd.io/admin-port`). Flag: `--quit-url`. Default: the mesh's endpoint.
     ///
     /// ```yaml
     /// quitUrl: http://localhost:15020/quitquitquit
@@ -129,6 +131,17 @@ pub struct ConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(regex(pattern = QUIT_URL_PATTERN))]
     pub quit_url: Option<Located<String>>,
+
+    /// The mesh of pods that carry no mesh marker: `istio` or `linkerd`. A pod's own markers
+    /// (`sidecar.istio.io/inject`, `istio.io/rev`, `linkerd.io/inject`, an injected proxy
+    /// container) or those of a Namespace document in the same run come first.
+    /// Flag: `--mesh`. Default: `istio`.
+    ///
+    /// ```yaml
+    /// mesh: linkerd
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mesh: Option<crate::mesh::MeshId>,
 
     /// The proxy's `terminationDrainDuration`: a Go duration that is not negative, such as
     /// `5s`, `500ms` or `1m30s`. Flag: `--drain-duration`. Default: `5s`.
@@ -264,6 +277,17 @@ pub struct ConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
     pub kubernetes_version: Option<Located<VersionText>>,
+
+    /// The Linkerd that will inject the pods, as `MAJOR.MINOR` (`2.18`); it picks the
+    /// native-sidecar annotation for Linkerd pods (alpha 2.15-2.18, beta 2.19, GA 2.20+).
+    /// A string, quoted like `istioVersion`. Flag: `--linkerd-version`. Default: unknown.
+    ///
+    /// ```yaml
+    /// linkerdVersion: "2.18"
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    pub linkerd_version: Option<Located<VersionText>>,
 
     /// How pods are fixed: `auto` picks per pod from the two versions (native sidecars on
     /// Istio 1.24+ with Kubernetes 1.29+, else the wrapper); `wrapper` and `native` force

@@ -8,9 +8,14 @@ use clap::Args;
 /// Flags with a config key of the same meaning (see the configuration docs).
 #[derive(Args, Debug, Clone, Default)]
 pub struct Flags {
-    /// URL the wrapper POSTs when the task ends.
+    /// URL the wrapper POSTs when the task ends [default: the pod's mesh's endpoint].
     #[arg(long, value_name = "URL")]
     pub quit_url: Option<String>,
+
+    /// The mesh of pods with no mesh marker of their own or of their Namespace
+    /// [default: istio].
+    #[arg(long, value_enum, value_name = "MESH")]
+    pub mesh: Option<crate::mesh::MeshId>,
 
     /// terminationDrainDuration to set, as a Go duration (5s, 500ms, 1m30s).
     #[arg(long, value_name = "DUR")]
@@ -36,6 +41,10 @@ pub struct Flags {
     #[arg(long, value_name = "X.Y")]
     pub istio_version: Option<String>,
 
+    /// The Linkerd that injects the pods, as MAJOR.MINOR (2.18).
+    #[arg(long, value_name = "X.Y")]
+    pub linkerd_version: Option<String>,
+
     /// The oldest kubelet in the cluster, as MAJOR.MINOR (1.29).
     #[arg(long, value_name = "X.Y")]
     pub kubernetes_version: Option<String>,
@@ -60,7 +69,10 @@ impl Flags {
     pub fn apply(&self, s: &mut Settings) -> Result<(), String> {
         if let Some(u) = &self.quit_url {
             super::validate_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
-            s.quit_url = u.clone();
+            s.quit_url = Some(u.clone());
+        }
+        if let Some(m) = self.mesh {
+            s.mesh = m;
         }
         if let Some(d) = &self.drain_duration {
             crate::mesh::istio::validate_drain_duration(d)
@@ -89,6 +101,11 @@ impl Flags {
                 "--kubernetes-version",
                 &self.kubernetes_version,
                 &mut s.kubernetes_version,
+            ),
+            (
+                "--linkerd-version",
+                &self.linkerd_version,
+                &mut s.linkerd_version,
             ),
         ] {
             if let Some(v) = given {

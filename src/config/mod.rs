@@ -18,6 +18,7 @@ pub use document::{
     VersionText,
 };
 pub use flags::Flags;
+pub(crate) use parse::closest;
 pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
 pub use version::Version;
 
@@ -31,8 +32,10 @@ pub const KIND: &str = "MeshJobConfig";
 /// The effective settings of one run: defaults, then the config file, then flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
-    /// URL the wrapper POSTs when the task ends.
-    pub quit_url: String,
+    /// URL the wrapper POSTs when the task ends; `None`: the pod's mesh's own endpoint.
+    pub quit_url: Option<String>,
+    /// The mesh of pods that no marker places in one.
+    pub mesh: crate::mesh::MeshId,
     /// `terminationDrainDuration` to set (a Go duration, already validated).
     pub drain_duration: String,
     /// Set `proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`.
@@ -56,6 +59,8 @@ pub struct Settings {
     pub istio_version: Option<Version>,
     /// The oldest kubelet of the cluster, when known.
     pub kubernetes_version: Option<Version>,
+    /// The Linkerd that injects the pods, when known.
+    pub linkerd_version: Option<Version>,
     /// How pods are fixed.
     pub strategy: StrategyChoice,
     /// Image references or prefixes, and container names, of long-running sidecars.
@@ -65,7 +70,8 @@ pub struct Settings {
 impl Default for Settings {
     fn default() -> Self {
         Settings {
-            quit_url: crate::mesh::istio::DEFAULT_QUIT_URL.to_string(),
+            quit_url: None,
+            mesh: crate::mesh::MeshId::default(),
             drain_duration: crate::mesh::istio::DEFAULT_DRAIN_DURATION.to_string(),
             exit_on_zero_active_connections: true,
             hold_application_until_proxy_starts: true,
@@ -75,6 +81,7 @@ impl Default for Settings {
             exclude: Vec::new(),
             fail_on: FailOn::Error,
             istio_version: None,
+            linkerd_version: None,
             kubernetes_version: None,
             strategy: StrategyChoice::Auto,
             sidecars: Vec::new(),
@@ -148,6 +155,7 @@ impl MeshJobConfig {
         for (key, v) in [
             ("istioVersion", &spec.istio_version),
             ("kubernetesVersion", &spec.kubernetes_version),
+            ("linkerdVersion", &spec.linkerd_version),
         ] {
             if let Some(v) = v {
                 Version::parse(&v.0)
@@ -205,7 +213,10 @@ impl MeshJobConfig {
         self.validate()?;
         let spec = &self.spec;
         if let Some(url) = &spec.quit_url {
-            settings.quit_url.clone_from(url);
+            settings.quit_url = Some(url.value.clone());
+        }
+        if let Some(mesh) = spec.mesh {
+            settings.mesh = mesh;
         }
         if let Some(duration) = &spec.drain_duration {
             settings.drain_duration.clone_from(duration);
@@ -239,6 +250,9 @@ impl MeshJobConfig {
         if let Some(v) = &spec.kubernetes_version {
             settings.kubernetes_version = Version::parse(&v.0).ok();
         }
+        if let Some(v) = &spec.linkerd_version {
+            settings.linkerd_version = Version::parse(&v.0).ok();
+        }
         if let Some(s) = spec.strategy {
             settings.strategy = s;
         }
@@ -258,7 +272,8 @@ impl MeshJobConfig {
                 ..Metadata::default()
             }),
             spec: ConfigSpec {
-                quit_url: Some(settings.quit_url.clone().into()),
+                quit_url: settings.quit_url.clone().map(Into::into),
+                mesh: Some(settings.mesh),
                 drain_duration: Some(settings.drain_duration.clone().into()),
                 exit_on_zero_active_connections: Some(settings.exit_on_zero_active_connections),
                 hold_application_until_proxy_starts: Some(
@@ -276,6 +291,8 @@ impl MeshJobConfig {
                 istio_version: (settings.istio_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 kubernetes_version: (settings.kubernetes_version)
+                    .map(|v| Located::new(VersionText(v.to_string()))),
+                linkerd_version: (settings.linkerd_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 strategy: Some(settings.strategy),
                 sidecars: Some(

@@ -240,7 +240,7 @@ fn quoted_list(keys: &[&str]) -> String {
 
 /// The candidate closest to `key`, ignoring case, `_` and `-`, if it is close enough to be
 /// a likely typo: at most a third of the key's length in edits.
-fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+pub(crate) fn closest<'a>(key: &str, candidates: impl Iterator<Item = &'a str>) -> Option<&'a str> {
     let norm = |s: &str| -> Vec<char> {
         s.chars()
             .filter(|c| !matches!(c, '_' | '-'))

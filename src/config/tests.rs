@@ -54,7 +54,10 @@ fn apply_to_overrides_only_the_keys_that_are_set() {
            entrypoints: {alpine: [/bin/sh], busybox: [/bin/busybox, sh]}\n",
     );
     config.apply_to(&mut settings).expect("applies");
-    assert_eq!(settings.quit_url, "http://localhost:15099/quitquitquit");
+    assert_eq!(
+        settings.quit_url.as_deref(),
+        Some("http://localhost:15099/quitquitquit")
+    );
     assert!(!settings.exit_on_zero_active_connections);
     assert_eq!(settings.drain_duration, "9s", "not in the config: kept");
     assert!(settings.force, "not in the config: kept");
@@ -81,7 +84,7 @@ fn layers_defaults_then_config_then_flags() {
     assert_eq!(settings.drain_duration, "30s");
     assert!(settings.force);
     assert_eq!(settings.wait_for_proxy_seconds, Some(15));
-    assert_eq!(settings.quit_url, crate::mesh::istio::DEFAULT_QUIT_URL);
+    assert_eq!(settings.quit_url, None);
 
     config("  waitForProxy: 0\n")
         .apply_to(&mut settings)
@@ -202,7 +205,8 @@ fn quit_urls() {
 #[test]
 fn render_round_trips_awkward_values() {
     let settings = Settings {
-        quit_url: "http://127.0.0.1:15021/a%20b:c@d".to_string(),
+        quit_url: Some("http://127.0.0.1:15021/a%20b:c@d".to_string()),
+        mesh: crate::mesh::MeshId::Linkerd,
         drain_duration: "0".to_string(),
         exit_on_zero_active_connections: false,
         hold_application_until_proxy_starts: false,
@@ -221,6 +225,7 @@ fn render_round_trips_awkward_values() {
             .map(String::from)
             .to_vec(),
         fail_on: FailOn::Warning,
+        linkerd_version: Some(crate::config::Version::new(2, 19)),
         istio_version: Some(crate::config::Version::new(1, 30)),
         kubernetes_version: Some(crate::config::Version::new(1, 9)),
         strategy: crate::config::StrategyChoice::None,

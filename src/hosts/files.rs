@@ -3,6 +3,7 @@
 //! stdout.
 
 use crate::config::{self, FailOn, Flags, Settings};
+use crate::decide::RunContext;
 use crate::exclude::Pattern;
 use crate::exit;
 use crate::finding::{Finding, Rule, Severity};
@@ -333,9 +334,28 @@ impl<'r> Run<'r> {
     /// are cut, processed on every core and written in order as they come, so memory
     /// follows the largest document, not the input. Runs of small files are shared between
     /// threads, one file each, and reported in the order of the arguments and the walk.
+    ///
+    /// A first pass over every file comes before any is processed (see [`first_pass`]): a
+    /// Namespace document in one file places the pods of another in a mesh. The namespaces
+    /// a file puts in ambient mode count for that file only.
     fn inputs(&mut self, inputs: &[Input], configs: &mut Configs<'_>) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (req, color) = (self.req, self.color_out);
+        let mut firsts: Vec<Option<RunContext>> =
+            inputs.iter().map(|i| first_pass(&i.origin)).collect();
+        let mut run_namespaces = crate::decide::Namespaces::default();
+        for f in firsts.iter().flatten() {
+            run_namespaces.extend(f.namespaces.clone());
+        }
+        // What each input is decided with: a file, its own ambient namespaces; stdin, what
+        // it says so far. Both with the mesh markers of the whole run.
+        let mut context = |i: usize| RunContext {
+            ambient_namespaces: firsts[i]
+                .take()
+                .map(|f| f.ambient_namespaces)
+                .unwrap_or_default(),
+            namespaces: run_namespaces.clone(),
+        };
         let mut i = 0;
         while i < inputs.len() {
             let small = inputs[i..]
@@ -345,14 +365,15 @@ impl<'r> Run<'r> {
             if small > 1 && threads > 1 {
                 let run = &inputs[i..i + small];
                 let layers: Vec<_> = run.iter().map(|o| configs.layer(&o.dir).ok()).collect();
+                let contexts: Vec<_> = (i..i + small).map(&mut context).collect();
                 let _ = stream::ordered(
                     threads,
                     4 * threads,
-                    run.iter().zip(layers),
-                    |(input, layer)| {
+                    run.iter().zip(layers).zip(contexts),
+                    |((input, layer), ctx)| {
                         let mut out = Vec::new();
                         let r = (layer.as_ref())
-                            .map(|l| process_file(input, req, &l.settings, color, &mut out));
+                            .map(|l| process_file(input, req, &l.settings, &ctx, color, &mut out));
                         (input, layer, r, out)
                     },
                     |(input, layer, r, out)| {
@@ -366,9 +387,10 @@ impl<'r> Run<'r> {
             }
             let input = &inputs[i];
             let layer = configs.layer(&input.dir).ok();
+            let ctx = context(i);
             let r = layer.as_ref().map(|l| {
                 let mut out = console::stdout_writer();
-                process_file(input, req, &l.settings, color, &mut out)
+                process_file(input, req, &l.settings, &ctx, color, &mut out)
             });
             self.take(input, layer.as_deref(), r);
             i += 1;
@@ -532,17 +554,29 @@ struct FileResult {
     diff: String,
 }
 
+/// The first pass over a file (`stream::namespaces`): what its `Namespace` documents say.
+/// Stdin, and a file that cannot be opened (the second pass reports it), give `None`.
+fn first_pass(origin: &Origin) -> Option<RunContext> {
+    match origin {
+        Origin::File(_) => source::open(origin)
+            .ok()
+            .map(|i| stream::namespaces(stream::Reader::new(i))),
+        Origin::Stdin => None,
+    }
+}
+
 /// Streams one input through the pipeline; its diff or fixed text goes to `out` (a fixed
 /// file goes back to the file; the JSON report keeps the diff instead).
 ///
-/// A file is read twice: a first pass collects what its `Namespace` documents say (they
-/// decide the strategy of the Jobs in their namespaces, wherever they stand), then the
-/// file is processed. Stdin is read once: a `Namespace` document applies to the documents
-/// after it.
+/// A file is read twice: a first pass over every input of the run collects what their
+/// `Namespace` documents say ([`first_pass`]), then the file is processed with `ctx`. Stdin
+/// is read once: a `Namespace` document in it applies to the documents after it, added to
+/// `ctx`.
 fn process_file(
     input: &Input,
     req: &Request,
     settings: &Settings,
+    ctx: &RunContext,
     color: bool,
     out: &mut dyn Write,
 ) -> FileResult {
@@ -553,19 +587,9 @@ fn process_file(
         changed: false,
         diff: String::new(),
     };
-    let first_pass = match origin {
-        Origin::File(_) => match source::open(origin) {
-            Ok(i) => Some(stream::namespaces(stream::Reader::new(i))),
-            Err(m) => {
-                result.problem = Some(stopped(Rule::Unreadable, name, m));
-                return result;
-            }
-        },
-        Origin::Stdin => None,
-    };
-    let ns = match &first_pass {
-        Some(ctx) => Namespaces::Whole(ctx),
-        None => Namespaces::SoFar,
+    let ns = match origin {
+        Origin::File(_) => Namespaces::Whole(ctx),
+        Origin::Stdin => Namespaces::SoFar(ctx),
     };
     let stream_in = match source::open(origin) {
         Ok(i) => i,
@@ -590,8 +614,10 @@ fn process_file(
         changed: false,
         braces: false,
     };
+    // The context is in `ns`: the engine does not read `opts.namespaces`.
     let opts = run::ProcessOptions {
         force_mesh: req.force_mesh,
+        namespaces: None,
     };
     match stream::process(stream_in, settings, opts, ns, &mut sink) {
         Ok(()) => {

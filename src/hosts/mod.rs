@@ -106,7 +106,7 @@ pub fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         std::io::stdin(),
         settings,
         opts,
-        stream::Namespaces::SoFar,
+        stream::Namespaces::SoFar(&crate::decide::RunContext::default()),
         &mut sink,
     ) {
         Ok(()) => None,

@@ -4,7 +4,7 @@
 //! locate and plan stages never spell them out themselves; [`MESH`] is the summary the
 //! stages read through the mesh seam.
 
-use super::{ConfigKind, ConfigRole, Mesh, MeshId};
+use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, Place};
 
 /// Istio as a [`Mesh`].
 pub const MESH: Mesh = Mesh {
@@ -13,11 +13,39 @@ pub const MESH: Mesh = Mesh {
     proxy_container: PROXY_CONTAINER,
     default_quit_url: DEFAULT_QUIT_URL,
     ready_url: READY_URL,
-    inject_key: INJECT_KEY,
-    inject_off: "false",
     pod_config_annotation: PROXY_CONFIG_ANNOTATION,
     native_sidecar_annotation: NATIVE_SIDECAR_ANNOTATION,
+    native_sidecar_annotations: &[NATIVE_SIDECAR_ANNOTATION],
+    native_sidecar_on: |v| v == "true",
     quit_port_annotation: Some(STATUS_PORT_ANNOTATION),
+    // The webhook selects on labels (FACTS.md, "Which pods get a sidecar"); the deprecated
+    // annotation of the same name still counts when there is no label.
+    pod_markers: &[
+        MarkerKey {
+            key: INJECT_KEY,
+            place: Place::LabelThenAnnotation,
+            on: &["true"],
+            off: &["false"],
+            ignore_case: true,
+        },
+        REVISION_MARKER,
+        AMBIENT_MARKER,
+    ],
+    namespace_markers: &[
+        MarkerKey {
+            key: NAMESPACE_INJECTION_LABEL,
+            place: Place::Label,
+            on: &["enabled"],
+            off: &["disabled"],
+            ignore_case: false,
+        },
+        REVISION_MARKER,
+        AMBIENT_MARKER,
+    ],
+    injected_note: "so the pod annotation would mostly have no effect: \
+                    EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in PROXY_CONFIG) \
+                    go on its env instead; injecting again lets meshjob use the annotation, or a \
+                    native sidecar",
     config_kinds: &[
         ConfigKind {
             group: ISTIO_OPERATOR_GROUP,
@@ -62,6 +90,24 @@ pub const NATIVE_SIDECAR_ANNOTATION: &str = "sidecar.istio.io/nativeSidecar";
 pub const STATUS_PORT_ANNOTATION: &str = "status.sidecar.istio.io/port";
 /// The injected proxy container.
 pub const PROXY_CONTAINER: &str = "istio-proxy";
+
+/// A revision label selects that revision's injector, on a pod or a namespace.
+const REVISION_MARKER: MarkerKey = MarkerKey {
+    key: REVISION_LABEL,
+    place: Place::Label,
+    on: &[],
+    off: &[],
+    ignore_case: true,
+};
+/// Ambient mode is Istio's too: the pod or namespace has no sidecar, and the strategies
+/// take meshjob's fix out.
+const AMBIENT_MARKER: MarkerKey = MarkerKey {
+    key: DATAPLANE_MODE_LABEL,
+    place: Place::Label,
+    on: &[DATAPLANE_MODE_AMBIENT],
+    off: &[],
+    ignore_case: false,
+};
 
 /// ProxyConfig keys meshjob sets.
 pub const HOLD_APPLICATION: &str = "holdApplicationUntilProxyStarts";

@@ -3,16 +3,97 @@
 //! A [`Mesh`] holds the facts the stages need about one mesh: the proxy container's name,
 //! its quit and ready endpoints, how a pod opts out, the per-pod config and native-sidecar
 //! annotations, and which documents hold the mesh-wide configuration. Each mesh is one
-//! module that fills one in, with the sources of its facts (`istio`). Adding a mesh is
+//! module that fills one in, with the sources of its facts (`istio`, `linkerd`). Adding a mesh is
 //! adding a module and a [`MeshId`]; the stages read the facts from here, and branch on the
 //! id only where a mesh's behaviour (not just a name) differs.
 
 pub mod istio;
+pub mod linkerd;
 
 /// Which mesh.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum MeshId {
+    /// Istio (sidecar mode).
+    #[default]
     Istio,
+    /// Linkerd.
+    Linkerd,
+}
+
+impl MeshId {
+    /// The facts of this mesh.
+    pub fn mesh(self) -> &'static Mesh {
+        match self {
+            MeshId::Istio => &istio::MESH,
+            MeshId::Linkerd => &linkerd::MESH,
+        }
+    }
+}
+
+/// Where a marker key is read on a pod or Namespace.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Place {
+    Label,
+    Annotation,
+    /// A label, or else (when there is no such label) an annotation of the same key.
+    LabelThenAnnotation,
+}
+
+/// A key whose value says whether the mesh injects a pod (or the pods of a Namespace).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct MarkerKey {
+    pub key: &'static str,
+    pub place: Place,
+    /// Values that turn injection on; empty: any value but an `off` one (and not empty).
+    pub on: &'static [&'static str],
+    /// Values that turn injection off.
+    pub off: &'static [&'static str],
+    /// Compare values without regard to ASCII case.
+    pub ignore_case: bool,
+}
+
+impl MarkerKey {
+    /// What `value` of this key says.
+    pub fn read(&self, value: &str) -> Option<Marker> {
+        let is = |set: &[&str]| {
+            set.iter().any(|v| {
+                if self.ignore_case {
+                    v.eq_ignore_ascii_case(value)
+                } else {
+                    *v == value
+                }
+            })
+        };
+        if is(self.off) {
+            Some(Marker::Off)
+        } else if is(self.on) || (self.on.is_empty() && !value.is_empty()) {
+            Some(Marker::On)
+        } else {
+            None
+        }
+    }
+}
+
+/// What the markers of one level (pod or Namespace) say about one mesh.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Marker {
+    On,
+    Off,
 }
 
 /// A kind of document that holds mesh-wide configuration.
@@ -50,14 +131,20 @@ pub struct Mesh {
     pub default_quit_url: &'static str,
     /// The proxy's readiness endpoint.
     pub ready_url: &'static str,
-    /// Label (preferred) or annotation that opts a pod in or out of injection.
-    pub inject_key: &'static str,
-    /// The value of [`Mesh::inject_key`] that opts out (compared without case).
-    pub inject_off: &'static str,
     /// The pod annotation holding per-pod proxy configuration.
     pub pod_config_annotation: &'static str,
-    /// The pod annotation that asks for a native sidecar.
+    /// The pod annotation that asks for a native sidecar (the newest spelling).
     pub native_sidecar_annotation: &'static str,
+    /// Every pod annotation that asks for a native sidecar, the one that wins first.
+    pub native_sidecar_annotations: &'static [&'static str],
+    /// Whether the value of a native-sidecar annotation turns it on.
+    pub native_sidecar_on: fn(&str) -> bool,
+    /// Pod-template keys that say whether this mesh injects the pod.
+    pub pod_markers: &'static [MarkerKey],
+    /// Namespace keys that say whether this mesh injects the namespace's pods.
+    pub namespace_markers: &'static [MarkerKey],
+    /// What an already-injected proxy means for the fix, after "<proxy> is already injected, ".
+    pub injected_note: &'static str,
     /// The pod annotation that moves the quit endpoint's port, if the mesh has one.
     pub quit_port_annotation: Option<&'static str>,
     /// The documents that hold mesh-wide configuration.
@@ -76,4 +163,4 @@ impl Mesh {
 }
 
 /// Every mesh meshjob knows.
-pub const ALL: &[&Mesh] = &[&istio::MESH];
+pub const ALL: &[&Mesh] = &[&istio::MESH, &linkerd::MESH];

@@ -1,11 +1,12 @@
-//! The pod template's `proxy.istio.io/config` annotation: created, or merged into.
+//! The pod template's annotation for its mesh: Istio's `proxy.istio.io/config` (created,
+//! or merged into) or Linkerd's `config.linkerd.io/proxy-admin-shutdown: enabled`.
 
 use super::editor::Editor;
 use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, Rule};
 use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding};
-use crate::mesh::istio;
+use crate::mesh::{istio, linkerd};
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::{Entry, Kind, parse_stream};
@@ -136,6 +137,98 @@ pub fn ensure<'d>(
     existing
 }
 
+/// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
+/// earlier run that took the pod for another mesh, they do nothing there.
+pub fn foreign(t: &PodTarget<'_>, mesh: &crate::mesh::Mesh, out: &mut Vec<Finding>) {
+    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+        return;
+    };
+    for other in crate::mesh::ALL.iter().filter(|m| m.id != mesh.id) {
+        let key = other.pod_config_annotation;
+        if let Some(e) = anns.entry(key) {
+            out.push(
+                Finding::warning(
+                    Rule::ForeignAnnotation,
+                    e.key.start,
+                    format!(
+                        "{}: `{key}` is {}'s, but {} injects this pod, which ignores it; \
+                         remove it",
+                        describe(&t.object),
+                        other.name,
+                        mesh.name
+                    ),
+                )
+                .with_object(Some(t.object.clone())),
+            );
+        }
+    }
+}
+
+/// Linkerd's shutdown annotation as a new entry.
+pub fn linkerd_fresh_entry() -> (&'static str, Out) {
+    (
+        linkerd::SHUTDOWN_ANNOTATION,
+        Out::Str(linkerd::SHUTDOWN_ENABLED.into()),
+    )
+}
+
+/// Plans Linkerd's `config.linkerd.io/proxy-admin-shutdown: enabled`, without which the
+/// proxy (2.16+) answers the wrapper's POST to `/shutdown` with 404. A `disabled` the user
+/// wrote is kept with a warning (replaced with `force`); any other value, which Linkerd
+/// ignores, is replaced.
+pub fn plan_linkerd(ed: &mut Editor<'_>, t: &PodTarget<'_>, force: bool, out: &mut Vec<Finding>) {
+    let key = linkerd::SHUTDOWN_ANNOTATION;
+    let enabled = || Out::Str(linkerd::SHUTDOWN_ENABLED.into());
+    let Some(e) = ensure(ed, t, key, |_| enabled(), out) else {
+        return;
+    };
+    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+        return;
+    };
+    let apath = child(&child(&t.path, "metadata"), "annotations");
+    let oref = &t.object;
+    let v = &e.value;
+    let name = describe(oref);
+    match v.as_str() {
+        Some(linkerd::SHUTDOWN_ENABLED) if matches!(v.kind, Kind::Scalar { .. }) => {}
+        Some(linkerd::SHUTDOWN_DISABLED) if !force => out.push(
+            Finding::warning(
+                Rule::KeptUserValue,
+                v.start,
+                format!(
+                    "{name}: keeping `{key}: disabled`: the proxy then answers the wrapper's \
+                     POST to /shutdown with 404 and keeps running, so the Job does not finish \
+                     (use --force to set enabled)"
+                ),
+            )
+            .with_object(Some(oref.clone())),
+        ),
+        Some(linkerd::SHUTDOWN_DISABLED) => {
+            ed.replace_value(anns, &e.key, v, &apath, key, &enabled());
+        }
+        _ if shared_node_finding(v, oref).is_some() => {
+            out.extend(shared_node_finding(v, oref));
+        }
+        other => {
+            out.push(
+                Finding::error(
+                    Rule::ShutdownAnnotationValue,
+                    v.start,
+                    format!(
+                        "{name}: `{key}` is {}; Linkerd reads only `enabled` or `disabled` and \
+                         ignores anything else (with a warning in the injector's log), which \
+                         leaves /shutdown off",
+                        other.map_or("not a string".to_string(), |o| format!("{o:?}"))
+                    ),
+                )
+                .with_object(Some(oref.clone()))
+                .fixed(),
+            );
+            ed.replace_value(anns, &e.key, v, &apath, key, &enabled());
+        }
+    }
+}
+
 /// Plans the annotation edits for one pod template.
 pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<Finding>) {
     let oref = &t.object;
@@ -153,7 +246,11 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
     };
     let apath = child(&child(&t.path, "metadata"), "annotations");
     let v = &pc.value;
-    if shared_node_finding(v, oref).is_some() || !matches!(v.kind, Kind::Scalar { .. }) {
+    if let Some(f) = shared_node_finding(v, oref) {
+        out.push(f);
+        return;
+    }
+    if !matches!(v.kind, Kind::Scalar { .. }) {
         out.push(err(
             Rule::AnnotationNotConfig,
             oref,

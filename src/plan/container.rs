@@ -6,15 +6,18 @@ use super::own_fixes;
 use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding, str_of};
+use crate::locate::{
+    PodTarget, describe, duplicate_key_finding, object_error as err, shared_node,
+    shared_node_finding, str_of,
+};
 use crate::mesh::Mesh;
 use crate::yaml::emit::{Out, literal_ok};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
-use crate::yaml::value::Value;
+use crate::yaml::value::{ScalarType, Value, resolve};
 use granit_parser::ScalarStyle;
 
-/// The hint for a `command` or `args` that meshjob will not rewrite.
+/// The hint for a `command` or `args` that meshjob will not rewrite because it is shared.
 const SPELL_OUT: &str = "write the list out in each container (expand the anchor or alias by \
                          hand), then run again";
 
@@ -25,14 +28,17 @@ pub const PEERS_MOUNT: &str = "/var/run/meshjob";
 pub(crate) enum How<'d> {
     /// Already wrapped: only the script may need an update.
     Existing { cmd: &'d Node },
-    /// `command` (and maybe `args`) written out.
+    /// `command` written out. `args` is the `args` entry, if there is one (it may be null).
     Command {
         cmd: &'d Entry,
         args: Option<&'d Entry>,
     },
-    /// No `command`, but the config maps the image to its entrypoint.
+    /// No `command` (none, null or `[]`: Kubernetes then runs the image's ENTRYPOINT), but
+    /// the config maps the image to its entrypoint. `cmd` and `args` are the entries that
+    /// are there.
     Entrypoint {
         argv: Vec<String>,
+        cmd: Option<&'d Entry>,
         args: Option<&'d Entry>,
     },
 }
@@ -60,13 +66,63 @@ pub(crate) fn wrapper_script(cmd: &Node) -> Option<&str> {
     }
 }
 
-/// A sequence whose items are all plain strings we can move (no aliases or anchors).
-pub(crate) fn movable_seq(n: &Node) -> bool {
-    n.items().is_some_and(|items| {
-        items
-            .iter()
-            .all(|i| matches!(i.kind, Kind::Scalar { .. }) && i.anchor.is_none())
-    }) && n.anchor.is_none()
+/// Why `n` (the value of `command` or `args`) is not a list of strings that meshjob can
+/// move, with what to do about it; `None` when it is one. Kubernetes itself refuses a
+/// `command` or `args` that is not a list of strings.
+fn not_argv(n: &Node) -> Option<String> {
+    let shared = |what: String| Some(format!("{what}; {SPELL_OUT}"));
+    if let Some(why) = shared_node(n) {
+        return shared(why.to_string());
+    }
+    let Some(items) = n.items() else {
+        let what = match &n.kind {
+            Kind::Map(_) => "a mapping",
+            Kind::Scalar { value, style }
+                if resolve(value, *style, n.tag.as_deref(), n.empty) == ScalarType::Str =>
+            {
+                "a single string"
+            }
+            _ => "a single value",
+        };
+        return Some(format!(
+            "is {what}, but Kubernetes takes a list of strings; write it as a list such as \
+             [sh, -c, \"...\"], then run again"
+        ));
+    };
+    for (i, item) in items.iter().enumerate() {
+        if let Some(why) = shared_node(item) {
+            return shared(format!("item {i} {why}"));
+        }
+        let ty = match &item.kind {
+            Kind::Scalar { value, style } => {
+                resolve(value, *style, item.tag.as_deref(), item.empty)
+            }
+            _ => {
+                return Some(format!(
+                    "item {i} is not a string, and Kubernetes takes only strings; write it as \
+                     one, then run again"
+                ));
+            }
+        };
+        let what = match ty {
+            ScalarType::Str => continue,
+            ScalarType::Null => {
+                return Some(format!(
+                    "item {i} is null, not a string, and Kubernetes takes only strings; write \
+                     \"\" for an empty word or remove the item, then run again"
+                ));
+            }
+            ScalarType::Bool => "a boolean",
+            ScalarType::Int | ScalarType::Float => "a number",
+            ScalarType::Tagged => "a tagged value",
+        };
+        return Some(format!(
+            "item {i} (`{}`) is {what}, not a string, and Kubernetes takes only strings; quote \
+             it, then run again",
+            item.as_str().unwrap_or_default()
+        ));
+    }
+    None
 }
 
 /// An argv word copied from the source: its exact text when it is a one-line scalar.
@@ -98,17 +154,20 @@ fn wrapper_out(script: String) -> Out {
     ])
 }
 
-/// The quit endpoint for one pod: the configured URL, with the pod's status-port override
-/// applied when the URL uses the default port.
-fn quit_endpoint(mesh: &Mesh, settings: &Settings, tpl: &Node) -> Result<Endpoint, String> {
-    let mut q = script::parse_quit_url(&settings.quit_url)?;
+/// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
+/// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
+/// `/shutdown` and `/ready`; Istio's ready port is another one and stays).
+fn pod_endpoint(mesh: &Mesh, url: &str, tpl: &Node) -> Result<Endpoint, String> {
+    let mut q = script::parse_quit_url(url)?;
+    let default_port = script::parse_quit_url(mesh.default_quit_url).map(|d| d.port)?;
     let port = mesh
         .quit_port_annotation
         .and_then(|a| tpl.path(&["metadata", "annotations", a]))
         .and_then(Node::as_str)
         .and_then(|p| p.parse::<u16>().ok());
     if let Some(p) = port
-        && settings.quit_url == mesh.default_quit_url
+        && q.port == default_port
+        && (url == mesh.default_quit_url || url == mesh.ready_url)
     {
         q.port = p;
     }
@@ -164,7 +223,11 @@ pub fn plan(
         ));
         return false;
     };
-    let quit = match quit_endpoint(mesh, settings, tpl) {
+    let quit_url = settings
+        .quit_url
+        .as_deref()
+        .unwrap_or(mesh.default_quit_url);
+    let quit = match pod_endpoint(mesh, quit_url, tpl) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -173,7 +236,7 @@ pub fn plan(
     };
     let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
-        script::parse_quit_url(mesh.ready_url).map(|ready| ReadyWait { seconds, ready })
+        pod_endpoint(mesh, mesh.ready_url, tpl).map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -222,6 +285,10 @@ pub fn plan(
     }
     let names: Vec<String> = wraps.iter().map(|w| w.name.clone()).collect();
     let peers = names.len() >= 2;
+    if peers && let Some(f) = peers_conflict(spec, &wraps, oref) {
+        out.push(f);
+        return false;
+    }
 
     for w in &wraps {
         let opts = ScriptOptions {
@@ -284,12 +351,10 @@ fn classify<'d>(
                 Rule::ProxyInjected,
                 c.start,
                 format!(
-                    "{}: {} is already injected, so the pod annotation would mostly have no effect: \
-                     EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in \
-                     PROXY_CONFIG) go on its env instead; injecting again lets meshjob use the \
-                     annotation, or a native sidecar",
+                    "{}: {} is already injected, {}",
                     describe(oref),
-                    mesh.proxy_container
+                    mesh.proxy_container,
+                    mesh.injected_note
                 ),
             )
             .with_object(Some(oref.clone())),
@@ -304,63 +369,60 @@ fn classify<'d>(
         out.push(f);
         return None;
     }
-    if let Some(k) = c.duplicate_key() {
-        out.push(err(
-            Rule::DuplicateKey,
-            oref,
-            k.start,
-            format!(
-                "container {name:?} has the key `{}` twice; Kubernetes keeps only one, so \
-                 meshjob will not guess which. Remove the duplicate",
-                k.as_str().unwrap_or_default()
-            ),
-        ));
+    if let Some(f) = duplicate_key_finding(c, oref, &format!("container {name:?}")) {
+        out.push(f);
         return None;
     }
     let image = str_of(c, "image").unwrap_or_default();
+    // A null `args` is no args; a null or empty `command` is no command (Kubernetes runs
+    // the image's ENTRYPOINT then).
     let args = c.entry("args");
-    if let Some(a) = args
-        && !a.value.is_null()
-        && !movable_seq(&a.value)
+    if let Some(why) = args
+        .filter(|a| !a.value.is_null())
+        .and_then(|a| not_argv(&a.value))
     {
+        let at = args.map_or(c.start, |a| a.value.props_start);
         out.push(err(
             Rule::ArgsNotList,
             oref,
-            a.value.start,
-            format!(
-                "container {name:?}: `args` must be a list of strings (no anchors or aliases) \
-                 to be moved; {SPELL_OUT}"
-            ),
+            at,
+            format!("container {name:?}: `args` {why}"),
         ));
         return None;
     }
-    let args = args.filter(|a| !a.value.is_null());
-    let cmd = c.entry("command").filter(|e| !e.value.is_null());
-    let how = match cmd {
+    let cmd = c.entry("command");
+    let unset =
+        |n: &Node| n.is_null() || (n.items().is_some_and(<[Node]>::is_empty) && n.anchor.is_none());
+    let written = cmd.filter(|e| !unset(&e.value));
+    let how = match written {
         Some(e) if wrapper_script(&e.value).is_some() => How::Existing { cmd: &e.value },
-        Some(e) if movable_seq(&e.value) => How::Command { cmd: e, args },
-        Some(e) => {
-            out.push(err(
-                Rule::CommandNotList,
-                oref,
-                e.value.start,
-                format!(
-                    "container {name:?}: `command` must be a list of strings (no anchors or \
-                     aliases) to be wrapped; {SPELL_OUT}"
-                ),
-            ));
-            return None;
-        }
+        Some(e) => match not_argv(&e.value) {
+            None => How::Command { cmd: e, args },
+            Some(why) => {
+                out.push(err(
+                    Rule::CommandNotList,
+                    oref,
+                    e.value.props_start,
+                    format!("container {name:?}: `command` {why}"),
+                ));
+                return None;
+            }
+        },
         None => match settings.entrypoint_for(image) {
             Some(argv) => How::Entrypoint {
                 argv: argv.to_vec(),
+                cmd,
                 args,
             },
             None => {
-                let what = if args.is_some() {
-                    "has args but no command"
-                } else {
-                    "has neither command nor args"
+                let has_args = args.is_some_and(|a| {
+                    !a.value.is_null() && !a.value.items().is_some_and(<[Node]>::is_empty)
+                });
+                let what = match (cmd.is_some(), has_args) {
+                    (true, true) => "has args and an empty command",
+                    (true, false) => "has an empty command and no args",
+                    (false, true) => "has args but no command",
+                    (false, false) => "has neither command nor args",
                 };
                 out.push(err(
                     Rule::UnknownEntrypoint,
@@ -480,24 +542,127 @@ fn apply(
                         "command",
                         &wrapper_out(script),
                     );
-                    ed.prepend_items(&a.value, &child(path, "args"), &words);
+                    put_args(ed, c, path, a, words);
                 }
             }
         }
-        How::Entrypoint { argv, args } => {
+        How::Entrypoint { argv, cmd, args } => {
             let words: Vec<Out> = argv.iter().map(|s| Out::Str(s.clone())).collect();
-            match args {
-                Some(a) => {
-                    ed.insert_entry(c, path, Some(&a.key), "command", &wrapper_out(script));
-                    ed.prepend_items(&a.value, &child(path, "args"), &words);
+            match cmd {
+                Some(e) => {
+                    ed.replace_value(c, &e.key, &e.value, path, "command", &wrapper_out(script))
                 }
                 None => {
-                    ed.insert_entry(c, path, None, "command", &wrapper_out(script));
-                    ed.insert_entry(c, path, None, "args", &Out::Seq(words));
+                    let before = args.map(|a| &a.key);
+                    ed.insert_entry(c, path, before, "command", &wrapper_out(script));
                 }
+            }
+            match args {
+                Some(a) => put_args(ed, c, path, a, words),
+                None => ed.insert_entry(c, path, None, "args", &Out::Seq(words)),
             }
         }
     }
+}
+
+/// Puts `words` in front of the existing `args` entry `a` of container `c`: a null value
+/// becomes the list of `words`.
+fn put_args(ed: &mut Editor<'_>, c: &Node, path: &[Seg], a: &Entry, words: Vec<Out>) {
+    if a.value.is_null() {
+        ed.replace_value(c, &a.key, &a.value, path, "args", &Out::Seq(words));
+    } else {
+        ed.prepend_items(&a.value, &child(path, "args"), &words);
+    }
+}
+
+/// List `k` of `map`, which the peers volume (or mount) goes into: `None` when absent or
+/// null; a finding when it is shared or not a list.
+fn peers_list<'n>(
+    map: &'n Node,
+    k: &str,
+    oref: &ObjectRef,
+) -> Result<Option<&'n [Node]>, Box<Finding>> {
+    let Some(n) = map.get(k).filter(|n| !n.is_null()) else {
+        return Ok(None);
+    };
+    if let Some(f) = shared_node_finding(n, oref) {
+        return Err(Box::new(f));
+    }
+    n.items().map(Some).ok_or_else(|| {
+        Box::new(err(
+            Rule::PeersVolumeTaken,
+            oref,
+            n.start,
+            format!("`{k}` is not a list, so meshjob cannot add its shared volume to it"),
+        ))
+    })
+}
+
+/// Why the pod cannot get the shared peers volume ([`PEERS_VOLUME`] at [`PEERS_MOUNT`] in
+/// each wrapped container), if it cannot: the name or the path is taken by something else,
+/// or a list meshjob would add to is shared or not a list. meshjob's own volume and mounts,
+/// from an earlier run, are not a conflict.
+fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<Finding> {
+    let taken = |at: usize, what: String| {
+        Some(err(
+            Rule::PeersVolumeTaken,
+            oref,
+            at,
+            format!(
+                "{what}; meshjob needs the volume name `{PEERS_VOLUME}` and the path \
+                 {PEERS_MOUNT} for the directory its wrappers share when a pod has several \
+                 containers. Rename or move yours, then run again"
+            ),
+        ))
+    };
+    let volumes = match peers_list(spec, "volumes", oref) {
+        Ok(v) => v.unwrap_or(&[]),
+        Err(f) => return Some(*f),
+    };
+    for v in volumes {
+        if str_of(v, "name") == Some(PEERS_VOLUME)
+            && (v.get("emptyDir").is_none() || v.entries().is_some_and(|e| e.len() != 2))
+        {
+            return taken(
+                v.start,
+                format!(
+                    "the pod already has a volume named `{PEERS_VOLUME}` that is not an emptyDir"
+                ),
+            );
+        }
+    }
+    let is_peers_path = |p: &str| p.trim_end_matches('/') == PEERS_MOUNT;
+    for w in wraps {
+        let mounts = match peers_list(w.node, "volumeMounts", oref) {
+            Ok(m) => m.unwrap_or(&[]),
+            Err(f) => return Some(*f),
+        };
+        for m in mounts {
+            let ours = str_of(m, "name") == Some(PEERS_VOLUME);
+            let path = str_of(m, "mountPath").unwrap_or_default();
+            let read_only = m.get("readOnly").and_then(Node::as_str) == Some("true");
+            if ours && (!is_peers_path(path) || read_only || m.get("subPath").is_some()) {
+                return taken(
+                    m.start,
+                    format!(
+                        "container {:?} mounts a volume named `{PEERS_VOLUME}` at {path:?}{}",
+                        w.name,
+                        if read_only { " read-only" } else { "" }
+                    ),
+                );
+            }
+            if !ours && is_peers_path(path) {
+                return taken(
+                    m.start,
+                    format!(
+                        "container {:?} already mounts another volume at {PEERS_MOUNT}",
+                        w.name
+                    ),
+                );
+            }
+        }
+    }
+    None
 }
 
 /// Makes sure list `key` of mapping `map` has an item named [`PEERS_VOLUME`].

@@ -9,7 +9,7 @@ use crate::apply::Edit;
 use crate::apply::Intended;
 use crate::yaml::emit::{self, Out, Style};
 use crate::yaml::path::Seg;
-use crate::yaml::text::{colon_after, dash_before, line_start};
+use crate::yaml::text::{colon_after, dash_before, entry_start, line_start};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
@@ -26,6 +26,9 @@ pub struct Editor<'a> {
     pub style: Style,
     pub edits: Vec<Edit>,
     pub intended: Value,
+    /// The edit that keeps the value of a block scalar ending the text without a final line
+    /// break (`|` becomes `|-`) once lines are added after it; see [`eof_block_fix`].
+    eof_block: Option<Edit>,
 }
 
 impl<'a> Editor<'a> {
@@ -35,6 +38,7 @@ impl<'a> Editor<'a> {
             style,
             edits: Vec::new(),
             intended: Value::from_node(root),
+            eof_block: eof_block_fix(src, root),
         }
     }
 
@@ -75,7 +79,14 @@ impl<'a> Editor<'a> {
 
     /// Column of byte offset `at` (indentation is ASCII, so bytes are columns).
     pub fn col(&self, at: usize) -> usize {
-        at - line_start(self.src, at)
+        let start = line_start(self.src, at);
+        // A byte order mark is not indentation.
+        let bom = if start == 0 && self.src.starts_with('\u{feff}') {
+            '\u{feff}'.len_utf8()
+        } else {
+            0
+        };
+        at - start - bom.min(at)
     }
 
     /// Sets `key` to `out` in mapping `map` (at `path`): replaces the value if the key exists,
@@ -103,12 +114,13 @@ impl<'a> Editor<'a> {
             let pair = format!("{}: {}", emit::key_text(key, &st), emit::flow(out, &st));
             match (before, entries.first(), entries.last()) {
                 (Some(b), _, _) => {
-                    let text = if self.on_own_line(b.props_start) {
-                        format!("{pair},{}{}", st.nl, " ".repeat(self.col(b.props_start)))
+                    let at = entry_start(self.src, b.props_start);
+                    let text = if self.on_own_line(at) {
+                        format!("{pair},{}{}", st.nl, " ".repeat(self.col(at)))
                     } else {
                         format!("{pair}, ")
                     };
-                    self.push(b.props_start, b.props_start, text);
+                    self.push(at, at, text);
                 }
                 (None, Some(first), Some(last)) => {
                     let text = if self.on_own_line(first.key.props_start) {
@@ -117,16 +129,26 @@ impl<'a> Editor<'a> {
                     } else {
                         format!(", {pair}")
                     };
-                    let at = last.value.end.max(last.key.end);
-                    self.push(at, at, text);
+                    // After a value given to a last key written without one (`{k}`,
+                    // `{k: }`), whose empty value sits at the key or at the `:`.
+                    let at = match flow_colon_after(self.src, last.key.end) {
+                        Some(c) if last.value.empty => c + 1,
+                        _ => last.value.end.max(last.key.end),
+                    };
+                    self.edits.push(Edit::insert(at, text).ordered(1));
                 }
                 _ => {
-                    // `{}`: just inside the brace.
-                    self.push(map.start + 1, map.start + 1, pair);
+                    // `{}`: just inside the brace, after the entries already added there.
+                    let at = map.start + 1;
+                    let added = self.edits.iter().any(|e| e.start == at && e.end == at);
+                    let text = if added { format!(", {pair}") } else { pair };
+                    self.push(at, at, text);
                 }
             }
         } else {
-            let key_col = entries.first().map_or(0, |e| self.col(e.key.props_start));
+            let key_col = entries
+                .first()
+                .map_or(0, |e| self.col(entry_start(self.src, e.key.props_start)));
             let entry = format!(
                 "{}:{}",
                 emit::key_text(key, &st),
@@ -134,8 +156,9 @@ impl<'a> Editor<'a> {
             );
             match before {
                 Some(b) => {
+                    let at = entry_start(self.src, b.props_start);
                     let text = format!("{entry}{}{}", st.nl, " ".repeat(key_col));
-                    self.push(b.props_start, b.props_start, text);
+                    self.push(at, at, text);
                 }
                 None => self.insert_line_after(map.end, key_col, &entry),
             }
@@ -161,6 +184,11 @@ impl<'a> Editor<'a> {
                 let text = format!("{nl}{}{text}", " ".repeat(col));
                 self.edits
                     .push(Edit::insert(at, text).ordered(AFTER_LAST_LINE - col as i64));
+                if let Some(fix) = &self.eof_block
+                    && !self.edits.contains(fix)
+                {
+                    self.edits.push(fix.clone());
+                }
             }
         }
     }
@@ -184,13 +212,63 @@ impl<'a> Editor<'a> {
     ) {
         let st = self.style;
         if map.flow {
-            self.push(value.props_start, value.end, emit::flow(out, &st));
+            let text = emit::flow(out, &st);
+            match flow_colon_after(self.src, key_node.end) {
+                // `{k: }`: the empty value sits at the `:`.
+                Some(c) if value.empty => self.push(c + 1, c + 1, format!(" {text}")),
+                // `{k}` or `{? k}`: a key without `:` and value. A key on several lines
+                // may be followed by `:` only when it is explicit.
+                None if value.empty => {
+                    let at = key_node.props_start;
+                    if key_node.is_multiline(self.src) && entry_start(self.src, at) == at {
+                        self.push(at, at, "? ".to_string());
+                    }
+                    self.push(key_node.end, key_node.end, format!(": {text}"));
+                }
+                _ => self.push(value.props_start, value.end, text),
+            }
         } else {
-            let key_col = self.col(key_node.props_start);
-            let text = emit::after_key(out, key_col, &st);
-            let from = colon_after(self.src, key_node.end).map_or(value.props_start, |c| c + 1);
-            let to = if value.empty { from } else { value.end };
-            self.push(from, to, text);
+            let entry = entry_start(self.src, key_node.props_start);
+            match colon_after(self.src, key_node.end) {
+                Some(c) => {
+                    let text = emit::after_key(out, self.col(key_node.props_start), &st);
+                    let to = if value.empty && value.props_start == value.start {
+                        c + 1
+                    } else {
+                        value.end
+                    };
+                    self.push(c + 1, to, text);
+                }
+                None if entry != key_node.props_start => {
+                    // An explicit key (`? k`): its `:` starts a later line, at the column of
+                    // the `?`, or is not written at all when the value is empty.
+                    let col = self.col(entry);
+                    let text = emit::after_key(out, col, &st);
+                    match explicit_colon(self.src, key_node.end) {
+                        Some(c) => {
+                            let to = if value.empty && value.props_start == value.start {
+                                c + 1
+                            } else {
+                                value.end
+                            };
+                            self.push(c + 1, to, text);
+                        }
+                        None => {
+                            let text = format!("{}{}:{text}", st.nl, " ".repeat(col));
+                            self.push(key_node.end, key_node.end, text);
+                        }
+                    }
+                }
+                None => {
+                    let text = emit::after_key(out, self.col(key_node.props_start), &st);
+                    let to = if value.empty {
+                        value.props_start
+                    } else {
+                        value.end
+                    };
+                    self.push(value.props_start, to, text);
+                }
+            }
         }
         if let Some(v) = self.intended_at(path) {
             v.set(key, out.value());
@@ -325,6 +403,57 @@ impl<'a> Editor<'a> {
         self.push(node.props_start, node.end, text);
         if let Some(v) = self.intended_at(path) {
             *v = value;
+        }
+    }
+}
+
+/// A block scalar that ends a text without a final line break reads without a line feed
+/// (as Kubernetes reads it). Lines added after it give it one, so its header must strip it:
+/// the edit that makes `|` or `|+` into `|-` (likewise for `>`), if the text ends so.
+fn eof_block_fix(src: &str, root: &Node) -> Option<Edit> {
+    if src.ends_with(['\n', '\r']) {
+        return None;
+    }
+    let mut n = root;
+    loop {
+        n = match &n.kind {
+            Kind::Map(entries) => &entries.last()?.value,
+            Kind::Seq(items) => items.last()?,
+            _ => break,
+        };
+    }
+    if !n.is_block_scalar() || !src[n.end..].trim_matches([' ', '\t']).is_empty() {
+        return None;
+    }
+    let header_len = src[n.start..].find(['\n', '\r'])?;
+    let header = &src[n.start..n.start + header_len];
+    let header = header.split(" #").next().unwrap_or(header).trim_end();
+    match header.find('+') {
+        Some(p) => Some(Edit::replace(n.start + p..n.start + p + 1, "-")),
+        None if header.contains('-') => None,
+        None => Some(Edit::insert(n.start + 1, "-")),
+    }
+}
+
+/// The `:` after a flow mapping key ending at `key_end`, possibly on a later line.
+fn flow_colon_after(src: &str, key_end: usize) -> Option<usize> {
+    let rest = &src[key_end..];
+    let skip = rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len();
+    rest[skip..].starts_with(':').then_some(key_end + skip)
+}
+
+/// The `:` of an explicit key ending at `key_end`, on a later line: only blank lines and
+/// comments come between.
+fn explicit_colon(src: &str, key_end: usize) -> Option<usize> {
+    let mut at = key_end;
+    loop {
+        let rest = &src[at..];
+        let trimmed = rest.trim_start_matches([' ', '\t', '\r', '\n']);
+        at += rest.len() - trimmed.len();
+        if trimmed.starts_with('#') {
+            at += trimmed.find('\n')?;
+        } else {
+            return trimmed.starts_with(':').then_some(at);
         }
     }
 }

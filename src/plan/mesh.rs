@@ -12,7 +12,9 @@ use super::editor::Editor;
 use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{describe, object_ref, objects, refusal, shared_node, str_of};
+use crate::locate::{
+    describe, duplicate_key_message, object_ref, objects, refusal, shared_node, str_of,
+};
 use crate::mesh::ConfigRole;
 use crate::mesh::istio;
 use crate::yaml::emit::Out;
@@ -135,7 +137,7 @@ fn classify_untyped(obj: &Node, force_mesh: bool) -> Verdict {
     if force_mesh {
         return Verdict::Edit(Location::Bare);
     }
-    let keys: Vec<&str> = entries.iter().filter_map(|e| e.key.as_str()).collect();
+    let keys: Vec<&str> = entries.iter().filter_map(|e| e.key.key_str()).collect();
     let others: Vec<&str> = keys
         .iter()
         .copied()
@@ -267,6 +269,18 @@ fn ensure(
         ));
         return;
     }
+    if let Some(k) = map.duplicate_key() {
+        let what = match path_string(&path) {
+            p if p.is_empty() => root.unwrap_or("the MeshConfig").to_string(),
+            p => format!("`{p}`"),
+        };
+        out.push(Finding::error(
+            Rule::DuplicateKey,
+            k.start,
+            duplicate_key_message(&what, k.as_str().unwrap_or_default()),
+        ));
+        return;
+    }
     let Some((k, rest)) = keys.split_first() else {
         let mut found = Vec::new();
         proxy_config::merge(ed, map, &path, d, &mut found);
@@ -308,6 +322,13 @@ fn config_map(
     out: &mut Vec<Finding>,
 ) {
     let Some(data) = obj.get("data") else { return };
+    for (n, what) in [(obj, "the object"), (data, "`data`")] {
+        if let Some(k) = n.duplicate_key() {
+            let msg = duplicate_key_message(what, k.as_str().unwrap_or_default());
+            out.push(ctx.finding(Finding::error(Rule::DuplicateKey, k.start, msg)));
+            return;
+        }
+    }
     let Some(entry) = data.entry(istio::MESH_CONFIGMAP_KEY) else {
         return;
     };

@@ -6,6 +6,8 @@ pub mod container;
 pub mod editor;
 pub mod embedded;
 pub mod injected;
+pub mod linkerd_pod;
+pub mod linkerd_values;
 pub mod mesh;
 pub mod native;
 pub mod own_fixes;
@@ -20,10 +22,10 @@ use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
-use crate::mesh::Mesh;
+use crate::mesh::{Mesh, MeshId};
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
-use crate::yaml::tree::Node;
+use crate::yaml::{self, tree::Node};
 use editor::Editor;
 
 /// The plan for one document: its editor (edits + intended value) and findings.
@@ -74,12 +76,50 @@ pub fn plan_doc_in<'a>(
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
         match strategy {
+            Strategy::Wrapper if mesh.id == MeshId::Linkerd => {
+                let needs_config =
+                    container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                annotation::foreign(target, mesh, &mut pod_findings);
+                // meshjob's native annotations (an earlier native run) come out when they are
+                // what makes the pod native; the shutdown annotation may take their place.
+                let anns = target.template.path(&["metadata", "annotations"]);
+                let effective = mesh.native_sidecar_annotations.iter().find_map(|k| {
+                    anns.and_then(|a| a.get(k))
+                        .and_then(yaml::tree::Node::as_str)
+                });
+                let drop: &[&str] = match effective {
+                    Some(crate::mesh::linkerd::NATIVE_ON) => mesh.native_sidecar_annotations,
+                    _ => &[],
+                };
+                let mut replaced = false;
+                for key in drop {
+                    let replacement =
+                        (needs_config && !replaced).then(annotation::linkerd_fresh_entry);
+                    replaced |= revert::drop_native(
+                        &mut editor,
+                        target,
+                        key,
+                        replacement,
+                        &mut pod_findings,
+                    );
+                }
+                if needs_config && !replaced {
+                    let force = settings.force;
+                    annotation::plan_linkerd(&mut editor, target, force, &mut pod_findings);
+                }
+            }
             Strategy::Wrapper => {
                 let needs_config =
                     container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+                annotation::foreign(target, mesh, &mut pod_findings);
                 let replacement = needs_config.then(|| annotation::fresh_entry(&desired));
-                let replaced =
-                    revert::drop_native(&mut editor, target, mesh, replacement, &mut pod_findings);
+                let replaced = revert::drop_native(
+                    &mut editor,
+                    target,
+                    mesh.native_sidecar_annotation,
+                    replacement,
+                    &mut pod_findings,
+                );
                 if injected::proxy_container(mesh, target.template).is_some() {
                     // The annotation would have no effect: the proxy's env instead.
                     if needs_config {
@@ -88,6 +128,20 @@ pub fn plan_doc_in<'a>(
                 } else if needs_config && !replaced {
                     annotation::plan(&mut editor, target, &desired, &mut pod_findings);
                 }
+            }
+            Strategy::Native if mesh.id == MeshId::Linkerd => {
+                let native = linkerd_pod::Native::Ensure(native_annotation(mesh, settings));
+                let force = settings.force;
+                linkerd_pod::plan(&mut editor, target, mesh, native, force, &mut pod_findings);
+            }
+            Strategy::Remove { keep_native } if mesh.id == MeshId::Linkerd => {
+                let native = if keep_native {
+                    linkerd_pod::Native::Keep
+                } else {
+                    linkerd_pod::Native::Remove
+                };
+                let force = settings.force;
+                linkerd_pod::plan(&mut editor, target, mesh, native, force, &mut pod_findings);
             }
             Strategy::Native => {
                 native::plan(
@@ -130,7 +184,14 @@ pub fn plan_doc_in<'a>(
                 editor.restore(&target.path, v);
             }
         } else if editor.edits.len() > mark {
-            pod_findings.push(would_change(target, mesh, strategy, &editor.edits[mark..]));
+            let native_key = native_annotation(mesh, settings);
+            pod_findings.push(would_change(
+                target,
+                mesh,
+                strategy,
+                native_key,
+                &editor.edits[mark..],
+            ));
         }
         findings.extend(pod_findings);
     }
@@ -141,8 +202,19 @@ pub fn plan_doc_in<'a>(
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
         mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
+        linkerd_values::plan(&mut editor, &doc.root, settings, &mut findings);
     }
     DocPlan { editor, findings }
+}
+
+/// The native-sidecar annotation the native strategy writes for a pod of `mesh`: Linkerd's
+/// depends on the target version.
+fn native_annotation(mesh: &Mesh, settings: &Settings) -> &'static str {
+    match mesh.id {
+        MeshId::Linkerd => crate::mesh::linkerd::native_annotation(settings.linkerd_version)
+            .unwrap_or(mesh.native_sidecar_annotation),
+        MeshId::Istio => mesh.native_sidecar_annotation,
+    }
 }
 
 /// The finding that says a pod template would change, so that every such pod gets a line
@@ -152,6 +224,7 @@ fn would_change(
     t: &locate::PodTarget<'_>,
     mesh: &Mesh,
     strategy: Strategy,
+    native_key: &str,
     edits: &[Edit],
 ) -> Finding {
     let tpl = t.template;
@@ -159,9 +232,8 @@ fn would_change(
     let other = match strategy {
         Strategy::Wrapper => None,
         Strategy::Native => Some(format!(
-            "{who}: {}: \"{}\" would be set: its pod would keep running after the task, \
-             because the {} proxy does not stop",
-            mesh.native_sidecar_annotation,
+            "{who}: {native_key}: \"{}\" would be set: its pod would keep running after the \
+             task, because the {} proxy does not stop",
             crate::mesh::istio::NATIVE_ON,
             mesh.name
         )),

@@ -54,7 +54,7 @@ fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
             v.extend(args(*a));
             Some(v)
         }
-        How::Entrypoint { argv, args: a } => {
+        How::Entrypoint { argv, args: a, .. } => {
             let mut v = argv.clone();
             v.extend(args(*a));
             Some(v)

@@ -8,6 +8,7 @@
 use super::editor::Editor;
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
+use crate::locate::{duplicate_key_message, first_shared, refusal};
 use crate::mesh::istio;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
@@ -94,6 +95,28 @@ pub fn merge(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
         ));
         return;
     };
+    // An anchor, alias or merge key anywhere in it: a setting could reach other places
+    // through an alias, or a merged value override what is written.
+    if let Some((n, why)) = first_shared(map) {
+        out.push(Finding::error(
+            Rule::SharedNode,
+            n.props_start,
+            refusal(why),
+        ));
+        return;
+    }
+    // A key written twice: Istio reads the last, meshjob would read or edit the first.
+    let md = map.get(istio::PROXY_METADATA);
+    for (n, what) in [(Some(map), "ProxyConfig"), (md, "`proxyMetadata`")] {
+        if let Some(k) = n.and_then(Node::duplicate_key) {
+            out.push(Finding::error(
+                Rule::DuplicateKey,
+                k.start,
+                duplicate_key_message(what, k.as_str().unwrap_or_default()),
+            ));
+            return;
+        }
+    }
     for e in entries {
         let Some(k) = e.key.as_str() else { continue };
         if k == istio::MISSPELLED_HOLD_APPLICATION {
@@ -199,7 +222,10 @@ fn durations(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
                     Ok(n)
                 }
             }),
-            (Some(_), Some(s)) => Err(format!(
+            (Some(ScalarType::Null), _) => {
+                Err("is empty; write a Go duration string such as \"5s\"".to_string())
+            }
+            (Some(ScalarType::Int | ScalarType::Float), Some(s)) => Err(format!(
                 "`{s}` is a number, not a duration; write a Go duration string such as \"5s\", \
                  \"500ms\" or \"1m30s\""
             )),

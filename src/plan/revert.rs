@@ -38,13 +38,18 @@ pub fn plan(
     native: NativeAnnotation,
     out: &mut Vec<Finding>,
 ) {
-    let oref = &t.object;
-    let spath = child(&t.path, "spec");
-    if let Some(spec) = t.template.get("spec").filter(|s| shared_node(s).is_none()) {
-        unwrap_containers(ed, spec, &spath, oref, out);
-    }
+    unwrap_pod(ed, t, out);
     annotations(ed, t, mesh, d, native, out);
     super::injected::revert(ed, t, mesh, d, out);
+}
+
+/// Restores the pod's containers that meshjob wrapped, and the shared volume; the same for
+/// every mesh.
+pub fn unwrap_pod(ed: &mut Editor<'_>, t: &PodTarget<'_>, out: &mut Vec<Finding>) {
+    let spath = child(&t.path, "spec");
+    if let Some(spec) = t.template.get("spec").filter(|s| shared_node(s).is_none()) {
+        unwrap_containers(ed, spec, &spath, &t.object, out);
+    }
 }
 
 /// Restores every container meshjob wrapped; then, when no wrapper is left, takes out the
@@ -307,16 +312,18 @@ fn annotations(
     }
 }
 
-/// Takes out the native-sidecar annotation meshjob writes (the wrapper strategy). When it
-/// is the pod's only annotation and `replacement` is given, the replacement takes its place
-/// (true is returned); without one, `annotations` (and a `metadata` left empty) go too.
+/// Takes out the native-sidecar annotation `key` when it holds the value meshjob writes
+/// (the wrapper strategy). When it is the pod's only annotation and `replacement` is given,
+/// the replacement takes its place (true is returned); without one, `annotations` (and a
+/// `metadata` left empty) go too.
 pub fn drop_native(
     ed: &mut Editor<'_>,
     t: &PodTarget<'_>,
-    mesh: &Mesh,
+    key: &str,
     replacement: Option<(&str, Out)>,
     out: &mut Vec<Finding>,
 ) -> bool {
+    let native_key = key;
     let mpath = child(&t.path, "metadata");
     let apath = child(&mpath, "annotations");
     let Some(meta) = t
@@ -329,7 +336,7 @@ pub fn drop_native(
     let Some(anns) = meta.get("annotations").filter(|a| shared_node(a).is_none()) else {
         return false;
     };
-    let Some(e) = anns.entry(mesh.native_sidecar_annotation) else {
+    let Some(e) = anns.entry(native_key) else {
         return false;
     };
     if e.value.as_str() != Some(istio::NATIVE_ON) {
@@ -342,7 +349,7 @@ pub fn drop_native(
             format!(
                 "{}: {}: \"{}\" taken out",
                 describe(&t.object),
-                mesh.native_sidecar_annotation,
+                native_key,
                 istio::NATIVE_ON
             ),
         )
@@ -350,9 +357,9 @@ pub fn drop_native(
     );
     let only = anns.entries().is_some_and(|es| es.len() == 1);
     match (only, replacement) {
-        (true, Some((key, value))) => {
-            ed.rename_key(&apath, &e.key, mesh.native_sidecar_annotation, key);
-            ed.replace_value(anns, &e.key, &e.value, &apath, key, &value);
+        (true, Some((new_key, value))) => {
+            ed.rename_key(&apath, &e.key, native_key, new_key);
+            ed.replace_value(anns, &e.key, &e.value, &apath, new_key, &value);
             true
         }
         (true, None) => {
@@ -360,7 +367,7 @@ pub fn drop_native(
             false
         }
         (false, _) => {
-            ed.remove_entry(anns, &apath, mesh.native_sidecar_annotation);
+            ed.remove_entry(anns, &apath, native_key);
             false
         }
     }
@@ -371,7 +378,7 @@ fn native_out() -> Out {
 }
 
 /// Takes out `annotations` (and `metadata`, when that was all it held).
-fn remove_empty_annotations(
+pub(super) fn remove_empty_annotations(
     ed: &mut Editor<'_>,
     tpl: &Node,
     tpath: &[Seg],

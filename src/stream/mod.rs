@@ -32,12 +32,13 @@ pub enum Namespaces<'a> {
     /// text in memory): they apply to every document.
     Whole(&'a RunContext),
     /// Stdin, read once: each `Namespace` document applies to the documents after it
-    /// (kustomize and Helm put Namespaces first).
-    SoFar,
+    /// (kustomize and Helm put Namespaces first), added to what it starts with (the mesh
+    /// markers of the run's other inputs).
+    SoFar(&'a RunContext),
 }
 
 /// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
-/// skips the rest), and only what they say is kept. A problem in the input is left for the
+/// skips the rest), and only what they say is kept (ambient namespaces and mesh markers). A problem in the input is left for the
 /// pass that edits it to report.
 pub fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
     let mut ctx = RunContext::default();
@@ -73,9 +74,9 @@ impl Contexts {
                 grow: false,
                 current: Arc::new(c.clone()),
             },
-            Namespaces::SoFar => Contexts {
+            Namespaces::SoFar(start) => Contexts {
                 grow: true,
-                current: Arc::new(RunContext::default()),
+                current: Arc::new(start.clone()),
             },
         }
     }
@@ -173,7 +174,7 @@ const AHEAD_PER_THREAD: usize = 2;
 fn work(
     b: Result<(Batch, Arc<RunContext>), ReadError>,
     settings: &Settings,
-    opts: ProcessOptions,
+    opts: ProcessOptions<'_>,
     grow: bool,
     in_memory: bool,
 ) -> Result<Done, ReadError> {
@@ -227,7 +228,7 @@ fn read_stop(e: ReadError) -> Stop {
 pub fn process<R: Read + Send>(
     input: R,
     settings: &Settings,
-    opts: ProcessOptions,
+    opts: ProcessOptions<'_>,
     ns: Namespaces<'_>,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
@@ -239,7 +240,7 @@ pub fn process<R: Read + Send>(
 pub fn process_sized<R: Read + Send>(
     mut reader: Reader<R>,
     settings: &Settings,
-    opts: ProcessOptions,
+    opts: ProcessOptions<'_>,
     ns: Namespaces<'_>,
     in_memory: bool,
     sink: &mut dyn Sink,

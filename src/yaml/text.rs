@@ -32,6 +32,7 @@ pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
 
 /// The `-` that introduces a block sequence item starting at `item`, if only whitespace
 /// separates them.
+/// A comment between them (`- # note`) is skipped.
 pub fn dash_before(src: &str, item: usize) -> Option<usize> {
     let bytes = src.as_bytes();
     let mut i = item;
@@ -40,10 +41,53 @@ pub fn dash_before(src: &str, item: usize) -> Option<usize> {
         match bytes[i] {
             b' ' | b'\t' | b'\n' | b'\r' => {}
             b'-' => return Some(i),
-            _ => return None,
+            _ => {
+                // Inside a comment: go on from its `#`, which starts the line's text or
+                // follows a space.
+                let ls = bytes[..i]
+                    .iter()
+                    .rposition(|&b| b == b'\n' || b == b'\r')
+                    .map_or(0, |p| p + 1);
+                let line = &bytes[ls..=i];
+                let hash = (0..line.len()).find(|&h| {
+                    line[h] == b'#' && (h == 0 || matches!(line[h - 1], b' ' | b'\t'))
+                })?;
+                i = ls + hash;
+            }
         }
     }
     None
+}
+
+/// Where the mapping entry whose key starts at `key` begins: the `?` of an explicit key
+/// (`? a`, or `?` on a line of its own before the key), else the key itself.
+pub fn entry_start(src: &str, key: usize) -> usize {
+    explicit_key_before(src, key).unwrap_or(key)
+}
+
+/// The `?` explicit-key indicator that ends the last line before `at` with content, past
+/// blank and comment-only lines and a trailing comment.
+pub fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
+    let mut end = at;
+    loop {
+        let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let line = &src[start..end];
+        let content = match line.find('#') {
+            Some(h) if h == 0 || line[..h].ends_with([' ', '\t']) => &line[..h],
+            _ => line,
+        };
+        let content = content.trim_end_matches([' ', '\t']);
+        if content.trim_start().is_empty() {
+            if start == 0 {
+                return None;
+            }
+            end = start - 1;
+            continue;
+        }
+        let before = content.strip_suffix('?')?;
+        let indicator = before.is_empty() || before.ends_with([' ', '\t', '-', '{', '[', ',']);
+        return indicator.then_some(start + before.len());
+    }
 }
 
 #[cfg(test)]
@@ -61,6 +105,15 @@ mod tests {
         assert_eq!(line_and_byte_col(s, 5), (1, 2));
         assert_eq!(dash_before("- \n  x", 5), Some(0));
         assert_eq!(dash_before("a x", 2), None);
+        assert_eq!(dash_before("- # c d\n  x", 10), Some(0));
+        assert_eq!(dash_before("a # c\n  x", 8), None);
+        assert_eq!(dash_before("- # é\n  x", 9), Some(0));
+        assert_eq!(dash_before("é\n x", 5), None);
         assert_eq!(colon_after("k  : v", 1), Some(3));
+        assert_eq!(entry_start("a:\n  ? k\n", 7), 5);
+        assert_eq!(entry_start("?\n  k\n", 4), 0);
+        assert_eq!(entry_start("a?k", 2), 2);
+        assert_eq!(entry_start("  k: v", 2), 2);
+        assert_eq!(entry_start("a: é\n  k", 8), 8);
     }
 }

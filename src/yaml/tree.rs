@@ -91,9 +91,18 @@ impl Node {
         }
     }
 
-    /// The entry whose key is the plain string `key`.
+    /// The entry whose key is the string `key` (a key with a tag other than `!!str` is
+    /// not a string).
     pub fn entry(&self, key: &str) -> Option<&Entry> {
-        self.entries()?.iter().find(|e| e.key.as_str() == Some(key))
+        self.entries()?
+            .iter()
+            .find(|e| e.key.key_str() == Some(key))
+    }
+
+    fn untagged_or_str(&self) -> bool {
+        self.tag
+            .as_deref()
+            .is_none_or(|t| matches!(t, "!!str" | "tag:yaml.org,2002:str" | "!"))
     }
 
     /// The value under `key`, for a mapping.
@@ -107,7 +116,13 @@ impl Node {
     }
 
     pub fn is_null(&self) -> bool {
-        matches!(&self.kind, Kind::Scalar { value, style: ScalarStyle::Plain }
+        // A tag decides: `!!str` with nothing after it is an empty string, not null.
+        let tag_ok = self
+            .tag
+            .as_deref()
+            .is_none_or(|t| matches!(t, "!!null" | "tag:yaml.org,2002:null"));
+        tag_ok
+            && matches!(&self.kind, Kind::Scalar { value, style: ScalarStyle::Plain }
             if self.empty || matches!(value.as_str(), "~" | "null" | "Null" | "NULL"))
     }
 
@@ -144,12 +159,18 @@ impl Node {
     pub fn duplicate_key(&self) -> Option<&Node> {
         let entries = self.entries()?;
         entries.iter().enumerate().find_map(|(i, e)| {
-            let k = e.key.as_str()?;
+            let k = e.key.key_str()?;
             entries[..i]
                 .iter()
-                .any(|p| p.key.as_str() == Some(k))
+                .any(|p| p.key.key_str() == Some(k))
                 .then_some(&e.key)
         })
+    }
+
+    /// This node's text as a string key: `None` for collections and for scalars with a tag
+    /// other than `!!str`.
+    pub fn key_str(&self) -> Option<&str> {
+        self.as_str().filter(|_| self.untagged_or_str())
     }
 
     /// Whether this node spans more than one line.
@@ -268,7 +289,7 @@ impl Builder<'_> {
                 self.push_node(node);
             }
             Event::Scalar(value, style, _, _) => {
-                let (start, end, empty) = self.scalar_extent(style, s, e, span.indent);
+                let (start, end, empty) = self.scalar_extent(style, s, e, value.is_empty());
                 let props = tag_start.map_or(start, |t| t.min(start));
                 let node = Node {
                     kind: Kind::Scalar {
@@ -285,7 +306,11 @@ impl Builder<'_> {
                 };
                 self.last_opened = false;
                 self.push_node(node);
-                self.prev_end = e.max(self.prev_end);
+                // An empty scalar has no text: the parser's span for it may lie at a later
+                // token, which must not move where the document ends.
+                if !empty {
+                    self.prev_end = e.max(self.prev_end);
+                }
                 return Ok(());
             }
             Event::SequenceStart(style, _, _) | Event::MappingStart(style, _, _) => {
@@ -370,19 +395,29 @@ impl Builder<'_> {
         style: ScalarStyle,
         s: usize,
         e: usize,
-        _indent: Option<usize>,
+        no_content: bool,
     ) -> (usize, usize, bool) {
         let src = self.src;
         match style {
             ScalarStyle::Literal | ScalarStyle::Folded => {
                 let from = self.prev_end.min(s);
-                let indicator = find_block_indicator(&src[from..s]).map_or(s, |i| from + i);
+                // The span of an empty block scalar may start at its indicator.
+                let indicator = find_block_indicator(&src[from..s])
+                    .map(|i| from + i)
+                    .or_else(|| matches!(src.as_bytes().get(s), Some(b'|' | b'>')).then_some(s))
+                    .unwrap_or(s);
                 let header_end = indicator
-                    + src[indicator..s]
+                    + src[indicator..]
                         .find(['\n', '\r'])
-                        .unwrap_or(s - indicator);
+                        .unwrap_or(src.len() - indicator);
                 let header_end = header_end_without_comment(src, indicator, header_end);
-                let content_end = s + src[s..e].trim_end_matches(['\n', '\r', ' ', '\t']).len();
+                // An empty block scalar is its header alone: the parser may place its
+                // (empty) content at the next token, on a later line.
+                let content_end = if no_content {
+                    header_end
+                } else {
+                    s + src[s..e].trim_end_matches(['\n', '\r', ' ', '\t']).len()
+                };
                 (indicator, content_end.max(header_end), false)
             }
             ScalarStyle::Plain if s == e => (s, e, true),
@@ -408,7 +443,8 @@ impl Builder<'_> {
         if let Some(first) = first_child_start(node) {
             node.start = match &node.kind {
                 Kind::Seq(_) => dash_before(self.src, first).unwrap_or(first),
-                _ => first,
+                // From the `?` of an explicit first key.
+                _ => super::text::explicit_key_before(self.src, first).unwrap_or(first),
             };
             node.props_start = if node.anchor.is_none() && node.tag.is_none() {
                 node.start
@@ -419,7 +455,22 @@ impl Builder<'_> {
         node.end = last_child_end(node).unwrap_or(node.start).max(node.start);
     }
 
-    fn push_node(&mut self, node: Node) {
+    fn push_node(&mut self, mut node: Node) {
+        let is_key = matches!(self.stack.last(), Some(Frame::Map(_, None)));
+        if is_key
+            && node.empty
+            && node.props_start == node.start
+            && self.src.as_bytes().get(node.start) != Some(&b':')
+        {
+            // An empty explicit key (`?` alone) is placed at the next token, which may be on
+            // a later line, past a `---`: it sits just after its `?`.
+            if let Some(q) = super::text::explicit_key_before(self.src, node.start) {
+                let at = q + 1;
+                node.start = at;
+                node.end = at;
+                node.props_start = at;
+            }
+        }
         match self.stack.last_mut() {
             Some(Frame::Seq(seq)) => {
                 if let Kind::Seq(items) = &mut seq.kind {
@@ -429,6 +480,27 @@ impl Builder<'_> {
             Some(Frame::Map(map, pending)) => match pending.take() {
                 None => *pending = Some(node),
                 Some(key) => {
+                    // An explicit key (`? a`) without `:` has an empty value, which the
+                    // parser places at the next token: on a later line, even past a `---`.
+                    // It has no text of its own, so it sits at the end of its key, and the
+                    // mapping ends there too.
+                    let bare = node.empty && node.props_start == node.start;
+                    let at_colon = self.src.as_bytes().get(node.start) == Some(&b':');
+                    if bare && at_colon {
+                        // `k:` with nothing after it: the empty value follows its `:`, so
+                        // that the entry (and the document) ends after the `:`.
+                        let at = node.start + 1;
+                        node.start = at;
+                        node.end = at;
+                        node.props_start = at;
+                    } else if bare && node.start > key.end {
+                        node.start = key.end;
+                        node.end = key.end;
+                        node.props_start = key.end;
+                    }
+                    if node.empty {
+                        self.prev_end = self.prev_end.max(node.end);
+                    }
                     if let Kind::Map(entries) = &mut map.kind {
                         entries.push(Entry { key, value: node });
                     }

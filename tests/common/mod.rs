@@ -53,7 +53,7 @@ pub fn shared_dir() -> Option<PathBuf> {
 }
 
 /// The groups of golden cases in `testdata/`: each holds case folders with `input.yaml`.
-pub const GOLDEN_GROUPS: [&str; 3] = ["jobs", "mesh", "strategies"];
+pub const GOLDEN_GROUPS: [&str; 4] = ["jobs", "linkerd", "mesh", "strategies"];
 
 /// Every golden case folder (`testdata/<group>/<case>/`), sorted.
 pub fn golden_cases() -> Vec<PathBuf> {

@@ -37,6 +37,10 @@ pub(super) fn sh_word(value: &str) -> String {
 
 /// The value of a word written by [`sh_word`] or [`sh_quote`]; None for any other text.
 pub(super) fn sh_unquote(word: &str) -> Option<String> {
+    // Neither writes a control character (a hand-edited script may hold one).
+    if word.chars().any(char::is_control) {
+        return None;
+    }
     let Some(inner) = word.strip_prefix('\'') else {
         return (sh_word(word) == word).then(|| word.to_string());
     };

@@ -1,0 +1,280 @@
+//! Linkerd's mesh-wide configuration: the Helm values of the `linkerd-control-plane` chart.
+//! Sets `proxy.enableShutdownEndpoint: true` (Linkerd 2.16+) for the wrapper, so that every
+//! injected proxy serves the `/shutdown` endpoint the wrapper POSTs, or `proxy.nativeSidecar:
+//! true` (2.15+) when the settings give Linkerd pods native sidecars; lints the `proxy`
+//! mapping. `--strategy none` leaves the values alone, as it does Istio's mesh config.
+//!
+//! A values document has no apiVersion or kind; it is recognised by keys only that chart
+//! has ([`linkerd::DISTINCT_TOP_KEYS`], or a `proxy` mapping with one of
+//! [`linkerd::DISTINCT_PROXY_KEYS`]). The chart's own values.yaml (its defaults) is left
+//! alone: users set values in their own file.
+
+use super::editor::Editor;
+use crate::config::{Settings, StrategyChoice};
+use crate::finding::{Finding, Rule};
+use crate::locate::{objects, refusal, shared_node, str_of};
+use crate::mesh::linkerd;
+use crate::yaml::emit::Out;
+use crate::yaml::path::{Path, child};
+use crate::yaml::tree::{Kind, Node};
+use crate::yaml::value::{ScalarType, resolve};
+
+/// What to do with one document.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    Edit,
+    /// Linkerd values, but not the user's own; the reason is shown as an info.
+    LeaveAlone(String),
+    Ignore,
+}
+
+/// The `proxy` booleans the values should hold `true`: `nativeSidecar` when the settings
+/// give Linkerd pods native sidecars (`--strategy native`, or `auto` with a Linkerd and a
+/// Kubernetes that have them), else `enableShutdownEndpoint` for the wrapper.
+fn wanted(settings: &Settings) -> &'static [&'static str] {
+    let capable = |needed: bool| {
+        let linkerd_ok = settings
+            .linkerd_version
+            .is_none_or(|v| linkerd::native_annotation(Some(v)).is_some());
+        let kube_ok = settings
+            .kubernetes_version
+            .is_none_or(|v| v >= linkerd::NATIVE_KUBERNETES_SINCE);
+        let known = settings.linkerd_version.is_some() && settings.kubernetes_version.is_some();
+        linkerd_ok && kube_ok && (known || !needed)
+    };
+    let native = match settings.strategy {
+        StrategyChoice::Native => capable(false),
+        StrategyChoice::Auto => capable(true),
+        StrategyChoice::Wrapper | StrategyChoice::None => false,
+    };
+    if native {
+        &[linkerd::VALUES_NATIVE_SIDECAR]
+    } else {
+        &[linkerd::VALUES_SHUTDOWN]
+    }
+}
+
+/// Plans the edits of one document's Linkerd values, if it holds some.
+pub fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &mut Vec<Finding>) {
+    for (obj, path, listed) in objects(root) {
+        if listed || str_of(obj, "apiVersion").is_some() || str_of(obj, "kind").is_some() {
+            continue;
+        }
+        match classify(obj) {
+            Verdict::Ignore => {}
+            Verdict::LeaveAlone(why) => {
+                out.push(Finding::info(Rule::MeshConfigLeftAlone, obj.start, why));
+            }
+            Verdict::Edit => values(ed, obj, path, settings, out),
+        }
+    }
+}
+
+fn classify(obj: &Node) -> Verdict {
+    let has = |k: &str| obj.get(k).is_some();
+    let proxy_keys = obj.get(linkerd::VALUES_PROXY).and_then(Node::entries);
+    let distinct_proxy = proxy_keys.is_some_and(|es| {
+        es.iter().any(|e| {
+            e.key
+                .as_str()
+                .is_some_and(|k| linkerd::DISTINCT_PROXY_KEYS.contains(&k))
+        })
+    });
+    if !distinct_proxy && !linkerd::DISTINCT_TOP_KEYS.iter().any(|k| has(k)) {
+        return Verdict::Ignore;
+    }
+    let placeholder = str_of(obj, "linkerdVersion") == Some(linkerd::VALUES_VERSION_PLACEHOLDER);
+    if placeholder || linkerd::CHART_DEFAULTS_KEYS.iter().all(|k| has(k)) {
+        return Verdict::LeaveAlone(
+            "these look like the linkerd-control-plane chart's own values.yaml (its defaults); \
+             set proxy values in your own values file instead; left alone"
+                .to_string(),
+        );
+    }
+    Verdict::Edit
+}
+
+fn values(
+    ed: &mut Editor<'_>,
+    obj: &Node,
+    path: Path,
+    settings: &Settings,
+    out: &mut Vec<Finding>,
+) {
+    let key = linkerd::VALUES_PROXY;
+    let want = wanted(settings);
+    let fresh = || {
+        Out::Map(
+            want.iter()
+                .map(|k| (k.to_string(), Out::Bool(true)))
+                .collect(),
+        )
+    };
+    let Some(e) = obj.entry(key) else {
+        ed.insert_entry(obj, &path, None, key, &fresh());
+        return;
+    };
+    let proxy = &e.value;
+    if let Some(why) = shared_node(proxy) {
+        out.push(Finding::error(
+            Rule::SharedNode,
+            proxy.props_start,
+            format!("{key}: {}", refusal(why)),
+        ));
+        return;
+    }
+    if proxy.is_null() {
+        ed.replace_value(obj, &e.key, proxy, &path, key, &fresh());
+        return;
+    }
+    if proxy.entries().is_none() {
+        out.push(Finding::error(
+            Rule::MeshConfigNotMapping,
+            proxy.start,
+            format!("{key}: must be a mapping; left alone"),
+        ));
+        return;
+    }
+    let ppath = child(&path, key);
+    lint_keys(proxy, out);
+    for k in linkerd::PROXY_BOOL_KEYS {
+        boolean(ed, proxy, &ppath, k, want.contains(k), settings.force, out);
+    }
+}
+
+/// Reports keys of `proxy` the chart does not read that are close to one it does.
+fn lint_keys(proxy: &Node, out: &mut Vec<Finding>) {
+    for e in proxy.entries().unwrap_or(&[]) {
+        let Some(k) = e.key.as_str() else { continue };
+        if linkerd::PROXY_KEYS.contains(&k) {
+            continue;
+        }
+        if let Some(known) = crate::config::closest(k, linkerd::PROXY_KEYS.iter().copied()) {
+            out.push(Finding::warning(
+                Rule::ValuesMisspelled,
+                e.key.start,
+                format!(
+                    "proxy.{k}: the linkerd-control-plane chart has no such value and ignores \
+                     it; did you mean `{known}`?"
+                ),
+            ));
+        }
+    }
+}
+
+/// Checks the boolean `proxy.<k>`; when `ours`, makes it `true`.
+fn boolean(
+    ed: &mut Editor<'_>,
+    proxy: &Node,
+    ppath: &Path,
+    k: &str,
+    ours: bool,
+    force: bool,
+    out: &mut Vec<Finding>,
+) {
+    let Some(e) = proxy.entry(k) else {
+        if ours {
+            ed.insert_entry(proxy, ppath, None, k, &Out::Bool(true));
+        }
+        return;
+    };
+    let v = &e.value;
+    let Kind::Scalar { value, style } = &v.kind else {
+        out.push(Finding::error(
+            Rule::ValuesNotBoolean,
+            v.start,
+            format!("proxy.{k}: must be true or false"),
+        ));
+        return;
+    };
+    let text = value.to_ascii_lowercase();
+    let as_bool = match resolve(value, *style, v.tag.as_deref(), v.empty) {
+        ScalarType::Bool => Some(text == "true"),
+        // Helm reads values as YAML 1.1, where these plain words are booleans too.
+        ScalarType::Str
+            if v.tag.is_none()
+                && *style == granit_parser::ScalarStyle::Plain
+                && matches!(text.as_str(), "yes" | "no" | "on" | "off" | "y" | "n") =>
+        {
+            Some(matches!(text.as_str(), "yes" | "on" | "y"))
+        }
+        ScalarType::Str if text == "true" || text == "false" => {
+            let fix = text == "true" || (ours && force);
+            out.push(
+                Finding::error(
+                    Rule::ValuesNotBoolean,
+                    v.start,
+                    format!(
+                        "proxy.{k}: must be a boolean, not the string {value:?}: the chart tests \
+                         it with `if`, where any non-empty string (\"false\" too) is true, and \
+                         the proxy injector reads it as a Go bool"
+                    ),
+                )
+                .fixed(),
+            );
+            ed.replace_value(proxy, &e.key, v, ppath, k, &Out::Bool(fix));
+            if ours && !fix {
+                out.push(kept(k, v.start));
+            }
+            return;
+        }
+        _ => {
+            out.push(Finding::error(
+                Rule::ValuesNotBoolean,
+                v.start,
+                format!("proxy.{k}: must be true or false, not {value:?}"),
+            ));
+            return;
+        }
+    };
+    if ours && as_bool == Some(false) {
+        if force {
+            ed.replace_value(proxy, &e.key, v, ppath, k, &Out::Bool(true));
+        } else {
+            out.push(kept(k, v.start));
+        }
+    }
+}
+
+fn kept(k: &str, at: usize) -> Finding {
+    Finding::warning(
+        Rule::KeptUserValue,
+        at,
+        format!(
+            "keeping `proxy.{k}: false`: pods without their own annotation then lack what \
+             meshjob's fix needs (use --force to set true)"
+        ),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::yaml::tree::parse_stream;
+
+    fn verdict(src: &str) -> Verdict {
+        let docs = parse_stream(src).unwrap();
+        classify(&docs[0].root)
+    }
+
+    #[test]
+    fn detection() {
+        assert_eq!(verdict("identityTrustAnchorsPEM: x\n"), Verdict::Edit);
+        assert_eq!(verdict("proxy:\n  await: true\n"), Verdict::Edit);
+        // A `proxy` of another chart.
+        assert_eq!(
+            verdict("proxy:\n  image: x\n  resources: {}\n"),
+            Verdict::Ignore
+        );
+        assert_eq!(verdict("replicaCount: 1\n"), Verdict::Ignore);
+        assert!(matches!(
+            verdict("linkerdVersion: linkerdVersionValue\nproxy: {}\n"),
+            Verdict::LeaveAlone(_)
+        ));
+        let all: String = linkerd::CHART_DEFAULTS_KEYS
+            .iter()
+            .map(|k| format!("{k}: x\n"))
+            .collect();
+        assert!(matches!(verdict(&all), Verdict::LeaveAlone(_)));
+    }
+}
