@@ -11,10 +11,20 @@ Written to OUTDIR:
   cron-1000.yaml, cron-2000.yaml, cron-20000.yaml  N CronJobs (every document is edited)
   mixed-100000.yaml  100,000 documents: every 20th a CronJob (5%), the rest ConfigMaps and
                      Deployments in turn
+  rendered-100000.yaml  100,000 documents as a chart renders them: every 50th a CronJob (2%),
+                     the rest Services and Deployments in turn (about 59 MB)
   nonjob.yaml        about 50 MB of ConfigMaps and Deployments only (nothing to edit)
   nonjob-30mb.yaml   the same, about 30 MB: under meshjob's 32 MiB input cap
   small/             1,000 files of one document each, a CronJob and a ConfigMap in turn
-  manifest.tsv       file, documents, bytes: one line a file (small/ as a whole)
+  tree/              10,000 files of one document each in 100 directories: a CronJob, a
+                     ConfigMap, a Service and a Deployment in turn
+  manifest.tsv       file, documents, bytes, largest document: one line a file (small/ and
+                     tree/ as a whole)
+
+Usage: bench/gen.py --stream BYTES
+  Writes to stdout, without a file, at least BYTES of the rendered stream (a block of 1,000
+  of its documents, repeated); first prints to stderr "documents<TAB>bytes<TAB>largest
+  document" of what it is going to write.
 
 Only the standard library is used; no YAML parser is needed since the templates are edited
 as text (only the metadata.name line changes).
@@ -49,9 +59,66 @@ spec:
         command: ["nginx"]
 """
 
+# What a rendered chart holds besides Jobs, with the `# Source:` comments Helm writes.
+RENDERED_SERVICE = """# Source: platform/charts/web/templates/service.yaml
+apiVersion: v1
+kind: Service
+metadata:
+  name: web
+  namespace: platform
+  labels:
+    app.kubernetes.io/name: web
+    app.kubernetes.io/instance: platform
+    app.kubernetes.io/managed-by: Helm
+spec:
+  type: ClusterIP
+  ports:
+    - port: 80
+      targetPort: http
+      protocol: TCP
+      name: http
+  selector:
+    app.kubernetes.io/name: web
+    app.kubernetes.io/instance: platform
+"""
+RENDERED_DEPLOYMENT = """# Source: platform/charts/web/templates/deployment.yaml
+apiVersion: apps/v1
+kind: Deployment
+metadata:
+  name: web
+  namespace: platform
+  labels:
+    app.kubernetes.io/name: web
+    app.kubernetes.io/instance: platform
+    app.kubernetes.io/managed-by: Helm
+    helm.sh/chart: web-0.3.1
+spec:
+  replicas: 2
+  selector:
+    matchLabels:
+      app.kubernetes.io/name: web
+      app.kubernetes.io/instance: platform
+  template:
+    metadata:
+      labels:
+        app.kubernetes.io/name: web
+        app.kubernetes.io/instance: platform
+    spec:
+      containers:
+        - name: web
+          image: "registry.example.com/platform/web:1.4.2"
+          resources:
+            requests:
+              cpu: 100m
+              memory: 128Mi
+"""
+
 NONJOB_BYTES = 50_000_000
 NONJOB_SMALL_BYTES = 30_000_000
 SMALL_FILES = 1000
+TREE_DIRS, TREE_FILES_PER_DIR = 100, 100
+RENDERED_DOCS = 100_000
+STREAM_BLOCK_DOCS = 1000
 
 
 def split_documents(text):
@@ -136,14 +203,64 @@ class Kind:
 
 def write_stream(path, docs):
     """Writes documents as one stream separated by `---`; returns (documents, bytes)."""
-    count = size = 0
+    count, size, _ = write_stream_sized(path, docs)
+    return count, size
+
+
+def write_stream_sized(path, docs):
+    """write_stream, also returning the bytes of the largest document (its `---` line
+    included)."""
+    count = size = largest = 0
     with open(path, "w", encoding="utf-8", newline="\n") as f:
         for doc in docs:
             chunk = doc if count == 0 else "---\n" + doc
             f.write(chunk)
             count += 1
-            size += len(chunk.encode("utf-8"))
-    return count, size
+            n = len(chunk.encode("utf-8"))
+            size += n
+            largest = max(largest, n)
+    return count, size, largest
+
+
+def rendered_docs(cron, service, deployment, n, start=1):
+    """The rendered stream: every 50th document a CronJob (2%), the rest Services and
+    Deployments in turn."""
+    others = 0
+    for i in range(start, start + n):
+        if i % 50 == 0:
+            yield cron.copy(i)
+        else:
+            others += 1
+            yield service.copy(i) if others % 2 else deployment.copy(i)
+
+
+def stream_to_stdout(limit, cron, service, deployment):
+    """Writes about `limit` bytes of the rendered stream to stdout: one block of documents,
+    repeated (names repeat from block to block, which meshjob does not mind), so that the
+    generator costs little CPU beside the program it feeds."""
+    block = "".join(
+        "---\n" + d for d in rendered_docs(cron, service, deployment, STREAM_BLOCK_DOCS)
+    ).encode("utf-8")
+    largest = max(
+        len(("---\n" + d).encode("utf-8"))
+        for d in rendered_docs(cron, service, deployment, STREAM_BLOCK_DOCS)
+    )
+    blocks = max(1, -(-limit // len(block)))
+    # Said first: the reader may stop before the end, and the caller still wants the figures.
+    print(
+        "%d\t%d\t%d" % (blocks * STREAM_BLOCK_DOCS, blocks * len(block), largest),
+        file=sys.stderr,
+        flush=True,
+    )
+    out = sys.stdout.buffer
+    try:
+        for _ in range(blocks):
+            out.write(block)
+        out.flush()
+    except BrokenPipeError:
+        # The reader stopped early; its exit status tells why.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        raise SystemExit(1)
 
 
 def nonjob_docs(configmap, deployment, limit):
@@ -157,8 +274,15 @@ def nonjob_docs(configmap, deployment, limit):
 
 
 def main():
+    if len(sys.argv) == 3 and sys.argv[1] == "--stream":
+        with open(CRON_TEMPLATE, encoding="utf-8") as f:
+            cron = Kind(split_documents(f.read())[0])
+        stream_to_stdout(
+            int(sys.argv[2]), cron, Kind(RENDERED_SERVICE), Kind(RENDERED_DEPLOYMENT)
+        )
+        return
     if len(sys.argv) != 2:
-        raise SystemExit("usage: gen.py OUTDIR")
+        raise SystemExit("usage: gen.py OUTDIR | gen.py --stream BYTES")
     out = sys.argv[1]
     os.makedirs(os.path.join(out, "small"), exist_ok=True)
 
@@ -174,8 +298,8 @@ def main():
     manifest = []
 
     def stream(name, docs):
-        count, size = write_stream(os.path.join(out, name), docs)
-        manifest.append((name, count, size))
+        count, size, largest = write_stream_sized(os.path.join(out, name), docs)
+        manifest.append((name, count, size, largest))
 
     for n in (1000, 2000, 20000):
         stream("cron-%d.yaml" % n, (cron.copy(i) for i in range(1, n + 1)))
@@ -190,19 +314,43 @@ def main():
                 yield configmap.copy(i) if others % 2 else deployment.copy(i)
 
     stream("mixed-100000.yaml", mixed(100000))
+    service, rendered_deployment = Kind(RENDERED_SERVICE), Kind(RENDERED_DEPLOYMENT)
+    stream(
+        "rendered-100000.yaml",
+        rendered_docs(cron, service, rendered_deployment, RENDERED_DOCS),
+    )
     stream("nonjob.yaml", nonjob_docs(configmap, deployment, NONJOB_BYTES))
     stream("nonjob-30mb.yaml", nonjob_docs(configmap, deployment, NONJOB_SMALL_BYTES))
 
-    small_bytes = 0
+    small_bytes = small_largest = 0
     for i in range(1, SMALL_FILES + 1):
         kind, doc = ("cronjob", cron.copy(i)) if i % 2 else ("configmap", configmap.copy(i))
         _, size = write_stream(os.path.join(out, "small", "%04d-%s.yaml" % (i, kind)), [doc])
         small_bytes += size
-    manifest.append(("small", SMALL_FILES, small_bytes))
+        small_largest = max(small_largest, size)
+    manifest.append(("small", SMALL_FILES, small_bytes, small_largest))
+
+    tree_bytes = tree_largest = 0
+    tree_kinds = [
+        ("cronjob", cron),
+        ("configmap", configmap),
+        ("service", service),
+        ("deployment", rendered_deployment),
+    ]
+    for d in range(TREE_DIRS):
+        sub = os.path.join(out, "tree", "team-%02d" % d, "manifests")
+        os.makedirs(sub, exist_ok=True)
+        for j in range(TREE_FILES_PER_DIR):
+            i = d * TREE_FILES_PER_DIR + j + 1
+            kind, k = tree_kinds[i % len(tree_kinds)]
+            _, size = write_stream(os.path.join(sub, "%03d-%s.yaml" % (j, kind)), [k.copy(i)])
+            tree_bytes += size
+            tree_largest = max(tree_largest, size)
+    manifest.append(("tree", TREE_DIRS * TREE_FILES_PER_DIR, tree_bytes, tree_largest))
 
     with open(os.path.join(out, "manifest.tsv"), "w", encoding="utf-8") as f:
-        for name, count, size in manifest:
-            f.write("%s\t%d\t%d\n" % (name, count, size))
+        for name, count, size, largest in manifest:
+            f.write("%s\t%d\t%d\t%d\n" % (name, count, size, largest))
 
 
 if __name__ == "__main__":

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# Time and peak memory of the release binary on the largest inputs it accepts, and the
-# refusal of a 100 MB file.
-# Measured on the 2-core CI machine: 31 MiB of Jobs (the worst case: every document is edited
-# and the output is many times the input) takes ~13 s and peaks at ~1.4 GB; 31 MiB of
-# ConfigMaps (nothing to edit) peaks at ~72 MB. Not part of `cargo test` (a release build and ~1 minute).
+# Time and peak memory of the release binary on large streams (31 MiB of Jobs, 31 MiB of
+# ConfigMaps, a 100 MB file), which are processed as they are read.
+# Measured on the 2-core CI machine while another job shared it: 31 MiB of Jobs (the worst
+# case: every document is edited, 416 MB of output) takes ~13 s and peaks at 17 MB (1.4 GB
+# before streaming); 31 MiB of ConfigMaps peaks at 7 MB, the 100 MB file at 8 MB. Not part of
+# `cargo test` (a release build and ~1 minute).
 #
 #   scripts/big-inputs.sh
 #
 # Fails when a bound is broken: peak RSS over MAX_RSS_MB (default 4096) on a 31 MiB stream
-# of Jobs, more than MAX_SECONDS (default 120) for it, or a 100 MB file not refused at once.
+# of Jobs, more than MAX_SECONDS (default 120) for it, or over 100 MB on the 100 MB file.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 max_rss_mb="${MAX_RSS_MB:-4096}"
@@ -69,6 +70,7 @@ measure() {
     exit 1
   fi
   last_rc=$rc
+  last_rss=$rss
 }
 
 make jobs.yaml "$job" 31
@@ -82,15 +84,10 @@ measure "31 MiB of ConfigMaps, check" "$bin" check "$work/configmaps.yaml"
 [ "$last_rc" -eq 0 ] || { cat "$work/stderr.txt"; exit 1; }
 
 make huge.yaml "$cm" 100
-start=$(date +%s)
-measure "100 MB file, fix" "$bin" fix "$work/huge.yaml"
-if [ "$last_rc" -ne 2 ] || ! grep -q "larger than 32 MiB" "$work/stderr.txt"; then
-  echo "FAIL: the 100 MB file was not refused"
-  cat "$work/stderr.txt"
-  exit 1
-fi
-[ $(( $(date +%s) - start )) -le 5 ] || { echo "FAIL: refusing took too long"; exit 1; }
+measure "100 MB file of ConfigMaps, fix (streamed)" "$bin" fix "$work/huge.yaml"
+[ "$last_rc" -eq 0 ] || { cat "$work/stderr.txt"; exit 1; }
+[ "$last_rss" -le 100 ] || { echo "FAIL: peak RSS ${last_rss} MB on a stream is over 100 MB"; exit 1; }
 
-echo "==> the ignored largest-input test, release build"
+echo "==> the ignored large-input tests, release build"
 cargo test --locked --release --quiet --test resource_limits -- --ignored
 echo "big inputs: all bounds kept (peak RSS <= ${max_rss_mb} MB)"

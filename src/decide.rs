@@ -45,7 +45,7 @@ pub enum Decision {
 /// What other documents say about the pods: the namespaces that a `Namespace` document of
 /// the stream puts in ambient mode, and the mesh markers of the Namespace documents of the
 /// run.
-#[derive(Debug, Default)]
+#[derive(Clone, Debug, Default)]
 pub struct RunContext {
     pub ambient_namespaces: Vec<String>,
     pub namespaces: Namespaces,
@@ -59,29 +59,51 @@ impl RunContext {
         pieces: &[std::ops::Range<usize>],
         namespaces: Option<&Namespaces>,
     ) -> RunContext {
-        let mut ctx = RunContext {
-            namespaces: namespaces
-                .cloned()
-                .unwrap_or_else(|| Namespaces::scan(text)),
-            ..RunContext::default()
-        };
+        let mut ctx = RunContext::default();
         for p in pieces {
-            let piece = &text[p.clone()];
-            let maybe = crate::yaml::simple::head(piece)
-                .is_none_or(|h| h.opaque || h.kind.is_none_or(|k| k == "Namespace"));
-            if !maybe || !piece.contains("Namespace") {
-                continue;
-            }
-            let Ok(docs) = crate::yaml::tree::parse_stream(piece) else {
-                continue;
-            };
-            for d in &docs {
-                if let Some(name) = ambient_namespace(&d.root) {
-                    ctx.ambient_namespaces.push(name.to_string());
-                }
-            }
+            ctx.add(&text[p.clone()]);
+        }
+        if let Some(ns) = namespaces {
+            ctx.namespaces = ns.clone();
         }
         ctx
+    }
+
+    /// Adds what one piece of a stream says: nothing unless it holds a `Namespace` document
+    /// (at the top level, or in a List for the mesh markers). Pieces that never spell
+    /// `Namespace`, or that the quick scanner shows are of other kinds, are not parsed.
+    /// Returns whether it added anything.
+    pub fn add(&mut self, piece: &str) -> bool {
+        if !piece.contains("Namespace") {
+            return false;
+        }
+        let wanted = crate::yaml::simple::head(piece).is_none_or(|h| {
+            h.opaque || matches!(h.kind, None | Some("Namespace" | "List" | "ResourceList"))
+        });
+        if !wanted {
+            return false;
+        }
+        // A document that does not parse is reported when it is processed.
+        let Ok(docs) = crate::yaml::tree::parse_stream(piece) else {
+            return false;
+        };
+        let mut added = false;
+        for d in &docs {
+            if let Some(name) = ambient_namespace(&d.root) {
+                self.ambient_namespaces.push(name.to_string());
+                added = true;
+            }
+            for (obj, _, _) in crate::locate::objects(&d.root) {
+                added |= self.namespaces.add(obj);
+            }
+        }
+        added
+    }
+
+    /// Adds what `other` says.
+    pub fn extend(&mut self, other: RunContext) {
+        self.ambient_namespaces.extend(other.ambient_namespaces);
+        self.namespaces.extend(other.namespaces);
     }
 }
 
@@ -119,14 +141,14 @@ pub struct Namespaces {
 }
 
 impl Namespaces {
-    /// Records `obj` when it is a `v1` Namespace with mesh markers.
-    pub fn add(&mut self, obj: &Node) {
+    /// Records `obj` when it is a named `v1` Namespace; returns whether it is one.
+    pub fn add(&mut self, obj: &Node) -> bool {
         if str_of(obj, "apiVersion") != Some("v1") || str_of(obj, "kind") != Some("Namespace") {
-            return;
+            return false;
         }
         let meta = obj.get("metadata");
         let Some(name) = meta.and_then(|m| str_of(m, "name")) else {
-            return;
+            return false;
         };
         let seen: Vec<Seen> = mesh::ALL
             .iter()
@@ -140,6 +162,7 @@ impl Namespaces {
             .entry(name.to_string())
             .or_default()
             .extend(seen);
+        true
     }
 
     /// Adds every Namespace of `other`.
@@ -154,29 +177,10 @@ impl Namespaces {
     /// parsing anything in a text that never spells `Namespace` (a kind written with escape
     /// sequences, such as `"Namesp\x61ce"`, is not looked for).
     pub fn scan(text: &str) -> Namespaces {
-        let mut found = Namespaces::default();
         if !text.contains("Namespace") {
-            return found;
+            return Namespaces::default();
         }
-        let all = 0..text.len();
-        let pieces = crate::yaml::split::pieces(text);
-        let pieces = pieces.as_deref().unwrap_or(std::slice::from_ref(&all));
-        for p in pieces {
-            let piece = &text[p.clone()];
-            let wanted = crate::yaml::simple::head(piece).is_none_or(|h| {
-                h.opaque || matches!(h.kind, None | Some("Namespace" | "List" | "ResourceList"))
-            });
-            if !wanted {
-                continue;
-            }
-            // A document that does not parse is reported when it is processed.
-            for doc in crate::yaml::tree::parse_stream(piece).unwrap_or_default() {
-                for (obj, _, _) in crate::locate::objects(&doc.root) {
-                    found.add(obj);
-                }
-            }
-        }
-        found
+        RunContext::of_stream(text, &crate::yaml::split::pieces(text), None).namespaces
     }
 
     fn get(&self, name: &str) -> &[Seen] {

@@ -20,4 +20,5 @@ pub mod paths;
 pub mod plan;
 pub mod run;
 pub mod source;
+pub mod stream;
 pub mod yaml;

@@ -6,8 +6,8 @@ use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::locate;
 use crate::plan;
+use crate::yaml::simple;
 use crate::yaml::tree::parse_stream;
-use crate::yaml::{simple, split};
 use std::ops::Range;
 
 /// The result of processing one text.
@@ -58,148 +58,136 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
 
 /// Processes one YAML stream with per-file options.
 ///
-/// The stream is cut into documents at their `---` lines (`split::pieces`), and each
-/// document is read by the quick scanner first (`simple::head`): one whose kind can never be
-/// a target is passed through without a full parse. Every other document goes through the
-/// whole pipeline on its own. A stream that cannot be cut (directives, `...` markers) goes
-/// through it whole. Large streams are shared between threads in contiguous runs of
-/// documents; the results are put back together in order, so the outcome never depends on
-/// the number of threads.
+/// The stream goes through the same engine as a file or stdin (`stream::process`): it is cut
+/// into documents at their `---` lines (`split::pieces`), and each document is read by the
+/// quick scanner first (`simple::head`): one whose kind can never be a target is passed
+/// through without a full parse. Every other document goes through the whole pipeline on its
+/// own. Large streams are shared between threads in batches of documents, put back in order,
+/// so the outcome never depends on the number of threads. A fatal error is the one the whole
+/// stream's parse reports.
 pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
-    let all = 0..text.len();
-    let pieces = split::pieces(text);
-    let pieces: &[Range<usize>] = pieces.as_deref().unwrap_or(std::slice::from_ref(&all));
-    let runs = runs(text.len(), pieces);
-    let ctx = &RunContext::of_stream(text, pieces, opts.namespaces);
-    let done: Vec<Run> = if runs.len() > 1 {
-        std::thread::scope(|s| {
-            let handles: Vec<_> = runs
-                .iter()
-                .map(|r| {
-                    s.spawn(move || {
-                        process_run(text, &pieces[r.clone()], settings, opts, ctx, true)
-                    })
-                })
-                .collect();
-            handles
-                .into_iter()
-                .map(|h| h.join().unwrap_or_else(|e| std::panic::resume_unwind(e)))
-                .collect()
-        })
-    } else {
-        vec![process_run(text, pieces, settings, opts, ctx, true)]
+    let mut sink = Collect {
+        text,
+        out: None,
+        findings: Vec::new(),
     };
-    let out = assemble(text, pieces, &runs, done);
-    if out.fatal.is_some() && pieces.len() > 1 {
-        // Report what the whole stream's parse says: an error near a cut reads better
-        // there (an unclosed quote runs into the next `---`), and it is the reference.
-        return process_reference(text, settings, opts);
+    // The text is in memory already: no per-document limit (that guards the inputs).
+    let reader =
+        crate::stream::Reader::with_sizes(text.as_bytes(), crate::stream::BATCH_BYTES, usize::MAX);
+    let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text), opts.namespaces);
+    let ns = crate::stream::Namespaces::Whole(&ctx);
+    match crate::stream::process_sized(reader, settings, opts, ns, true, &mut sink) {
+        Ok(()) => {
+            once_per_text(&mut sink.findings);
+            Outcome {
+                text: sink.out.unwrap_or_else(|| text.to_string()),
+                findings: sink.findings,
+                fatal: None,
+            }
+        }
+        Err(crate::stream::Stop::Failed(f)) => Outcome::fatal(text, f.finding),
+        // A text in memory cannot fail to be read, and `Collect` takes every batch.
+        Err(crate::stream::Stop::Read(e)) => {
+            Outcome::fatal(text, Finding::error(Rule::Internal, 0, e.to_string()))
+        }
+        Err(crate::stream::Stop::Sink(m)) => {
+            Outcome::fatal(text, Finding::error(Rule::Internal, 0, m))
+        }
     }
-    out
+}
+
+/// Gathers a stream's outcome as one text.
+struct Collect<'a> {
+    text: &'a str,
+    /// The output so far, from the first batch that changed on.
+    out: Option<String>,
+    findings: Vec<Finding>,
+}
+
+impl crate::stream::Sink for Collect<'_> {
+    fn batch(&mut self, done: &crate::stream::Done) -> Result<(), String> {
+        let base = done.batch.offset as usize;
+        self.findings
+            .extend(done.result.findings.iter().cloned().map(|mut f| {
+                f.offset += base;
+                f
+            }));
+        let out = match &mut self.out {
+            Some(out) => out,
+            None if done.changed() => self.out.insert(self.text[..base].to_string()),
+            None => return Ok(()),
+        };
+        done.write_to(out);
+        Ok(())
+    }
 }
 
 /// Processes the stream whole, on one thread, parsing every document fully: the reference
 /// that the tests hold [`process_with`] to.
 pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
-    let (all, first) = (0..text.len(), 0..1);
+    let all = 0..text.len();
     let whole = std::slice::from_ref(&all);
     let ctx = RunContext::of_stream(text, whole, opts.namespaces);
-    let done = vec![process_run(text, whole, settings, opts, &ctx, false)];
-    assemble(text, whole, std::slice::from_ref(&first), done)
-}
-
-/// Puts the runs' results back together in order. The first fatal finding wins.
-fn assemble(text: &str, pieces: &[Range<usize>], runs: &[Range<usize>], done: Vec<Run>) -> Outcome {
-    let mut findings = Vec::new();
-    let mut changed = false;
-    for run in &done {
-        if let Some(f) = &run.fatal {
-            return Outcome::fatal(text, f.clone());
-        }
-        changed |= run.out.is_some();
+    let p = process_pieces(text, whole, settings, opts, &ctx, false, false);
+    if let Some((_, f)) = p.fatal {
+        return Outcome::fatal(text, f);
     }
-    // The first run's text grows into the whole output, so the runs' texts are not all
-    // copied at once: the output is by far the largest thing held (about 7 KB a container).
-    let mut out: Option<String> = None;
-    for (run, r) in done.into_iter().zip(runs) {
-        findings.extend(run.findings);
-        if !changed {
-            continue;
-        }
-        let piece = run.out.unwrap_or_else(|| text[span(pieces, r)].to_string());
-        match &mut out {
-            None => out = Some(piece),
-            Some(o) => o.push_str(&piece),
-        }
-    }
+    let mut findings = p.findings;
     once_per_text(&mut findings);
     Outcome {
-        text: out.unwrap_or_else(|| text.to_string()),
+        text: p
+            .outs
+            .into_iter()
+            .next()
+            .flatten()
+            .unwrap_or_else(|| text.to_string()),
         findings,
         fatal: None,
     }
 }
 
-/// Streams smaller than this are processed on one thread: a thread costs more than it saves.
-const PARALLEL_MIN_BYTES: usize = 256 * 1024;
-
-/// Splits the pieces into contiguous runs of about equal bytes, one per thread.
-fn runs(len: usize, pieces: &[Range<usize>]) -> Vec<Range<usize>> {
-    let threads = if len < PARALLEL_MIN_BYTES || pieces.len() < 2 {
-        1
-    } else {
-        std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
-            .min(pieces.len())
-    };
-    let mut out = Vec::with_capacity(threads);
-    let mut first = 0;
-    for t in 1..threads {
-        let goal = len / threads * t;
-        let mut end = first + 1;
-        while end < pieces.len() && pieces[end].start < goal {
-            end += 1;
-        }
-        if end < pieces.len() {
-            out.push(first..end);
-            first = end;
-        }
-    }
-    out.push(first..pieces.len());
-    out
+/// The outcome of some pieces of a text, processed in order on one thread. Offsets are in
+/// the text.
+#[derive(Debug, Default)]
+pub struct Pieces {
+    /// Per piece processed, its rewritten text when it changed.
+    pub outs: Vec<Option<String>>,
+    pub findings: Vec<Finding>,
+    /// The piece that stopped the run (its index), and why; the pieces after it are not
+    /// processed.
+    pub fatal: Option<(usize, Finding)>,
+    /// Where the first edit is.
+    pub first_edit: Option<usize>,
 }
 
-/// The bytes a run of pieces covers.
-fn span(pieces: &[Range<usize>], run: &Range<usize>) -> Range<usize> {
-    pieces[run.start].start..pieces[run.end - 1].end
-}
-
-/// The result of a run of documents. Offsets are in the whole text.
-struct Run {
-    /// The run's rewritten bytes, when any document in it changed.
-    out: Option<String>,
-    findings: Vec<Finding>,
-    /// The first fatal finding; the run stops there.
-    fatal: Option<Finding>,
-}
-
-/// Runs the pieces in order. `quick`: pass documents that cannot be targets through unparsed.
-fn process_run(
+/// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
+/// through unparsed. `grow`: `ctx` holds what the stream said before these pieces, and each
+/// piece's `Namespace` documents apply from that piece on (stdin, read once); otherwise
+/// `ctx` holds the whole stream's.
+#[allow(clippy::too_many_arguments)]
+pub fn process_pieces(
     text: &str,
     pieces: &[Range<usize>],
     settings: &Settings,
     opts: ProcessOptions<'_>,
     ctx: &RunContext,
+    grow: bool,
     quick: bool,
-) -> Run {
-    let run_start = pieces.first().map_or(0, |p| p.start);
-    let mut run = Run {
-        out: None,
-        findings: Vec::new(),
-        fatal: None,
+) -> Pieces {
+    let mut run = Pieces {
+        outs: Vec::with_capacity(pieces.len()),
+        ..Pieces::default()
     };
-    for p in pieces {
+    let mut grown: Option<RunContext> = None;
+    for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
+        if grow {
+            let mut here = RunContext::default();
+            if here.add(piece) {
+                grown.get_or_insert_with(|| ctx.clone()).extend(here);
+            }
+        }
+        let ctx = grown.as_ref().unwrap_or(ctx);
         let part = if !quick || may_be_target(piece) {
             process_piece(piece, settings, opts, ctx)
         } else {
@@ -209,22 +197,15 @@ fn process_run(
             f.offset += p.start;
             f
         };
+        if run.first_edit.is_none() {
+            run.first_edit = part.first_edit.map(|e| e + p.start);
+        }
         if let Some(f) = part.fatal {
-            run.fatal = Some(shift(f));
+            run.fatal = Some((i, shift(f)));
             return run;
         }
         run.findings.extend(part.findings.into_iter().map(shift));
-        match (part.out, &mut run.out) {
-            (Some(new), Some(out)) => out.push_str(&new),
-            (Some(new), None) => {
-                let mut out = String::with_capacity(p.start - run_start + new.len());
-                out.push_str(&text[run_start..p.start]);
-                out.push_str(&new);
-                run.out = Some(out);
-            }
-            (None, Some(out)) => out.push_str(piece),
-            (None, None) => {}
-        }
+        run.outs.push(part.out);
     }
     run
 }
@@ -252,6 +233,8 @@ struct Part {
     out: Option<String>,
     findings: Vec<Finding>,
     fatal: Option<Finding>,
+    /// Where its first edit is.
+    first_edit: Option<usize>,
 }
 
 /// Parses, plans, splices and verifies one piece of text.
@@ -313,22 +296,26 @@ fn process_piece(
     }
     if edits.is_empty() {
         return Part {
-            out: None,
             findings,
-            fatal: None,
+            ..Part::default()
         };
     }
+    let first_edit = edits.iter().map(|e| e.start).min();
     match apply::apply(text, &docs, &edits, &intended) {
         Ok(out) => Part {
             out: (out != text).then_some(out),
             findings,
             fatal: None,
+            first_edit,
         },
-        Err(e) => fatal(Finding::error(
-            Rule::Internal,
-            e.source_offset(&edits),
-            format!("{e}; nothing written"),
-        )),
+        Err(e) => Part {
+            first_edit,
+            ..fatal(Finding::error(
+                Rule::Internal,
+                e.source_offset(&edits),
+                format!("{e}; nothing written"),
+            ))
+        },
     }
 }
 

@@ -6,11 +6,10 @@ use std::io::Read;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
-/// The largest input meshjob edits. Real manifests, Helm renders included, are far smaller;
-/// the cap keeps time and memory bounded whatever is piped in. Peak memory is linear, about
-/// 50 bytes per input byte when every document is edited, so well under 4 GiB at the cap;
-/// `scripts/big-inputs.sh` measures it.
-pub const MAX_INPUT_BYTES: u64 = 32 << 20;
+/// The largest input read whole: a KRM ResourceList, which is one document by nature. Streams
+/// (files, stdin) are not read whole and have no cap; their documents have the same one
+/// (`stream::MAX_DOCUMENT_BYTES`).
+pub const MAX_INPUT_BYTES: u64 = crate::stream::MAX_DOCUMENT_BYTES as u64;
 
 /// Where a text comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -216,6 +215,33 @@ fn is_yaml(p: &Path) -> bool {
     matches!(p.extension().and_then(|e| e.to_str()), Some("yaml" | "yml"))
 }
 
+/// Opens one input to be read as a stream, refusing special files (FIFOs, devices); stdin
+/// may be anything.
+pub fn open(origin: &Origin) -> Result<Box<dyn Read + Send>, String> {
+    match origin {
+        Origin::Stdin => Ok(Box::new(std::io::stdin())),
+        Origin::File(p) => {
+            let meta = std::fs::metadata(p).map_err(|e| cannot_read(&e))?;
+            if !meta.is_file() {
+                return Err("not a regular file (a FIFO, device or socket); skipped".into());
+            }
+            let f = std::fs::File::open(p).map_err(|e| cannot_read(&e))?;
+            Ok(Box::new(f))
+        }
+    }
+}
+
+/// The size of a regular file, when `origin` is one.
+pub fn file_len(origin: &Origin) -> Option<u64> {
+    match origin {
+        Origin::File(p) => std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len()),
+        Origin::Stdin => None,
+    }
+}
+
 /// Reads one input whole, refusing special files (FIFOs, devices) and inputs over
 /// [`MAX_INPUT_BYTES`] before reading them.
 pub fn read(origin: &Origin) -> Result<Vec<u8>, String> {
@@ -286,7 +312,7 @@ pub fn load(origin: &Origin) -> Result<String, LoadError> {
 }
 
 /// "cannot read: ..." with a hint for the usual causes.
-fn cannot_read(e: &std::io::Error) -> String {
+pub fn cannot_read(e: &std::io::Error) -> String {
     let hint = match e.kind() {
         std::io::ErrorKind::NotFound => "; check the path",
         std::io::ErrorKind::PermissionDenied => "; check the file's permissions",
@@ -307,7 +333,16 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
             ),
         ));
     }
-    if let Some(i) = bytes.iter().position(|&b| b == 0) {
+    decode_part(bytes, 1)
+}
+
+/// [`decode`] for the part of a stream that starts at byte `offset`: only the start of a
+/// stream can say that it is UTF-16 or UTF-32.
+pub fn decode_part(bytes: &[u8], offset: u64) -> Result<&str, (usize, String)> {
+    if offset == 0 {
+        return decode(bytes);
+    }
+    if let Some(i) = memchr::memchr(0, bytes) {
         return Err((i, "binary file (contains a NUL byte); not YAML".into()));
     }
     std::str::from_utf8(bytes).map_err(|e| {

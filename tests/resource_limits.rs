@@ -4,7 +4,8 @@
 //! - nesting past 255 levels (granit-parser's limit, which also keeps the tree's recursive
 //!   walks shallow) is a clean error, even at 10,000 levels, never a stack overflow;
 //! - a 10 MB scalar is handled, and round-trips when it is an argv item;
-//! - an input over 32 MiB is refused before it is read; a 100 MB file is refused at once;
+//! - a stream has no size limit, a document over 32 MiB is refused (a KRM ResourceList, one
+//!   document, is refused before it is read);
 //! - time grows linearly with the number of documents.
 //!
 //! Time bounds are generous for a debug build on a loaded 2-core machine.
@@ -14,7 +15,6 @@ mod common;
 
 use meshjob::config::Settings;
 use meshjob::run::{self, Outcome};
-use std::io::Write;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -183,37 +183,63 @@ fn ten_megabyte_scalar() {
     }
 }
 
+/// Slow in a debug build: `scripts/big-inputs.sh` runs it on the release build.
 #[test]
-fn a_100_megabyte_file_is_refused_at_once() {
+#[ignore = "slow in a debug build; scripts/big-inputs.sh runs it"]
+fn a_stream_past_the_old_cap_is_processed() {
+    // 40 MB of ConfigMaps: more than one document may hold, any number of documents may
+    // follow each other.
+    let dir = tempfile::tempdir().expect("tempdir");
+    let path = dir.path().join("many.yaml");
+    let cm = "---\napiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n";
+    let text = cm.repeat(40_000_000 / cm.len() + 1);
+    std::fs::write(&path, &text).unwrap();
+    let out = Command::new(common::bin())
+        .arg("check")
+        .arg(&path)
+        .output()
+        .expect("run meshjob");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(0), "{stderr}");
+    assert!(out.stdout.is_empty(), "nothing to change");
+    let out = common::run_stdin(
+        Command::new(common::bin()).args(["fix", "-"]),
+        text.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout == text.as_bytes(), "written back as it was");
+}
+
+#[test]
+fn a_document_over_32_mib_is_refused() {
     let dir = tempfile::tempdir().expect("tempdir");
     let path = dir.path().join("huge.yaml");
-    {
-        let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
-        let cm = "---\napiVersion: v1\nkind: ConfigMap\ndata: {a: b}\n";
-        for _ in 0..(100 << 20) / cm.len() + 1 {
-            f.write_all(cm.as_bytes()).unwrap();
-        }
-    }
-    let before = std::fs::read(&path).unwrap();
+    let before = format!(
+        "apiVersion: v1\nkind: ConfigMap\ndata:\n  a: b\n---\napiVersion: v1\nkind: ConfigMap\ndata:\n  blob: {}\n",
+        "x".repeat(33 << 20)
+    );
+    std::fs::write(&path, &before).unwrap();
     for args in [vec!["fix"], vec!["check"]] {
-        let start = Instant::now();
         let out = Command::new(common::bin())
             .args(&args)
             .arg(&path)
             .output()
             .expect("run meshjob");
-        assert!(
-            start.elapsed() < Duration::from_secs(5),
-            "{:?}",
-            start.elapsed()
-        );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{stderr}");
-        assert!(stderr.contains("larger than 32 MiB"), "{stderr}");
+        assert!(
+            stderr.contains(":5:1: error: a document larger than 32 MiB"),
+            "{stderr}"
+        );
+        assert!(out.stdout.is_empty(), "{args:?}");
     }
-    assert!(std::fs::read(&path).unwrap() == before, "left untouched");
+    assert!(
+        std::fs::read(&path).unwrap() == before.as_bytes(),
+        "left untouched"
+    );
 
-    // The same cap on stdin, for every host: read no further than the limit.
+    // On stdin, for every host: the stream's document for `fix -` and the kustomize plugin,
+    // the whole ResourceList for the KRM function.
     let plugin = dir.path().join("MeshJobConfig");
     std::os::unix::fs::symlink(common::bin(), &plugin).unwrap();
     let config = dir.path().join("plugin-config.yaml");
@@ -229,7 +255,7 @@ fn a_100_megabyte_file_is_refused_at_once() {
     let mut krm_cmd = Command::new(common::bin());
     krm_cmd.arg("krm");
     for cmd in [&mut diff_cmd, &mut krm_cmd, &mut plugin_cmd] {
-        let out = common::run_stdin(cmd, &before);
+        let out = common::run_stdin(cmd, before.as_bytes());
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(2), "{cmd:?}: {stderr}");
         assert!(stderr.contains("larger than 32 MiB"), "{cmd:?}: {stderr}");
@@ -277,7 +303,7 @@ fn time_grows_linearly_with_documents() {
 fn largest_accepted_input_is_fixed() {
     let mut text = String::new();
     let mut i = 0;
-    while text.len() + JOB.len() + 20 < meshjob::source::MAX_INPUT_BYTES as usize {
+    while text.len() + JOB.len() + 20 < meshjob::stream::MAX_DOCUMENT_BYTES {
         text.push_str("---\n");
         text.push_str(&JOB.replace("name: pi\n", &format!("name: pi-{i}\n")));
         i += 1;

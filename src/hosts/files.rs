@@ -3,20 +3,26 @@
 //! stdout.
 
 use crate::config::{self, FailOn, Flags, Settings};
+use crate::decide::RunContext;
 use crate::exclude::Pattern;
 use crate::exit;
 use crate::finding::{Finding, Rule, Severity};
 use crate::output::console::{self, ColorChoice};
+use crate::output::diff;
+use crate::output::escape;
+use crate::output::hold::HoldBack;
+use crate::output::hunks::Hunks;
 use crate::output::report::{Format, Located};
 use crate::output::summary::{self, Counts};
-use crate::output::{diff, escape, write};
+use crate::output::write::{Replacement, Seen};
 use crate::paths::Spelling;
 use crate::run;
-use crate::source::{self, Expansion, Input, LoadError, Origin};
+use crate::source::{self, Expansion, Input, Origin};
+use crate::stream::{self, Done, Namespaces, Sink, Stop};
 use std::collections::HashMap;
-use std::io::IsTerminal;
+use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
-use std::rc::Rc;
+use std::sync::Arc;
 
 /// What the run does with each input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -85,20 +91,7 @@ pub fn run(req: &Request) -> u8 {
     r.stdin_only =
         expansion.inputs.iter().all(|i| i.origin == Origin::Stdin) && !expansion.inputs.is_empty();
     r.notes(&expansion);
-    // Every input is read before any is processed: a Namespace document in one file
-    // places the pods of another in a mesh.
-    let loaded: Vec<_> = (expansion.inputs.iter())
-        .map(|i| (i, source::load(&i.origin)))
-        .collect();
-    let mut namespaces = crate::decide::Namespaces::default();
-    for (_, text) in &loaded {
-        if let Ok(t) = text {
-            namespaces.extend(run::namespaces(t));
-        }
-    }
-    for (input, text) in loaded {
-        r.input(input, text, &namespaces, &mut configs);
-    }
+    r.inputs(&expansion.inputs, &mut configs);
     for e in configs.errors {
         r.stop(e);
     }
@@ -150,7 +143,7 @@ struct Configs<'a> {
     /// Directory -> the config file that governs it.
     by_dir: HashMap<PathBuf, Option<PathBuf>>,
     /// Config file -> its layer, or `None` when it is broken.
-    by_file: HashMap<Option<PathBuf>, Option<Rc<Layer>>>,
+    by_file: HashMap<Option<PathBuf>, Option<Arc<Layer>>>,
     /// The errors of broken config files, once each.
     errors: Vec<Located>,
 }
@@ -167,7 +160,7 @@ impl<'a> Configs<'a> {
     }
 
     /// The layer for files in `dir` (absolute); `Err` when its config file is broken.
-    fn layer(&mut self, dir: &Path) -> Result<Rc<Layer>, ()> {
+    fn layer(&mut self, dir: &Path) -> Result<Arc<Layer>, ()> {
         let file = match &self.flags.config {
             Some(explicit) => Some(self.spelling.absolute(Path::new(explicit))),
             None => match self.by_dir.get(dir) {
@@ -183,7 +176,7 @@ impl<'a> Configs<'a> {
             return layer.clone().ok_or(());
         }
         let layer = match self.build(file.as_deref()) {
-            Ok(l) => Some(Rc::new(l)),
+            Ok(l) => Some(Arc::new(l)),
             Err(e) => {
                 self.errors.push(*e);
                 None
@@ -337,113 +330,110 @@ impl<'r> Run<'r> {
         self.problems.push(l);
     }
 
-    fn input(
-        &mut self,
-        input: &Input,
-        loaded: Result<String, LoadError>,
-        namespaces: &crate::decide::Namespaces,
-        configs: &mut Configs<'_>,
-    ) {
-        let (mode, name) = (self.req.mode, input.name.as_str());
-        let stdin_fix = input.origin == Origin::Stdin && mode == Mode::Fix;
-        self.counts.files += 1;
-        let text = match loaded {
-            Ok(t) => t,
-            Err(LoadError::Read(m)) => {
-                self.counts.unprocessed += 1;
-                return self.stop(Located::at_start(
-                    name,
-                    Finding::error(Rule::Unreadable, 0, m),
-                ));
-            }
-            Err(LoadError::Decode {
-                bytes,
-                offset,
-                message,
-            }) => {
-                let (line, col) = source::line_col_bytes(&bytes, offset);
-                let f = Finding::error(
-                    Rule::NotText,
-                    offset,
-                    format!("{message}; file left untouched"),
-                );
-                self.counts.unprocessed += 1;
-                self.stop(Located {
-                    path: name.to_string(),
-                    line,
-                    col,
-                    finding: f,
-                });
-                if stdin_fix {
-                    console::stdout(&bytes);
-                }
-                return;
-            }
+    /// Processes the inputs in order. Each is streamed (`stream::process`): its documents
+    /// are cut, processed on every core and written in order as they come, so memory
+    /// follows the largest document, not the input. Runs of small files are shared between
+    /// threads, one file each, and reported in the order of the arguments and the walk.
+    ///
+    /// A first pass over every file comes before any is processed (see [`first_pass`]): a
+    /// Namespace document in one file places the pods of another in a mesh. The namespaces
+    /// a file puts in ambient mode count for that file only.
+    fn inputs(&mut self, inputs: &[Input], configs: &mut Configs<'_>) {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let (req, color) = (self.req, self.color_out);
+        let mut firsts: Vec<Option<RunContext>> =
+            inputs.iter().map(|i| first_pass(&i.origin)).collect();
+        let mut run_namespaces = crate::decide::Namespaces::default();
+        for f in firsts.iter().flatten() {
+            run_namespaces.extend(f.namespaces.clone());
+        }
+        // What each input is decided with: a file, its own ambient namespaces; stdin, what
+        // it says so far. Both with the mesh markers of the whole run.
+        let mut context = |i: usize| RunContext {
+            ambient_namespaces: firsts[i]
+                .take()
+                .map(|f| f.ambient_namespaces)
+                .unwrap_or_default(),
+            namespaces: run_namespaces.clone(),
         };
-        let Ok(layer) = configs.layer(&input.dir) else {
-            // Its config file's error is reported once, with the others.
+        let mut i = 0;
+        while i < inputs.len() {
+            let small = inputs[i..]
+                .iter()
+                .take_while(|o| source::file_len(&o.origin).is_some_and(|n| n <= SMALL_FILE_BYTES))
+                .count();
+            if small > 1 && threads > 1 {
+                let run = &inputs[i..i + small];
+                let layers: Vec<_> = run.iter().map(|o| configs.layer(&o.dir).ok()).collect();
+                let contexts: Vec<_> = (i..i + small).map(&mut context).collect();
+                let _ = stream::ordered(
+                    threads,
+                    4 * threads,
+                    run.iter().zip(layers).zip(contexts),
+                    |((input, layer), ctx)| {
+                        let mut out = Vec::new();
+                        let r = (layer.as_ref())
+                            .map(|l| process_file(input, req, &l.settings, &ctx, color, &mut out));
+                        (input, layer, r, out)
+                    },
+                    |(input, layer, r, out)| {
+                        console::stdout(&out);
+                        self.take(input, layer.as_deref(), r);
+                        true
+                    },
+                );
+                i += small;
+                continue;
+            }
+            let input = &inputs[i];
+            let layer = configs.layer(&input.dir).ok();
+            let ctx = context(i);
+            let r = layer.as_ref().map(|l| {
+                let mut out = console::stdout_writer();
+                process_file(input, req, &l.settings, &ctx, color, &mut out)
+            });
+            self.take(input, layer.as_deref(), r);
+            i += 1;
+        }
+    }
+
+    /// Counts and keeps what one input gave; `None` when its config file is broken (that
+    /// error is reported once, with the others).
+    fn take(&mut self, input: &Input, layer: Option<&Layer>, r: Option<FileResult>) {
+        self.counts.files += 1;
+        let (Some(layer), Some(r)) = (layer, r) else {
             self.counts.unprocessed += 1;
             self.trouble = true;
-            if stdin_fix {
-                console::stdout(text.as_bytes());
+            if input.origin == Origin::Stdin && self.req.mode == Mode::Fix {
+                // `fix -` writes its input back unchanged when it cannot process it.
+                let mut out = console::stdout_writer();
+                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut out);
             }
             return;
         };
-        let opts = run::ProcessOptions {
-            force_mesh: self.req.force_mesh,
-            namespaces: Some(namespaces),
-        };
-        let outcome = run::process_with(&text, &layer.settings, opts);
-        if let Some(f) = outcome.fatal {
+        if let Some(p) = r.problem {
+            // A failed write comes after the findings; anything else stopped the input.
+            let written = p.finding.rule == Rule::Unwritable;
+            if written {
+                for l in r.findings {
+                    self.finding(l, layer.settings.fail_on);
+                }
+            }
             self.counts.unprocessed += 1;
-            self.stop(Located::new(name, &text, fatal_finding(f, &text)));
-            if stdin_fix {
-                console::stdout(text.as_bytes());
-            }
-            return;
+            return self.stop(p);
         }
-        let mut findings = outcome.findings;
-        findings.sort_by_key(|f| f.offset);
-        for f in findings {
-            self.finding(f, name, &text, layer.settings.fail_on);
+        for l in r.findings {
+            self.finding(l, layer.settings.fail_on);
         }
-        let changed = outcome.text != text;
-        let d = if changed && (mode != Mode::Fix || self.req.format == Format::Json) {
-            diff::unified(name, &text, &outcome.text)
-        } else {
-            String::new()
-        };
-        match (mode, &input.origin) {
-            (Mode::Diff | Mode::Check, _) => {
-                if self.req.format != Format::Json {
-                    let shown = if self.color_out {
-                        diff::colorize(&d)
-                    } else {
-                        d.clone()
-                    };
-                    console::stdout(shown.as_bytes());
-                }
-            }
-            (Mode::Fix, Origin::Stdin) => {
-                console::stdout(outcome.text.as_bytes());
-            }
-            (Mode::Fix, Origin::File(p)) if changed => {
-                if let Err(m) = write::write_atomic(p, text.as_bytes(), &outcome.text) {
-                    self.counts.unprocessed += 1;
-                    let f = Finding::error(Rule::Unwritable, 0, format!("cannot write: {m}"));
-                    return self.stop(Located::at_start(name, f));
-                }
-            }
-            (Mode::Fix, Origin::File(_)) => {}
-        }
-        if changed {
+        if r.changed {
             self.counts.changed += 1;
-            self.changed.push((name.to_string(), d));
+            self.changed.push((input.name.clone(), r.diff));
         }
     }
 
     /// Counts one finding and keeps it for the report.
-    fn finding(&mut self, f: Finding, name: &str, text: &str, fail_on: FailOn) {
+    fn finding(&mut self, l: Located, fail_on: FailOn) {
+        let f = &l.finding;
         if f.rule.once_per_run() {
             if self.noted.contains(&f.rule) {
                 return;
@@ -479,7 +469,7 @@ impl<'r> Run<'r> {
         if fix && per_change && self.req.format != Format::Json {
             return;
         }
-        self.reports.push(Located::new(name, text, f));
+        self.reports.push(l);
     }
 
     /// Reports everything and returns the exit status.
@@ -531,10 +521,10 @@ impl<'r> Run<'r> {
     }
 }
 
-/// The finding that stops a file. A file that does not parse and holds `{{` is a
-/// template: the advice is to render it, not to fix its syntax.
-fn fatal_finding(f: Finding, text: &str) -> Finding {
-    if f.rule == Rule::InvalidYaml && text.contains("{{") {
+/// The finding that stops a file. A file that does not parse and holds `{{` (`braces`) is
+/// a template: the advice is to render it, not to fix its syntax.
+fn fatal_finding(f: Finding, braces: bool) -> Finding {
+    if f.rule == Rule::InvalidYaml && braces {
         return Finding::error(
             Rule::Template,
             f.offset,
@@ -547,5 +537,286 @@ fn fatal_finding(f: Finding, text: &str) -> Finding {
     Finding {
         message: format!("{}; file left untouched", f.message),
         ..f
+    }
+}
+
+/// Files up to this size are processed whole by one thread, next to other such files.
+const SMALL_FILE_BYTES: u64 = stream::BATCH_BYTES as u64;
+
+/// What one input gave.
+struct FileResult {
+    /// Its findings, in text order.
+    findings: Vec<Located>,
+    /// What stopped it (it then counts as not processed), or the write that failed.
+    problem: Option<Located>,
+    changed: bool,
+    /// Its diff, for the JSON report (empty otherwise).
+    diff: String,
+}
+
+/// The first pass over a file (`stream::namespaces`): what its `Namespace` documents say.
+/// Stdin, and a file that cannot be opened (the second pass reports it), give `None`.
+fn first_pass(origin: &Origin) -> Option<RunContext> {
+    match origin {
+        Origin::File(_) => source::open(origin)
+            .ok()
+            .map(|i| stream::namespaces(stream::Reader::new(i))),
+        Origin::Stdin => None,
+    }
+}
+
+/// Streams one input through the pipeline; its diff or fixed text goes to `out` (a fixed
+/// file goes back to the file; the JSON report keeps the diff instead).
+///
+/// A file is read twice: a first pass over every input of the run collects what their
+/// `Namespace` documents say ([`first_pass`]), then the file is processed with `ctx`. Stdin
+/// is read once: a `Namespace` document in it applies to the documents after it, added to
+/// `ctx`.
+fn process_file(
+    input: &Input,
+    req: &Request,
+    settings: &Settings,
+    ctx: &RunContext,
+    color: bool,
+    out: &mut dyn Write,
+) -> FileResult {
+    let (origin, name) = (&input.origin, input.name.as_str());
+    let mut result = FileResult {
+        findings: Vec::new(),
+        problem: None,
+        changed: false,
+        diff: String::new(),
+    };
+    let ns = match origin {
+        Origin::File(_) => Namespaces::Whole(ctx),
+        Origin::Stdin => Namespaces::SoFar(ctx),
+    };
+    let stream_in = match source::open(origin) {
+        Ok(i) => i,
+        Err(m) => {
+            result.problem = Some(stopped(Rule::Unreadable, name, m));
+            return result;
+        }
+    };
+    let echo = req.mode == Mode::Fix && *origin == Origin::Stdin;
+    let json = req.format == Format::Json;
+    let mut sink = FileSink {
+        mode: req.mode,
+        origin,
+        name,
+        out: HoldBack::new(out, echo),
+        hunks: (req.mode != Mode::Fix || json).then(|| Hunks::new(name)),
+        json: json.then(String::new),
+        color,
+        replacement: None,
+        seen: Seen::default(),
+        findings: Vec::new(),
+        changed: false,
+        braces: false,
+    };
+    // The context is in `ns`: the engine does not read `opts.namespaces`.
+    let opts = run::ProcessOptions {
+        force_mesh: req.force_mesh,
+        namespaces: None,
+    };
+    match stream::process(stream_in, settings, opts, ns, &mut sink) {
+        Ok(()) => {
+            sink.finish();
+            result.findings = std::mem::take(&mut sink.findings);
+            result.changed = sink.changed;
+            result.diff = sink.json.take().unwrap_or_default();
+            let written = match sink.replacement.take() {
+                Some(Ok(r)) => r.commit(&sink.seen),
+                Some(Err(m)) => Err(m),
+                None => Ok(()),
+            };
+            if let Err(m) = written {
+                result.problem = Some(stopped(
+                    Rule::Unwritable,
+                    name,
+                    format!("cannot write: {m}"),
+                ));
+            }
+        }
+        Err(Stop::Failed(f)) => {
+            sink.out.fail();
+            let f = *f;
+            let braces =
+                sink.braces || (f.finding.rule == Rule::InvalidYaml && holds_braces(origin));
+            result.problem = Some(Located {
+                path: name.to_string(),
+                line: f.line,
+                col: f.col,
+                finding: fatal_finding(f.finding, braces),
+            });
+        }
+        Err(Stop::Read(e)) => {
+            sink.out.fail();
+            let m = match origin {
+                Origin::Stdin => format!("cannot read stdin: {e}"),
+                Origin::File(_) => source::cannot_read(&e),
+            };
+            result.problem = Some(stopped(Rule::Unreadable, name, m));
+        }
+        Err(Stop::Sink(m)) => {
+            sink.out.fail();
+            result.problem = Some(stopped(Rule::Unwritable, name, m));
+        }
+    }
+    result
+}
+
+/// A problem that stopped an input, shown at its start.
+fn stopped(rule: Rule, path: &str, msg: impl Into<String>) -> Located {
+    Located {
+        path: path.to_string(),
+        line: 1,
+        col: 1,
+        finding: Finding::error(rule, 0, msg),
+    }
+}
+
+/// Whether a file holds `{{` (read again in blocks: it did not parse, so this is rare).
+fn holds_braces(origin: &Origin) -> bool {
+    let Ok(mut f) = source::open(origin) else {
+        return false;
+    };
+    let mut buf = vec![0u8; 64 << 10];
+    let mut last = 0u8;
+    loop {
+        let n = match f.read(&mut buf) {
+            Ok(0) | Err(_) => return false,
+            Ok(n) => n,
+        };
+        if (last == b'{' && buf[0] == b'{') || memchr::memmem::find(&buf[..n], b"{{").is_some() {
+            return true;
+        }
+        last = buf[n - 1];
+    }
+}
+
+/// Where the batches of one input go: the diff, stdout, or the file's replacement.
+struct FileSink<'a, 'o> {
+    mode: Mode,
+    origin: &'a Origin,
+    name: &'a str,
+    out: HoldBack<'o>,
+    /// The diff (`diff`, `check`, and `fix` for the JSON report).
+    hunks: Option<Hunks>,
+    /// `--format json`: the diff is kept for the report, not printed.
+    json: Option<String>,
+    color: bool,
+    /// `fix FILE`: the replacement, begun at the first change (or why it could not be).
+    replacement: Option<Result<Replacement, String>>,
+    /// `fix FILE`: what the file held, to check before replacing it.
+    seen: Seen,
+    findings: Vec<Located>,
+    changed: bool,
+    /// The input read so far holds `{{` (a template, when it does not parse).
+    braces: bool,
+}
+
+impl FileSink<'_, '_> {
+    fn diff(&mut self, s: String) {
+        if s.is_empty() {
+            return;
+        }
+        if let Some(kept) = &mut self.json {
+            kept.push_str(&s);
+            return;
+        }
+        let s = if self.color { diff::colorize(&s) } else { s };
+        self.out.write(s.as_bytes());
+    }
+
+    fn finish(&mut self) {
+        if let Some(h) = self.hunks.take() {
+            let mut s = String::new();
+            h.finish(&mut s);
+            self.diff(s);
+        }
+        self.out.finish();
+    }
+
+    /// `fix FILE`: the batch into the replacement, begun at the first change.
+    fn replace(&mut self, path: &std::path::Path, done: &Done) {
+        if self.replacement.is_none() && done.changed() {
+            self.replacement = Some(Replacement::begin(path).and_then(|mut r| {
+                r.copy_prefix(done.batch.offset)?;
+                Ok(r)
+            }));
+        }
+        let Some(Ok(r)) = &mut self.replacement else {
+            return;
+        };
+        let written = if done.changed() {
+            done.pieces()
+                .try_for_each(|(old, new)| r.write(new.unwrap_or(old).as_bytes()))
+        } else {
+            r.write(&done.batch.bytes)
+        };
+        if let Err(m) = written {
+            self.replacement = Some(Err(m));
+        }
+    }
+}
+
+impl Sink for FileSink<'_, '_> {
+    fn batch(&mut self, done: &Done) -> Result<(), String> {
+        let b = &done.batch;
+        let mut found = done.result.findings.clone();
+        found.sort_by_key(|f| f.offset);
+        let offsets: Vec<usize> = found.iter().map(|f| f.offset).collect();
+        let places = stream::line_cols(b.line, &b.bytes, &offsets);
+        for (mut f, (line, col)) in found.into_iter().zip(places) {
+            f.offset += b.offset as usize;
+            self.findings.push(Located {
+                path: self.name.to_string(),
+                line,
+                col,
+                finding: f,
+            });
+        }
+        self.changed |= done.changed();
+        self.braces |= memchr::memmem::find(&b.bytes, b"{{").is_some();
+        if let Some(h) = &mut self.hunks {
+            let mut s = String::new();
+            if done.changed() {
+                for (old, new) in done.pieces() {
+                    match new {
+                        Some(new) => h.change(old, new, &mut s),
+                        None => h.equal(old, &mut s),
+                    }
+                }
+            } else {
+                h.equal(done.text(), &mut s);
+            }
+            self.diff(s);
+        }
+        match self.mode {
+            Mode::Diff | Mode::Check => {}
+            Mode::Fix => match self.origin {
+                Origin::Stdin => {
+                    self.out.input(&b.bytes);
+                    if done.changed() {
+                        for (old, new) in done.pieces() {
+                            self.out.write(new.unwrap_or(old).as_bytes());
+                        }
+                    } else {
+                        self.out.write(&b.bytes);
+                    }
+                }
+                Origin::File(p) => {
+                    self.seen.update(&b.bytes);
+                    self.replace(p, done);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn rest(&mut self, bytes: &[u8]) {
+        self.braces |= memchr::memmem::find(bytes, b"{{").is_some();
+        self.out.echo(bytes);
     }
 }

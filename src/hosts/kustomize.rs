@@ -134,6 +134,10 @@ impl Host for Plugin {
         "meshjob (kustomize plugin)"
     }
 
+    fn streaming(&self) -> Option<Result<Settings, String>> {
+        Some(self.prepare("").map(|(s, ())| s))
+    }
+
     fn prepare(&self, _text: &str) -> Result<(Settings, ()), String> {
         let Some(config_path) = &self.config else {
             return Err(format!(

@@ -4,9 +4,11 @@
 //! The command line edits files and stdin ([`files`]). The other hosts pipe a resource
 //! stream through the binary: the KRM function ([`krm`]) and the kustomize legacy exec
 //! plugin ([`kustomize`]). Each of those is a [`Host`]: it only translates, from its input
-//! to settings and from the pipeline's outcome to its output. [`run`] does the rest: it
-//! reads stdin with the same size cap as the command line, runs the pipeline, and hands the
-//! reply to `output`. A new stream host (a Helm post-renderer, say) is one more small file.
+//! to settings and from the pipeline's outcome to its output. [`run`] does the rest: a host
+//! whose input is a plain resource stream (the kustomize plugin) has it processed as it
+//! comes, documents written in order ([`stream_stdin`]); the KRM function, whose
+//! ResourceList is one document, has stdin read whole (with the per-document cap), the
+//! pipeline run and the reply handed to `output`. A new stream host is one more small file.
 
 pub mod files;
 pub mod krm;
@@ -16,8 +18,11 @@ use crate::config::{FailOn, Settings};
 use crate::exit;
 use crate::finding::{Rule, Severity};
 use crate::output::console::{self, Reply};
+use crate::output::hold::HoldBack;
+use crate::output::report;
 use crate::run::{self, Outcome};
 use crate::source::{self, LoadError, Origin};
+use crate::stream::{self, Done, Sink, Stop};
 use std::io::IsTerminal;
 
 /// A program that pipes a resource stream through meshjob.
@@ -34,10 +39,23 @@ pub trait Host {
 
     /// Translates the pipeline's outcome into the host's output.
     fn reply(&self, text: &str, input: Self::Input, outcome: Outcome) -> Result<Reply, String>;
+
+    /// For a host whose input is a plain resource stream, its settings: the stream is then
+    /// processed as it comes ([`stream_stdin`]), not read whole. `None` for a host that needs
+    /// its input whole (a KRM ResourceList is one document).
+    fn streaming(&self) -> Option<Result<Settings, String>> {
+        None
+    }
 }
 
 /// Runs `host` on stdin and writes its reply; the exit status.
 pub fn run(host: &impl Host) -> u8 {
+    if let Some(settings) = host.streaming() {
+        return match settings {
+            Ok(s) => stream_stdin(host.label(), &s),
+            Err(m) => console::reply(&Reply::trouble(host.label(), &m)),
+        };
+    }
     let reply = match source::load(&Origin::Stdin) {
         Ok(text) => run_text(host, &text),
         Err(LoadError::Read(m) | LoadError::Decode { message: m, .. }) => {
@@ -67,6 +85,96 @@ pub fn run_text(host: &impl Host, text: &str) -> Reply {
         Ok(reply)
     };
     go().unwrap_or_else(|m| Reply::trouble(host.label(), &m))
+}
+
+/// A resource stream from stdin to stdout, as it comes: the documents in order, findings on
+/// stderr in the plain format (`meshjob: <severity>: <message> [code]`), exit 1 when errors
+/// are left. A failure stops the output (see `output::hold`) and exits 2 with
+/// `<label>: error: stdin:line:col: <message>`.
+pub fn stream_stdin(label: &str, settings: &Settings) -> u8 {
+    let mut stdout = console::stdout_writer();
+    let mut sink = Plain {
+        out: HoldBack::new(&mut stdout, false),
+        stderr: String::new(),
+        errors_left: false,
+        warned: false,
+        fail_on: settings.fail_on,
+        noted: Vec::new(),
+    };
+    let opts = run::ProcessOptions::default();
+    let stopped = match stream::process(
+        std::io::stdin(),
+        settings,
+        opts,
+        stream::Namespaces::SoFar(&crate::decide::RunContext::default()),
+        &mut sink,
+    ) {
+        Ok(()) => None,
+        Err(Stop::Failed(f)) if f.decode => Some(format!("stdin: {}", f.finding.message)),
+        Err(Stop::Failed(f)) => Some(format!("stdin:{}:{}: {}", f.line, f.col, f.finding.message)),
+        Err(Stop::Read(e)) => Some(format!("stdin: cannot read stdin: {e}")),
+        Err(Stop::Sink(m)) => Some(m),
+    };
+    if let Some(m) = stopped {
+        sink.out.fail();
+        drop(sink);
+        drop(stdout);
+        return console::reply(&Reply::trouble(label, &m));
+    }
+    sink.out.finish();
+    // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
+    let code = if sink.errors_left || sink.warned {
+        exit::FINDINGS
+    } else {
+        exit::OK
+    };
+    console::reply(&Reply {
+        stdout: None,
+        stderr: sink.stderr,
+        code,
+    })
+}
+
+/// A stream host's sink: the documents to stdout, the findings gathered for stderr.
+struct Plain<'a> {
+    out: HoldBack<'a>,
+    stderr: String,
+    errors_left: bool,
+    /// A warning is left and `failOn: warning` fails the run.
+    warned: bool,
+    fail_on: FailOn,
+    /// The rules whose once-per-run note has been said.
+    noted: Vec<Rule>,
+}
+
+impl Sink for Plain<'_> {
+    fn batch(&mut self, done: &Done) -> Result<(), String> {
+        for f in &done.result.findings {
+            // A stream host returns the fixed stream: what "would change" has changed.
+            if f.rule == Rule::WouldChange {
+                continue;
+            }
+            if f.rule.once_per_run() {
+                if self.noted.contains(&f.rule) {
+                    continue;
+                }
+                self.noted.push(f.rule);
+            }
+            self.errors_left |= f.severity == Severity::Error && !f.fixed;
+            self.warned |=
+                self.fail_on == FailOn::Warning && f.severity == Severity::Warning && !f.fixed;
+            self.stderr.push_str(&report::plain(f));
+            self.stderr.push('\n');
+        }
+        if done.changed() {
+            for (old, new) in done.pieces() {
+                self.out.write(new.unwrap_or(old).as_bytes());
+            }
+        } else {
+            self.out.write(&done.batch.bytes);
+        }
+        Ok(())
+    }
 }
 
 /// `stdin:line:col` of an offset in a text read from stdin.

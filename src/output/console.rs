@@ -72,6 +72,12 @@ pub fn stdout(bytes: &[u8]) -> bool {
     out.write_all(bytes).and_then(|()| out.flush()).is_ok()
 }
 
+/// Stdout, for output written as it is made (a stream's diff or fixed text). Buffered in
+/// large blocks: stdout on its own flushes at every line break, a system call per document.
+pub fn stdout_writer() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+    std::io::BufWriter::with_capacity(256 << 10, std::io::stdout().lock())
+}
+
 /// Writes text to stderr as it is.
 pub fn stderr(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());

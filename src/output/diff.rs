@@ -1,47 +1,16 @@
 //! Unified diffs with `a/PATH` and `b/PATH` headers, as `patch -p1` and `git apply` take.
 
-use similar::TextDiff;
+use super::hunks::Hunks;
 
 /// The unified diff from `old` to `new` for `path` (empty when they are equal).
 pub fn unified(path: &str, old: &str, new: &str) -> String {
-    if old == new {
-        return String::new();
-    }
-    // An absolute name loses its leading `/` behind `a/` (see `crate::paths`); a name
-    // with control characters is quoted as git quotes it.
-    let name = crate::paths::diff_name(path.trim_start_matches("./"));
-    let (a, b) = (format!("a/{name}"), format!("b/{name}"));
-    let (a, b) = (super::escape::diff_path(&a), super::escape::diff_path(&b));
-    // Lines end at `\n` only, as `patch` and `git apply` count them: similar's own line
-    // splitting also breaks at a lone `\r`, which shifts the hunk headers.
-    let old_lines: Vec<&str> = old.split_inclusive('\n').collect();
-    let new_lines: Vec<&str> = new.split_inclusive('\n').collect();
-    let diff = TextDiff::configure()
-        .algorithm(similar::Algorithm::Myers)
-        .diff_slices(&old_lines, &new_lines);
     let mut out = String::new();
-    out.push_str(&format!("--- {a}\n+++ {b}\n"));
-    for ops in diff.grouped_ops(3) {
-        out.push_str(&format!(
-            "{}\n",
-            similar::udiff::UnifiedHunkHeader::new(&ops)
-        ));
-        for op in &ops {
-            for change in diff.iter_changes(op) {
-                let sign = match change.tag() {
-                    similar::ChangeTag::Equal => ' ',
-                    similar::ChangeTag::Delete => '-',
-                    similar::ChangeTag::Insert => '+',
-                };
-                let line: &str = change.value();
-                out.push(sign);
-                out.push_str(line);
-                if !line.ends_with('\n') {
-                    out.push_str("\n\\ No newline at end of file\n");
-                }
-            }
-        }
+    if old == new {
+        return out;
     }
+    let mut h = Hunks::new(path);
+    h.change(old, new, &mut out);
+    h.finish(&mut out);
     out
 }
 

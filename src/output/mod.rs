@@ -3,6 +3,8 @@
 pub mod console;
 pub mod diff;
 pub mod escape;
+pub mod hold;
+pub mod hunks;
 pub mod report;
 pub mod summary;
 pub mod write;

@@ -4,71 +4,204 @@
 //! unique name), is synced, gets the old file's owner (where allowed) and its whole mode,
 //! setuid and setgid bits included, and is renamed over the target. Symlinks are followed to their target, which is what gets
 //! replaced; the link stays a link. Special files and read-only files or directories are
-//! refused. A file that changed on disk since it was read is not overwritten. On any failure
-//! the temporary file is removed and the target is untouched.
+//! refused. A file that changed on disk since it was read is not overwritten: its length and
+//! a hash of its bytes, taken as it was read ([`Seen`]), must match the file just before the
+//! rename. The text may come in pieces ([`Replacement`]), so a stream is never held whole. On
+//! any failure the temporary file is removed and the target is untouched.
 
 use std::fs;
-use std::io::Write;
+use std::hash::{DefaultHasher, Hasher};
+use std::io::{Read, Write};
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
 
+/// What a file held when it was read: its length and a hash of its bytes, taken as they are
+/// read, so that a stream need not be kept to check that the file did not change meanwhile.
+#[derive(Clone, Debug, Default)]
+pub struct Seen {
+    len: u64,
+    hash: DefaultHasher,
+}
+
+impl PartialEq for Seen {
+    fn eq(&self, other: &Self) -> bool {
+        self.len == other.len && self.hash.finish() == other.hash.finish()
+    }
+}
+
+impl Seen {
+    /// The record of `bytes`.
+    pub fn of(bytes: &[u8]) -> Self {
+        let mut s = Seen::default();
+        s.update(bytes);
+        s
+    }
+
+    /// Takes in the next bytes read.
+    pub fn update(&mut self, bytes: &[u8]) {
+        self.len += bytes.len() as u64;
+        // `Hasher::write` hashes a byte stream: chunk boundaries do not matter.
+        self.hash.write(bytes);
+    }
+
+    /// The record of what `path` holds now.
+    fn now(path: &Path) -> std::io::Result<Self> {
+        let mut f = fs::File::open(path)?;
+        let mut s = Seen::default();
+        let mut buf = vec![0; 64 << 10];
+        loop {
+            match f.read(&mut buf) {
+                Ok(0) => return Ok(s),
+                Ok(n) => s.update(&buf[..n]),
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
 /// Writes `text` to `path` atomically, provided the file still holds `expected`.
 pub fn write_atomic(path: &Path, expected: &[u8], text: &str) -> Result<(), String> {
-    let target: PathBuf = fs::canonicalize(path).map_err(|e| format!("cannot resolve: {e}"))?;
-    let meta = fs::metadata(&target).map_err(|e| format!("cannot stat: {e}"))?;
-    if !meta.is_file() {
-        return Err("not a regular file; refusing to write".into());
+    let mut r = Replacement::begin(path)?;
+    r.write(text.as_bytes())?;
+    r.commit(&Seen::of(expected))
+}
+
+/// A file's replacement in the making: a temporary file beside it that takes the new text as
+/// it comes, and replaces the file only on [`Replacement::commit`]. Dropped uncommitted, it
+/// is removed and the file is untouched.
+pub struct Replacement {
+    target: PathBuf,
+    dir: PathBuf,
+    tmp: PathBuf,
+    meta: fs::Metadata,
+    file: Option<std::io::BufWriter<fs::File>>,
+    written: bool,
+}
+
+impl Replacement {
+    /// Checks that `path` can be replaced safely and creates the temporary file.
+    pub fn begin(path: &Path) -> Result<Self, String> {
+        let target: PathBuf = fs::canonicalize(path).map_err(|e| format!("cannot resolve: {e}"))?;
+        let meta = fs::metadata(&target).map_err(|e| format!("cannot stat: {e}"))?;
+        if !meta.is_file() {
+            return Err("not a regular file; refusing to write".into());
+        }
+        // Mode bits are honoured even for root, who could write anyway: a read-only manifest
+        // is a choice someone made.
+        if meta.permissions().mode() & 0o222 == 0 {
+            return Err(format!(
+                "the file is read-only (mode {:o}); not written. Make it writable (chmod u+w) \
+                 to let fix change it, or use `meshjob diff`",
+                meta.permissions().mode() & 0o7777
+            ));
+        }
+        let dir = target
+            .parent()
+            .ok_or_else(|| "has no parent directory".to_string())?
+            .to_path_buf();
+        let dir_meta = fs::metadata(&dir).map_err(|e| format!("cannot stat the directory: {e}"))?;
+        if dir_meta.permissions().mode() & 0o222 == 0 {
+            return Err(format!(
+                "its directory {} is read-only; a safe in-place write needs a temporary file \
+                 beside the file. Make the directory writable, or use `meshjob diff`",
+                dir.display()
+            ));
+        }
+        let name = target
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (tmp, f) = create_temp(&dir, &name)?;
+        Ok(Replacement {
+            target,
+            dir,
+            tmp,
+            meta,
+            file: Some(std::io::BufWriter::with_capacity(256 << 10, f)),
+            written: false,
+        })
     }
-    // Mode bits are honoured even for root, who could write anyway: a read-only manifest
-    // is a choice someone made.
-    if meta.permissions().mode() & 0o222 == 0 {
-        return Err(format!(
-            "the file is read-only (mode {:o}); not written. Make it writable (chmod u+w) to \
-             let fix change it, or use `meshjob diff`",
-            meta.permissions().mode() & 0o7777
-        ));
+
+    /// Appends the next bytes of the new text.
+    pub fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.first_write(bytes);
+        let f = self
+            .file
+            .as_mut()
+            .ok_or_else(|| "the temporary file is closed".to_string())?;
+        f.write_all(bytes)
+            .map_err(|e| format!("cannot write the temporary file: {e}"))
     }
-    let dir = target
-        .parent()
-        .ok_or_else(|| "has no parent directory".to_string())?;
-    let dir_meta = fs::metadata(dir).map_err(|e| format!("cannot stat the directory: {e}"))?;
-    if dir_meta.permissions().mode() & 0o222 == 0 {
-        return Err(format!(
-            "its directory {} is read-only; a safe in-place write needs a temporary file \
-             beside the file. Make the directory writable, or use `meshjob diff`",
-            dir.display()
-        ));
-    }
-    let name = target
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (tmp, mut f) = create_temp(dir, &name)?;
-    let result = (|| {
-        debug_hook("temp-created", &tmp, text);
-        f.write_all(text.as_bytes())
-            .and_then(|()| f.sync_all())
+
+    /// Appends the first `len` bytes of the file being replaced, as they are now (the
+    /// unchanged start of a stream; [`Replacement::commit`] checks that the file did not
+    /// change).
+    pub fn copy_prefix(&mut self, len: u64) -> Result<(), String> {
+        self.first_write(b"");
+        let mut src = fs::File::open(&self.target)
+            .map_err(|e| format!("cannot re-read: {e}"))?
+            .take(len);
+        let f = self
+            .file
+            .as_mut()
+            .ok_or_else(|| "the temporary file is closed".to_string())?;
+        let n = std::io::copy(&mut src, f)
             .map_err(|e| format!("cannot write the temporary file: {e}"))?;
-        keep_owner_and_mode(&tmp, &meta)?;
-        debug_hook("before-check", &tmp, text);
-        // Last check before replacing: the file must still be what we read.
-        let now = fs::read(&target).map_err(|e| format!("cannot re-read: {e}"))?;
-        if now != expected {
+        if n != len {
             return Err(
                 "changed on disk while meshjob was working; not overwritten. Run fix again".into(),
             );
         }
-        fs::rename(&tmp, &target).map_err(|e| format!("cannot replace the file: {e}"))?;
-        if let Ok(d) = fs::File::open(dir) {
+        Ok(())
+    }
+
+    /// The test hook's moment: the temporary file exists, the text is about to go in.
+    fn first_write(&mut self, bytes: &[u8]) {
+        if !std::mem::replace(&mut self.written, true) {
+            debug_hook("temp-created", &self.tmp, bytes);
+        }
+    }
+
+    /// Replaces the file with the text written, provided it still holds what was `seen`.
+    pub fn commit(mut self, seen: &Seen) -> Result<(), String> {
+        let f = self
+            .file
+            .take()
+            .ok_or_else(|| "the temporary file is closed".to_string())?;
+        let f = f
+            .into_inner()
+            .map_err(|e| format!("cannot write the temporary file: {}", e.error()))?;
+        f.sync_all()
+            .map_err(|e| format!("cannot write the temporary file: {e}"))?;
+        drop(f);
+        keep_owner_and_mode(&self.tmp, &self.meta)?;
+        debug_hook("before-check", &self.tmp, b"");
+        // Last check before replacing: the file must still be what we read.
+        let now = Seen::now(&self.target).map_err(|e| format!("cannot re-read: {e}"))?;
+        if now != *seen {
+            return Err(
+                "changed on disk while meshjob was working; not overwritten. Run fix again".into(),
+            );
+        }
+        fs::rename(&self.tmp, &self.target).map_err(|e| format!("cannot replace the file: {e}"))?;
+        // Renamed: nothing left to remove.
+        self.tmp = PathBuf::new();
+        if let Ok(d) = fs::File::open(&self.dir) {
             let _ = d.sync_all();
         }
         Ok(())
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
     }
-    result
+}
+
+impl Drop for Replacement {
+    fn drop(&mut self) {
+        self.file = None;
+        if !self.tmp.as_os_str().is_empty() {
+            let _ = fs::remove_file(&self.tmp);
+        }
+    }
 }
 
 /// Gives the temporary file the target's owner (where allowed) and its whole mode, the
@@ -160,7 +293,7 @@ fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File), String> {
 /// temporary file, then pause) or `abort` (die on the spot, like a crash). Release builds
 /// compile it away.
 #[cfg(debug_assertions)]
-fn debug_hook(stage: &str, tmp: &Path, text: &str) {
+fn debug_hook(stage: &str, tmp: &Path, text: &[u8]) {
     let Ok(spec) = std::env::var("MESHJOB_TEST_WRITE_HOOK") else {
         return;
     };
@@ -172,7 +305,7 @@ fn debug_hook(stage: &str, tmp: &Path, text: &str) {
         std::thread::sleep(std::time::Duration::from_millis(ms));
     };
     if let Some(ms) = action.strip_prefix("partial-pause-") {
-        let half = &text.as_bytes()[..text.len() / 2];
+        let half = &text[..text.len() / 2];
         if let Ok(mut f) = fs::OpenOptions::new().write(true).open(tmp) {
             let _ = f.write_all(half).and_then(|()| f.sync_all());
         }
@@ -185,4 +318,4 @@ fn debug_hook(stage: &str, tmp: &Path, text: &str) {
 }
 
 #[cfg(not(debug_assertions))]
-fn debug_hook(_stage: &str, _tmp: &Path, _text: &str) {}
+fn debug_hook(_stage: &str, _tmp: &Path, _text: &[u8]) {}

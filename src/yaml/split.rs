@@ -1,92 +1,133 @@
-//! Cheap document boundaries: where a stream can be cut into documents that parse alone.
+//! Cheap document boundaries: where a stream can be cut into pieces that parse alone.
 //!
 //! A line that starts with `---` followed by a space, a tab, a line break or the end of the
 //! text starts a new document (YAML 1.2, `c-directives-end`). Such a line cannot be content of
 //! any scalar or collection (`c-forbidden`), so cutting there gives pieces that each parse to
 //! exactly the documents the whole stream holds, with the same bytes.
 //!
-//! Directives (`%YAML`, `%TAG`) and document-end markers (`...`) tie a document to the one
-//! before it; when the text has any line starting with `%` or a `...` marker the stream is
-//! not cut at all, and the caller parses it whole.
+//! Directives (`%YAML`, `%TAG`) belong to the document whose `---` follows them: after a `%`
+//! line the next `---` is not a cut. A document-end marker (`...`) leaves the parser as at the
+//! start of a stream, where directives and bare documents may follow: the cut is after it.
+//! [`Cutter`] decides line by line, for whole texts ([`pieces`]) and for the stream reader
+//! (`stream::Reader`) alike. `tests/stream_cuts.rs` and `tests/quick_path.rs` hold the pieces
+//! to the whole-stream parse.
 
 use std::ops::Range;
 
-/// Whether `rest` (a line from its start) begins with the marker `m` (`---` or `...`) that
-/// is followed by whitespace, a line break or the end of the text.
-fn is_marker(rest: &[u8], m: &[u8; 3]) -> bool {
-    rest.starts_with(m) && matches!(rest.get(3), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
+const BOM: &[u8] = "\u{feff}".as_bytes();
+
+/// Whether `line` (from its start) begins with the marker `m` (`---` or `...`) followed by
+/// whitespace, a line break or the end of the text.
+fn is_marker(line: &[u8], m: &[u8; 3]) -> bool {
+    line.starts_with(m) && matches!(line.get(3), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
 }
 
-/// The pieces of `text`, each from the start of a `---` line (or of the text) to the start of
-/// the next one. `None` when the text holds directives or `...` markers and must be parsed
-/// whole. The pieces cover the text exactly, in order.
-pub fn pieces(text: &str) -> Option<Vec<Range<usize>>> {
+/// Where a line puts a piece boundary.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Cut {
+    None,
+    /// A new piece starts with this line.
+    Before,
+    /// A new piece starts after this line.
+    After,
+}
+
+/// Decides, line by line, where a stream can be cut.
+#[derive(Clone, Debug, Default)]
+pub struct Cutter {
+    /// A `%` line came since the last cut, and no `---` since.
+    directives: bool,
+}
+
+impl Cutter {
+    /// The boundary `line` (from its first byte, with or without its line break) makes.
+    pub fn line(&mut self, line: &[u8]) -> Cut {
+        // Directives start with `%` in column 0; a BOM may precede one.
+        let bare = line.strip_prefix(BOM).unwrap_or(line);
+        if bare.first() == Some(&b'%') {
+            self.directives = true;
+            return Cut::None;
+        }
+        if is_marker(line, b"---") {
+            if std::mem::take(&mut self.directives) {
+                return Cut::None;
+            }
+            return Cut::Before;
+        }
+        if is_marker(line, b"...") {
+            self.directives = false;
+            return Cut::After;
+        }
+        Cut::None
+    }
+}
+
+/// The pieces of `text`: they cover it exactly, in order, and each starts at the text's
+/// start or at a cut. An empty text is one empty piece.
+pub fn pieces(text: &str) -> Vec<Range<usize>> {
     let bytes = text.as_bytes();
     let mut starts = vec![0];
+    let mut cutter = Cutter::default();
     let mut at = 0;
     while at < bytes.len() {
-        let rest = &bytes[at..];
-        // Directives start with `%` in column 0; a BOM may precede the first one.
-        let line = rest.strip_prefix("\u{feff}".as_bytes()).unwrap_or(rest);
-        if line.first() == Some(&b'%') || is_marker(line, b"...") {
-            return None;
-        }
-        if at > 0 && is_marker(rest, b"---") {
-            starts.push(at);
-        }
-        at = match memchr_nl(rest) {
-            Some(i) => at + i + 1,
-            None => bytes.len(),
+        let end = memchr::memchr(b'\n', &bytes[at..]).map_or(bytes.len(), |i| at + i + 1);
+        let cut = match cutter.line(&bytes[at..end]) {
+            Cut::Before => Some(at),
+            Cut::After => Some(end),
+            Cut::None => None,
         };
+        if let Some(c) = cut.filter(|&c| c > starts.last().copied().unwrap_or(0) && c < bytes.len())
+        {
+            starts.push(c);
+        }
+        at = end;
     }
     let mut out = Vec::with_capacity(starts.len());
     for (i, &s) in starts.iter().enumerate() {
         let e = starts.get(i + 1).copied().unwrap_or(bytes.len());
         out.push(s..e);
     }
-    Some(out)
-}
-
-fn memchr_nl(b: &[u8]) -> Option<usize> {
-    b.iter().position(|&c| c == b'\n')
+    out
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    fn cut(t: &str) -> Option<Vec<&str>> {
-        pieces(t).map(|v| v.into_iter().map(|r| &t[r]).collect())
+    fn cut(t: &str) -> Vec<&str> {
+        pieces(t).into_iter().map(|r| &t[r]).collect()
     }
 
     #[test]
     fn cuts_at_document_starts_only() {
         assert_eq!(
             cut("a: 1\n---\nb: 2\n--- # c\nc: |\n  ---x\n----\n"),
-            Some(vec![
-                "a: 1\n",
-                "---\nb: 2\n",
-                "--- # c\nc: |\n  ---x\n----\n"
-            ])
+            vec!["a: 1\n", "---\nb: 2\n", "--- # c\nc: |\n  ---x\n----\n"]
         );
-        assert_eq!(
-            cut("---\r\na: 1\r\n---"),
-            Some(vec!["---\r\na: 1\r\n", "---"])
-        );
-        assert_eq!(cut(""), Some(vec![""]));
-        assert_eq!(cut("---\n"), Some(vec!["---\n"]));
+        assert_eq!(cut("---\r\na: 1\r\n---"), vec!["---\r\na: 1\r\n", "---"]);
+        assert_eq!(cut(""), vec![""]);
+        assert_eq!(cut("---\n"), vec!["---\n"]);
+        // Not markers: more text on the line, or not in column 0.
+        assert_eq!(cut("a: ...\n ---\nb: '%'\n....\n").len(), 1);
     }
 
     #[test]
-    fn directives_and_document_ends_keep_the_stream_whole() {
-        assert_eq!(cut("%YAML 1.2\n---\na: 1\n"), None);
-        assert_eq!(cut("\u{feff}%YAML 1.2\n---\na: 1\n"), None);
-        assert_eq!(cut("a: 1\n...\n---\nb: 2\n"), None);
-        assert_eq!(cut("a: 1\n..."), None);
-        // Not markers: more text on the line, or not in column 0.
+    fn directives_go_with_their_document_and_ends_cut_after() {
         assert_eq!(
-            cut("a: ...\n ---\nb: '%'\n....\n").map(|v| v.len()),
-            Some(1)
+            cut("%YAML 1.2\n---\na: 1\n---\nb: 2\n"),
+            vec!["%YAML 1.2\n---\na: 1\n", "---\nb: 2\n"]
         );
+        assert_eq!(
+            cut("\u{feff}%YAML 1.2\n---\na: 1\n"),
+            vec!["\u{feff}%YAML 1.2\n---\na: 1\n"]
+        );
+        assert_eq!(
+            cut("a: 1\n...\n%TAG ! x:\n---\nb: 2\n...\n---\nc\n"),
+            vec!["a: 1\n...\n", "%TAG ! x:\n---\nb: 2\n...\n", "---\nc\n"]
+        );
+        assert_eq!(cut("a: 1\n..."), vec!["a: 1\n..."]);
+        // A `%` line inside a document keeps the next `---` from cutting: fewer pieces, never
+        // a wrong one.
+        assert_eq!(cut("--- |\n%x\n---\ny\n---\nz\n").len(), 2);
     }
 }

@@ -1,0 +1,354 @@
+//! Streams: documents cut from a reader as they come, processed across cores, written in
+//! order.
+//!
+//! A [`Reader`] reads any `Read` in chunks and closes a [`Batch`] of whole documents at the
+//! first document boundary past [`BATCH_BYTES`]. The boundaries are those of `yaml::split`
+//! (one `Cutter` decides for both), so every batch, and every piece in it, parses alone to
+//! exactly the documents the whole stream holds. [`ordered`] shares batches between threads
+//! and hands the results back in stream order, with a bounded number in flight: memory
+//! follows the largest document and the work in flight, not the stream. [`process`] puts it
+//! together for one input and a [`Sink`]; on the first problem, [`settle`] reports it as
+//! reading the whole stream would.
+
+mod ordered;
+mod read;
+mod settle;
+
+pub use ordered::ordered;
+pub use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError, Reader};
+pub use settle::{Cause, Failure, Reference, line_col, line_cols, settle};
+
+use crate::config::Settings;
+use crate::decide::RunContext;
+use crate::finding::{Finding, Rule};
+use crate::run::{Pieces, ProcessOptions, process_pieces};
+use std::io::Read;
+use std::sync::Arc;
+
+/// Where the stream's `Namespace` documents (which decide some Jobs' strategy) come from.
+#[derive(Clone, Copy, Debug)]
+pub enum Namespaces<'a> {
+    /// Read before the stream is processed (a file is read twice: [`namespaces`] first; a
+    /// text in memory): they apply to every document.
+    Whole(&'a RunContext),
+    /// Stdin, read once: each `Namespace` document applies to the documents after it
+    /// (kustomize and Helm put Namespaces first), added to what it starts with (the mesh
+    /// markers of the run's other inputs).
+    SoFar(&'a RunContext),
+}
+
+/// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
+/// skips the rest), and only what they say is kept (ambient namespaces and mesh markers). A problem in the input is left for the
+/// pass that edits it to report.
+pub fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
+    let mut ctx = RunContext::default();
+    for b in reader {
+        let Ok(b) = b else { break };
+        if memchr::memmem::find(&b.bytes, b"Namespace").is_none() {
+            continue;
+        }
+        for r in &b.pieces {
+            if let Some(piece) = b
+                .bytes
+                .get(r.clone())
+                .and_then(|p| std::str::from_utf8(p).ok())
+            {
+                ctx.add(piece);
+            }
+        }
+    }
+    ctx
+}
+
+/// The context each batch is decided with: for [`Namespaces::SoFar`], what the batches
+/// before it said (the worker adds its own batch's, piece by piece).
+struct Contexts {
+    grow: bool,
+    current: Arc<RunContext>,
+}
+
+impl Contexts {
+    fn new(ns: Namespaces<'_>) -> Self {
+        match ns {
+            Namespaces::Whole(c) => Contexts {
+                grow: false,
+                current: Arc::new(c.clone()),
+            },
+            Namespaces::SoFar(start) => Contexts {
+                grow: true,
+                current: Arc::new(start.clone()),
+            },
+        }
+    }
+
+    fn tag(&mut self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
+        let b = b?;
+        let before = self.current.clone();
+        if self.grow && memchr::memmem::find(&b.bytes, b"Namespace").is_some() {
+            let mut next = (*self.current).clone();
+            let mut added = false;
+            for r in &b.pieces {
+                if let Some(piece) = b
+                    .bytes
+                    .get(r.clone())
+                    .and_then(|p| std::str::from_utf8(p).ok())
+                {
+                    added |= next.add(piece);
+                }
+            }
+            if added {
+                self.current = Arc::new(next);
+            }
+        }
+        Ok((b, before))
+    }
+}
+
+/// One batch, processed.
+#[derive(Debug)]
+pub struct Done {
+    pub batch: Batch,
+    /// The outcome of its pieces; offsets in the batch.
+    pub result: Pieces,
+    /// The batch is not text: where (in the batch) and why.
+    pub decode: Option<(usize, String)>,
+    /// What the stream's `Namespace` documents said before this batch.
+    pub ctx: Arc<RunContext>,
+}
+
+impl Done {
+    /// Whether any piece changed.
+    pub fn changed(&self) -> bool {
+        self.result.outs.iter().any(Option::is_some)
+    }
+
+    /// The batch as text (empty when it is not text).
+    pub fn text(&self) -> &str {
+        std::str::from_utf8(&self.batch.bytes).unwrap_or_default()
+    }
+
+    /// Each piece, as it was and as it is when it changed.
+    pub fn pieces(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+        let text = self.text();
+        self.batch.pieces.iter().enumerate().map(move |(i, r)| {
+            let new = self.result.outs.get(i).and_then(Option::as_deref);
+            (text.get(r.clone()).unwrap_or_default(), new)
+        })
+    }
+
+    /// Appends the batch's output.
+    pub fn write_to(&self, out: &mut String) {
+        if !self.changed() {
+            out.push_str(self.text());
+            return;
+        }
+        for (old, new) in self.pieces() {
+            out.push_str(new.unwrap_or(old));
+        }
+    }
+}
+
+/// Where the batches of a stream go, in order.
+pub trait Sink {
+    /// The next batch, processed without a fatal error. An error stops the stream.
+    fn batch(&mut self, done: &Done) -> Result<(), String>;
+
+    /// After a fatal error: the bytes of the failing batch and of every later one, in order.
+    fn rest(&mut self, _bytes: &[u8]) {}
+}
+
+/// Why a stream stopped.
+#[derive(Debug)]
+pub enum Stop {
+    /// The input: not text, a document too large, not YAML, or an internal error.
+    Failed(Box<Failure>),
+    /// It could not be read.
+    Read(std::io::Error),
+    /// The sink refused a batch (an output that cannot be written).
+    Sink(String),
+}
+
+/// How many batches a thread may have read ahead of the writer.
+const AHEAD_PER_THREAD: usize = 2;
+
+fn work(
+    b: Result<(Batch, Arc<RunContext>), ReadError>,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    grow: bool,
+    in_memory: bool,
+) -> Result<Done, ReadError> {
+    let (batch, ctx) = b?;
+    let decoded = if in_memory {
+        // A text in memory is text already (batches begin at line starts).
+        std::str::from_utf8(&batch.bytes).map_err(|e| (e.valid_up_to(), e.to_string()))
+    } else {
+        crate::source::decode_part(&batch.bytes, batch.offset)
+    };
+    let (result, decode) = match decoded {
+        Ok(text) => (
+            process_pieces(text, &batch.pieces, settings, opts, &ctx, grow, true),
+            None,
+        ),
+        Err(d) => (Pieces::default(), Some(d)),
+    };
+    Ok(Done {
+        batch,
+        result,
+        decode,
+        ctx,
+    })
+}
+
+/// The failure a reader error makes, or the error message.
+fn read_stop(e: ReadError) -> Stop {
+    match e {
+        ReadError::Io(e) => Stop::Read(e),
+        ReadError::TooBig { offset, line } => Stop::Failed(Box::new(Failure {
+            line: line as usize + 1,
+            col: 1,
+            finding: Finding::error(
+                Rule::Unreadable,
+                offset as usize,
+                format!(
+                    "a document larger than {} MiB; meshjob does not edit documents this big \
+                     (split it into smaller documents)",
+                    MAX_DOCUMENT_BYTES >> 20
+                ),
+            ),
+            decode: false,
+            window_first_edit: None,
+        })),
+    }
+}
+
+/// Cuts `input` into documents, processes them (on every core when there is more than one
+/// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
+/// whole stream would report it (see [`settle`]).
+pub fn process<R: Read + Send>(
+    input: R,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    ns: Namespaces<'_>,
+    sink: &mut dyn Sink,
+) -> Result<(), Stop> {
+    process_sized(Reader::new(input), settings, opts, ns, false, sink)
+}
+
+/// [`process`] with a reader of chosen sizes. `in_memory`: the input is a text already
+/// (`run::process_with`), so it is not checked for NUL bytes or a UTF-16/32 start.
+pub fn process_sized<R: Read + Send>(
+    mut reader: Reader<R>,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    ns: Namespaces<'_>,
+    in_memory: bool,
+    sink: &mut dyn Sink,
+) -> Result<(), Stop> {
+    let mut contexts = Contexts::new(ns);
+    let grow = contexts.grow;
+    let Some(first) = reader.next_batch() else {
+        return Ok(());
+    };
+    let mut failing: Option<Done> = None;
+    let mut stop: Option<Stop> = None;
+    // The stream's first edit, where it is shown (offset, line, column).
+    let mut first_edit: Option<(u64, usize, usize)> = None;
+    let mut take = |r: Result<Done, ReadError>| -> bool {
+        let done = match r {
+            Ok(d) => d,
+            Err(e) => {
+                stop = Some(read_stop(e));
+                return false;
+            }
+        };
+        if first_edit.is_none() {
+            first_edit = done.result.first_edit.map(|e| {
+                let (line, col) = line_col(done.batch.line, &done.batch.bytes, e);
+                (done.batch.offset + e as u64, line, col)
+            });
+        }
+        if done.decode.is_some() || done.result.fatal.is_some() {
+            failing = Some(done);
+            return false;
+        }
+        if let Err(m) = sink.batch(&done) {
+            stop = Some(Stop::Sink(m));
+            return false;
+        }
+        true
+    };
+    let mut after = Vec::new();
+    if reader.at_eof() {
+        // All of it is in memory already: no threads.
+        let rest = std::iter::once(first).chain(&mut reader);
+        for b in rest {
+            if !take(work(contexts.tag(b), settings, opts, grow, in_memory)) {
+                break;
+            }
+        }
+    } else {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let source = std::iter::once(first)
+            .chain(&mut reader)
+            .map(|b| contexts.tag(b));
+        let (_, left) = ordered(
+            threads,
+            AHEAD_PER_THREAD * threads + 2,
+            source,
+            |b| work(b, settings, opts, grow, in_memory),
+            &mut take,
+        );
+        after = left;
+    }
+    if let Some(s) = stop {
+        return Err(s);
+    }
+    let Some(done) = failing else {
+        return Ok(());
+    };
+    let cause = match (done.decode, done.result.fatal) {
+        (Some((at, m)), _) => Cause::Decode(at, m),
+        (None, Some((k, f))) => Cause::Piece(k, f),
+        (None, None) => return Ok(()),
+    };
+    let after: Vec<Batch> = after
+        .into_iter()
+        .map_while(Result::ok)
+        .map(|d| d.batch)
+        .collect();
+    let ctx = done.ctx.clone();
+    let reference = |t: &str| {
+        let all = 0..t.len();
+        let p = process_pieces(
+            t,
+            std::slice::from_ref(&all),
+            settings,
+            opts,
+            &ctx,
+            grow,
+            false,
+        );
+        (p.fatal.map(|(_, f)| f), p.first_edit)
+    };
+    let mut f = settle(
+        done.batch,
+        cause,
+        after,
+        &mut reader,
+        |b| sink.rest(b),
+        &reference,
+        in_memory,
+    );
+    if let (Some((at, line, col)), Some(window_first)) = (first_edit, f.window_first_edit) {
+        // The whole-stream reference puts a failure found in the edited text at the first
+        // edit of the whole stream.
+        if f.finding.rule == Rule::Internal
+            && f.finding.offset as u64 == window_first
+            && at < window_first
+        {
+            (f.finding.offset, f.line, f.col) = (at as usize, line, col);
+        }
+    }
+    Err(Stop::Failed(Box::new(f)))
+}
