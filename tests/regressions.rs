@@ -10,14 +10,7 @@ use std::process::Command;
 
 #[test]
 fn regression_inputs_keep_the_invariants() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/regressions");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("testdata/regressions")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
+    let files = yaml_files("testdata/regressions");
     let patch = common::require_tool("patch", "applies the diff of each regression input");
     for path in files {
         let bytes = std::fs::read(&path).expect("read");
@@ -80,14 +73,7 @@ fn nested_insert_at_end_without_final_newline() {
 /// `testdata/regressions/`.
 #[test]
 fn known_internal_errors_stay_safe() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/known-internal-errors");
-    let mut files: Vec<_> = std::fs::read_dir(&dir)
-        .expect("testdata/known-internal-errors")
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
-        .collect();
-    files.sort();
-    assert!(!files.is_empty());
+    let files = yaml_files("testdata/known-internal-errors");
     for path in files {
         let bytes = std::fs::read(&path).expect("read");
         let text = meshjob::source::decode(&bytes).expect("UTF-8");
@@ -105,4 +91,17 @@ fn known_internal_errors_stay_safe() {
             path.display()
         );
     }
+}
+
+/// The `*.yaml` files of a folder of the repository, sorted; the folder must hold some.
+fn yaml_files(dir: &str) -> Vec<std::path::PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let mut files: Vec<_> = std::fs::read_dir(&path)
+        .unwrap_or_else(|e| panic!("{dir}: {e}"))
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    assert!(!files.is_empty(), "{dir} holds no YAML file");
+    files
 }
