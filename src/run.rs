@@ -85,6 +85,15 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -
                 fatal: None,
             }
         }
+        // A document refused for a lone CR is met where the stream reaches it, which can be
+        // before a syntax error further on; the whole text's parse reports that error first,
+        // so a text in memory says what the reference says.
+        Err(crate::stream::Stop::Failed(f))
+            if f.finding.rule == Rule::LoneCarriageReturn
+                && crate::yaml::tree::parse_stream(text).is_err() =>
+        {
+            process_reference(text, settings, opts)
+        }
         Err(crate::stream::Stop::Failed(f)) => Outcome::fatal(text, f.finding),
         // A text in memory cannot fail to be read, and `Collect` takes every batch.
         Err(crate::stream::Stop::Read(e)) => {
