@@ -68,29 +68,6 @@ fn root() -> &'static Path {
     Path::new(env!("CARGO_MANIFEST_DIR"))
 }
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = hosts::run_bounded(
-        Command::new("git")
-            .current_dir(dir)
-            .args([
-                "-c",
-                "user.name=meshjob test",
-                "-c",
-                "user.email=test@localhost",
-            ])
-            .args([
-                "-c",
-                "commit.gpgsign=false",
-                "-c",
-                "init.defaultBranch=main",
-            ])
-            .args(args),
-        b"",
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "git {args:?}: {}", hosts::show(&out));
-}
-
 struct ActRun {
     log: String,
     report: String,
@@ -142,9 +119,9 @@ fn act(act: &Path, files: &[(&str, &str)]) -> ActRun {
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
         std::fs::write(p, text).expect("write");
     }
-    git(&repo, &["init", "-q"]);
-    git(&repo, &["add", "-A"]);
-    git(&repo, &["commit", "-q", "-m", "workspace"]);
+    hosts::git(&repo, &["init", "-q"]);
+    hosts::git(&repo, &["add", "-A"]);
+    hosts::git(&repo, &["commit", "-q", "-m", "workspace"]);
     let stub = tmp.path().join("cache-stub");
     std::fs::create_dir_all(&stub).expect("mkdir");
     std::fs::write(stub.join("action.yml"), STUB_CACHE).expect("write");

@@ -43,29 +43,6 @@ metadata:
 {{- end }}
 ";
 
-fn git(dir: &Path, args: &[&str]) {
-    let out = hosts::run_bounded(
-        Command::new("git")
-            .current_dir(dir)
-            .args([
-                "-c",
-                "user.name=meshjob test",
-                "-c",
-                "user.email=test@localhost",
-            ])
-            .args([
-                "-c",
-                "commit.gpgsign=false",
-                "-c",
-                "init.defaultBranch=main",
-            ])
-            .args(args),
-        b"",
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "git {args:?}: {}", hosts::show(&out));
-}
-
 /// Copies the files of this working tree that git would see (tracked and untracked, not
 /// ignored, still present) into `to`, and commits them there.
 fn hook_repo(to: &Path) {
@@ -96,9 +73,9 @@ fn hook_repo(to: &Path) {
         std::fs::create_dir_all(dest.parent().expect("parent")).expect("mkdir");
         std::fs::copy(&from, &dest).expect("copy");
     }
-    git(to, &["init", "-q"]);
-    git(to, &["add", "-A"]);
-    git(to, &["commit", "-q", "-m", "meshjob under test"]);
+    hosts::git(to, &["init", "-q"]);
+    hosts::git(to, &["add", "-A"]);
+    hosts::git(to, &["commit", "-q", "-m", "meshjob under test"]);
 }
 
 struct Setup {
@@ -120,9 +97,9 @@ fn setup() -> Option<Setup> {
     std::fs::create_dir_all(work.join("chart/templates")).expect("mkdir");
     std::fs::write(work.join("k8s/job.yaml"), JOB).expect("write");
     std::fs::write(work.join("chart/templates/job.yaml"), HELM_TEMPLATE).expect("write");
-    git(&work, &["init", "-q"]);
-    git(&work, &["add", "-A"]);
-    git(&work, &["commit", "-q", "-m", "manifests"]);
+    hosts::git(&work, &["init", "-q"]);
+    hosts::git(&work, &["add", "-A"]);
+    hosts::git(&work, &["commit", "-q", "-m", "manifests"]);
     let shared = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("precommit-target");
     let env = vec![
         (

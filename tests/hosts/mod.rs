@@ -67,3 +67,27 @@ pub fn show(o: &Output) -> String {
         String::from_utf8_lossy(&o.stderr)
     )
 }
+
+/// Runs git in `dir` with a test identity and no signing; panics with its output on failure.
+pub fn git(dir: &std::path::Path, args: &[&str]) {
+    let out = run_bounded(
+        Command::new("git")
+            .current_dir(dir)
+            .args([
+                "-c",
+                "user.name=meshjob test",
+                "-c",
+                "user.email=test@localhost",
+            ])
+            .args([
+                "-c",
+                "commit.gpgsign=false",
+                "-c",
+                "init.defaultBranch=main",
+            ])
+            .args(args),
+        b"",
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "git {args:?}: {}", show(&out));
+}
