@@ -235,6 +235,57 @@ fn mutated_corpus_keeps_the_invariants() {
     }
 }
 
+/// Replays saved inputs (`MESHJOB_FUZZ_REPLAY`: paths separated by whitespace, e.g. files of
+/// `target/fuzz-smoke-crashes/`) through the same checks, and says for each whether it keeps
+/// the invariants and whether it ends in an internal error:
+///
+/// ```sh
+/// MESHJOB_FUZZ_REPLAY="$(ls target/fuzz-smoke-crashes/*)" cargo test --test fuzz_smoke replay -- --ignored --nocapture
+/// ```
+#[test]
+#[ignore = "triage of saved inputs: set MESHJOB_FUZZ_REPLAY"]
+fn replay() {
+    let paths = std::env::var("MESHJOB_FUZZ_REPLAY").unwrap_or_default();
+    let mut bad = 0;
+    for path in paths.split_whitespace() {
+        let text = match std::fs::read(path).map(String::from_utf8) {
+            Ok(Ok(t)) => t,
+            Ok(Err(e)) => {
+                eprintln!("{path}: not UTF-8 ({e})");
+                continue;
+            }
+            Err(e) => panic!("{path}: {e}"),
+        };
+        let verdict = match std::panic::catch_unwind(|| common::invariants::check(&text)) {
+            Ok(Ok(out)) => match out.fatal {
+                Some(f) if f.message.starts_with("internal error") => {
+                    bad += 1;
+                    format!("internal error: {}", f.message)
+                }
+                Some(f) => format!("ok, refused: {}", f.message),
+                None => format!(
+                    "ok, {}",
+                    if out.text == text {
+                        "unchanged"
+                    } else {
+                        "edited"
+                    }
+                ),
+            },
+            Ok(Err(e)) => {
+                bad += 1;
+                format!("INVARIANT: {e}")
+            }
+            Err(payload) => {
+                bad += 1;
+                panic_message(&*payload)
+            }
+        };
+        eprintln!("{path}: {verdict}");
+    }
+    assert_eq!(bad, 0, "{bad} inputs fail");
+}
+
 /// The run stops after this many failures: by then the kinds are known.
 const MAX_FAILURES: usize = 50;
 /// Inputs saved per kind of failure (its message with the numbers taken out).

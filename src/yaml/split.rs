@@ -22,6 +22,12 @@ fn is_marker(line: &[u8], m: &[u8; 3]) -> bool {
     line.starts_with(m) && matches!(line.get(3), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
 }
 
+/// Whether `line` holds a CR that is not the first byte of a CRLF.
+fn has_lone_cr(line: &[u8]) -> bool {
+    memchr::memchr_iter(b'\r', line).any(|i| line.get(i + 1).is_some_and(|&b| b != b'\n'))
+        || (line.last() == Some(&b'\r'))
+}
+
 /// Where a line puts a piece boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Cut {
@@ -42,6 +48,14 @@ pub struct Cutter {
 impl Cutter {
     /// The boundary `line` (from its first byte, with or without its line break) makes.
     pub fn line(&mut self, line: &[u8]) -> Cut {
+        if has_lone_cr(line) {
+            // A lone CR is a line break to YAML, so this holds more than one line, and a
+            // marker may hide after it. Cut nowhere on it, and let the next `---` not cut
+            // either (as after a directive, which may be among the hidden lines): pieces
+            // only grow, and a grown piece still parses alone to the same documents.
+            self.directives = true;
+            return Cut::None;
+        }
         // Directives start with `%` in column 0; a BOM may precede one.
         let bare = line.strip_prefix(BOM).unwrap_or(line);
         if bare.first() == Some(&b'%') {
@@ -129,5 +143,21 @@ mod tests {
         // A `%` line inside a document keeps the next `---` from cutting: fewer pieces, never
         // a wrong one.
         assert_eq!(cut("--- |\n%x\n---\ny\n---\nz\n").len(), 2);
+    }
+
+    #[test]
+    fn a_line_with_a_lone_cr_cuts_nowhere_nor_does_the_next_marker() {
+        // `...` ended by a lone CR: `nd` is a bare document in the same stream, so the
+        // `spec:` after it belongs with it (the whole text is invalid YAML there).
+        assert_eq!(
+            cut("a: x\r\n...\rnd\r\nspec:\r\n---\r\nb\r\n---\r\nc\r\n"),
+            vec!["a: x\r\n...\rnd\r\nspec:\r\n---\r\nb\r\n", "---\r\nc\r\n"]
+        );
+        // A directive hidden behind a lone CR keeps its `---`.
+        assert_eq!(cut("a\n...\r%TAG ! x:\n---\nb\n").len(), 1);
+        // A marker hidden after a lone CR is not a cut either.
+        assert_eq!(cut("a\r---\nb\n").len(), 1);
+        // A CR at the end of the text is lone too.
+        assert_eq!(cut("a\n...\r"), vec!["a\n...\r"]);
     }
 }
