@@ -21,6 +21,7 @@ const CLASSES: &[&str] = &[
     "alias-refusal",
     "unquoted-version-in-config",
     "lone-cr-line-breaks",
+    "explicit-key-colon-less-indented",
 ];
 
 fn root() -> PathBuf {

@@ -90,6 +90,35 @@ pub fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
     }
 }
 
+/// The first token after `from` when it is a `:` (past spaces, line breaks and comments):
+/// the value indicator of a mapping entry whose key ends at `from`.
+pub fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
+    let bytes = src.as_bytes();
+    let mut i = from;
+    let mut after_space = true;
+    while let Some(&b) = bytes.get(i) {
+        match b {
+            b' ' | b'\t' | b'\n' | b'\r' => after_space = true,
+            b'#' if after_space => {
+                i += bytes[i..]
+                    .iter()
+                    .position(|&c| c == b'\n' || c == b'\r')
+                    .unwrap_or(bytes.len() - i);
+                continue;
+            }
+            b':' => return Some(i),
+            _ => return None,
+        }
+        i += 1;
+    }
+    None
+}
+
+/// Byte column of `at` on its line, where a lone CR also ends a line.
+pub fn byte_col(src: &str, at: usize) -> usize {
+    at - src[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -115,5 +144,9 @@ mod tests {
         assert_eq!(entry_start("a?k", 2), 2);
         assert_eq!(entry_start("  k: v", 2), 2);
         assert_eq!(entry_start("a: é\n  k", 8), 8);
+        assert_eq!(colon_at_next_token(" ? a\n # c\n: b", 4), Some(10));
+        assert_eq!(colon_at_next_token("? a\n#c: b", 3), None);
+        assert_eq!(colon_at_next_token("? a b", 3), None);
+        assert_eq!(byte_col("ab\rcd", 4), 1);
     }
 }

@@ -286,7 +286,7 @@ impl Builder<'_> {
                     empty: false,
                 };
                 self.last_opened = false;
-                self.push_node(node);
+                self.push_node(node)?;
             }
             Event::Scalar(value, style, _, _) => {
                 let (start, end, empty) = self.scalar_extent(style, s, e, value.is_empty());
@@ -305,7 +305,7 @@ impl Builder<'_> {
                     empty,
                 };
                 self.last_opened = false;
-                self.push_node(node);
+                self.push_node(node)?;
                 // An empty scalar has no text: the parser's span for it may lie at a later
                 // token, which must not move where the document ends.
                 if !empty {
@@ -350,7 +350,7 @@ impl Builder<'_> {
                 };
                 self.finish_collection(&mut node, s, e);
                 self.last_opened = false;
-                self.push_node(node);
+                self.push_node(node)?;
             }
             _ => {}
         }
@@ -455,7 +455,39 @@ impl Builder<'_> {
         node.end = last_child_end(node).unwrap_or(node.start).max(node.start);
     }
 
-    fn push_node(&mut self, mut node: Node) {
+    /// A block mapping entry with an explicit key (`? k`) whose `:` is less indented than
+    /// the `?`. YAML puts both at the mapping's indentation, and libyaml (which Kubernetes'
+    /// YAML reader derives from) refuses the text; granit-parser accepts it, giving the `:`
+    /// to the inner mapping, so no entry could be placed after it. Refused as the syntax
+    /// error it is.
+    fn misplaced_explicit_value(&self, key: &Node, value: &Node) -> Result<(), ParseError> {
+        let Some(q) = super::text::explicit_key_before(self.src, key.props_start) else {
+            return Ok(());
+        };
+        let Some(colon) = super::text::colon_at_next_token(self.src, key.end.max(q + 1)) else {
+            return Ok(());
+        };
+        if colon > value.props_start.max(value.start) && !value.empty {
+            return Ok(());
+        }
+        let (text, col) = (self.src, super::text::byte_col);
+        if col(text, colon) < col(text, q) {
+            return Err(ParseError {
+                offset: colon,
+                message: "the `:` of an explicit key is less indented than its `?`; YAML \
+                          needs both at the mapping's indentation"
+                    .into(),
+            });
+        }
+        Ok(())
+    }
+
+    fn push_node(&mut self, mut node: Node) -> Result<(), ParseError> {
+        if let Some(Frame::Map(map, Some(key))) = self.stack.last()
+            && !map.flow
+        {
+            self.misplaced_explicit_value(key, &node)?;
+        }
         let is_key = matches!(self.stack.last(), Some(Frame::Map(_, None)));
         if is_key
             && node.empty
@@ -514,6 +546,7 @@ impl Builder<'_> {
                 });
             }
         }
+        Ok(())
     }
 }
 
