@@ -285,6 +285,9 @@ fn process_piece(
         let to = text[doc.root.end..]
             .find('\n')
             .map_or(text.len(), |i| doc.root.end + i + 1);
+        // And the blank lines after it, where an entry appended at the end lands.
+        let rest = &text[to..];
+        let to = to + rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len();
         if !p.editor.edits.is_empty()
             && let Some(at) = lone_cr(&text[from..to])
         {
