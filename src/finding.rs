@@ -113,6 +113,8 @@ pub enum Rule {
     PeersVolumeTaken,
     /// A pod that already has the proxy container.
     ProxyInjected,
+    /// The injected proxy's `PROXY_CONFIG` env value cannot be edited; left alone.
+    ProxyConfigEnvLeftAlone,
     /// The quit URL cannot be used for a pod.
     QuitUrl,
     /// `--strategy native` on a target known to be too old.
@@ -177,7 +179,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 61] = [
+    pub const ALL: [Rule; 62] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
@@ -210,6 +212,7 @@ impl Rule {
         Rule::QuitUrl,
         Rule::EditedWrapper,
         Rule::PeersVolumeTaken,
+        Rule::ProxyConfigEnvLeftAlone,
         Rule::NativeTooOld,
         Rule::NativeInjected,
         Rule::NativeTurnedOff,
@@ -276,6 +279,7 @@ impl Rule {
             Rule::QuitUrl => "MJ207",
             Rule::EditedWrapper => "MJ208",
             Rule::PeersVolumeTaken => "MJ209",
+            Rule::ProxyConfigEnvLeftAlone => "MJ210",
             Rule::NativeTooOld => "MJ301",
             Rule::NativeInjected => "MJ302",
             Rule::NativeTurnedOff => "MJ303",

@@ -306,13 +306,14 @@ pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<F
                 istio::PROXY_CONFIG_ANNOTATION
             ),
         )),
-        Err(EmbeddedError::MultiDoc) => out.push(err(
+        Err(e @ (EmbeddedError::MultiDoc | EmbeddedError::Tagged(_))) => out.push(err(
             Rule::AnnotationNotConfig,
             oref,
             at,
             format!(
-                "the {} annotation holds several YAML documents",
-                istio::PROXY_CONFIG_ANNOTATION
+                "the {} annotation {}",
+                istio::PROXY_CONFIG_ANNOTATION,
+                e.reason()
             ),
         )),
         Err(EmbeddedError::Verify) => out.push(err(

@@ -135,6 +135,14 @@ impl<'a> Editor<'a> {
                         Some(c) if last.value.empty => c + 1,
                         _ => last.value.end.max(last.key.end),
                     };
+                    // An empty explicit key (`{? }`) sits right after its `?`, which needs a
+                    // space after it to stay an indicator.
+                    let first_here = !self.edits.iter().any(|e| e.start == at && e.end == at);
+                    let text = if first_here && last.key.empty && self.src[..at].ends_with('?') {
+                        format!(" {text}")
+                    } else {
+                        text
+                    };
                     self.edits.push(Edit::insert(at, text).ordered(1));
                 }
                 _ => {
@@ -400,6 +408,14 @@ impl<'a> Editor<'a> {
 
     /// Replaces a whole string scalar's text (quotes included), e.g. an annotation.
     pub fn replace_scalar_text(&mut self, node: &Node, text: String, value: Value, path: &[Seg]) {
+        // The new text has a header of its own, written for its value: a block scalar
+        // ending the text needs no other fix to its header.
+        if let Some(fix) = self
+            .eof_block
+            .take_if(|f| (node.props_start..=node.end).contains(&f.start))
+        {
+            self.edits.retain(|e| *e != fix);
+        }
         self.push(node.props_start, node.end, text);
         if let Some(v) = self.intended_at(path) {
             *v = value;

@@ -22,8 +22,25 @@ pub enum EmbeddedError {
     Invalid(String),
     /// The text holds more than one document.
     MultiDoc,
+    /// The string carries a tag (`!t`) other than `!!str`: what it means is up to whoever
+    /// reads it, so meshjob does not edit inside it. Holds the tag as written.
+    Tagged(String),
     /// The edited text did not read back as intended (a bug; nothing is written).
     Verify,
+}
+
+impl EmbeddedError {
+    /// Why the text was left alone, for a finding (not for `Verify`, an internal error).
+    pub fn reason(&self) -> String {
+        match self {
+            EmbeddedError::Invalid(why) => format!("is not valid YAML or JSON ({why})"),
+            EmbeddedError::MultiDoc => "holds several YAML documents".into(),
+            EmbeddedError::Tagged(tag) => format!(
+                "carries the tag `{tag}`, which meshjob does not edit inside (remove the tag to let it)"
+            ),
+            EmbeddedError::Verify => "did not read back as intended".into(),
+        }
+    }
 }
 
 /// Whether embedded text is JSON, so that additions are written as JSON. A YAML flow
@@ -56,6 +73,9 @@ pub fn edit_in_string<R>(
     else {
         return Err(EmbeddedError::Invalid("not a string".into()));
     };
+    if let Some(tag) = node.tag.as_deref().filter(|_| node.key_str().is_none()) {
+        return Err(EmbeddedError::Tagged(tag.to_string()));
+    }
     let docs = parse_stream(inner).map_err(|e| {
         let (line, col) = line_col(inner, e.offset);
         EmbeddedError::Invalid(format!(
@@ -229,7 +249,12 @@ fn encode(text: &str, style: ScalarStyle, node: &Node, place: Place, outer: &Edi
     } = place;
     let multiline = text.contains('\n');
     match style {
-        ScalarStyle::Literal | ScalarStyle::Folded if block_allowed && emit::literal_ok(text) => {
+        // A block stays a block, even for one line without a line break (`|-`).
+        ScalarStyle::Literal | ScalarStyle::Folded
+            if block_allowed
+                && (emit::literal_ok(text)
+                    || !multiline && emit::literal_ok(&format!("{text}\n"))) =>
+        {
             let col = content_indent(outer.src, node).unwrap_or(key_col + st.step);
             emit::literal_block(text, col, st)
         }

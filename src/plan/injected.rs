@@ -158,14 +158,42 @@ pub fn plan(
                         }
                     },
                 );
-                if res.is_ok() {
-                    for f in inner.into_iter().filter(|f| f.rule == Rule::KeptUserValue) {
-                        let mut f = f.with_object(Some(oref.clone()));
-                        f.offset = embedded::outer_offset(ed.src, &ve.value, f.offset);
-                        f.message =
-                            format!("{}: {PROXY_CONFIG_ENV}: {}", describe(oref), f.message);
-                        out.push(f);
+                match res {
+                    Ok(()) => {
+                        for f in inner.into_iter().filter(|f| f.rule == Rule::KeptUserValue) {
+                            let mut f = f.with_object(Some(oref.clone()));
+                            f.offset = embedded::outer_offset(ed.src, &ve.value, f.offset);
+                            f.message =
+                                format!("{}: {PROXY_CONFIG_ENV}: {}", describe(oref), f.message);
+                            out.push(f);
+                        }
                     }
+                    Err(embedded::EmbeddedError::Verify) => out.push(
+                        Finding::error(
+                            Rule::Internal,
+                            ve.value.start,
+                            format!(
+                                "internal error: {}: the edited env {PROXY_CONFIG_ENV} did not \
+                                 read back as intended; left unchanged",
+                                describe(oref)
+                            ),
+                        )
+                        .with_object(Some(oref.clone())),
+                    ),
+                    Err(e) => out.push(
+                        Finding::warning(
+                            Rule::ProxyConfigEnvLeftAlone,
+                            ve.value.start,
+                            format!(
+                                "{}: {}: env {PROXY_CONFIG_ENV} {}; left as it is, so \
+                                 terminationDrainDuration is not set there",
+                                describe(oref),
+                                mesh.proxy_container,
+                                e.reason()
+                            ),
+                        )
+                        .with_object(Some(oref.clone())),
+                    ),
                 }
             }
         }

@@ -386,10 +386,9 @@ fn config_map(
             Rule::MeshConfigInvalid,
             format!("is not valid YAML ({why}); istiod ignores the whole ConfigMap"),
         )),
-        Err(EmbeddedError::MultiDoc) => out.push(err(
-            Rule::MeshConfigInvalid,
-            "holds several YAML documents".into(),
-        )),
+        Err(e @ (EmbeddedError::MultiDoc | EmbeddedError::Tagged(_))) => {
+            out.push(err(Rule::MeshConfigInvalid, e.reason()));
+        }
         Err(EmbeddedError::Verify) => out.push(err(
             Rule::Internal,
             "internal error: the edited text did not read back as intended; left unchanged".into(),
