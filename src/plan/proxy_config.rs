@@ -314,6 +314,31 @@ fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mu
                     }
                 }
             }
+            // A null is no value at all: quoting its text (`"~"`) would give it one. meshjob's
+            // own key gets "true"; any other key is the user's to write.
+            Some(ScalarType::Null) if ours => {
+                out.push(
+                    Finding::error(
+                        Rule::MetadataNotStrings,
+                        v.start,
+                        format!(
+                            "proxyMetadata value `{k}` is null; istiod rejects the whole mesh \
+                             config unless it is a string (istio#48991): set to \"true\""
+                        ),
+                    )
+                    .fixed(),
+                );
+                ed.replace_value(md, &me.key, v, &mpath, k, &Out::Str("true".into()));
+            }
+            Some(ScalarType::Null) => out.push(Finding::error(
+                Rule::MetadataNotStrings,
+                v.start,
+                format!(
+                    "proxyMetadata value `{k}` is null; istiod rejects the whole mesh config \
+                     unless it is a string (istio#48991): write the string you mean (`\"\"` \
+                     for an empty one)"
+                ),
+            )),
             Some(_) => {
                 let fixed_text = if ours && d.force { "true" } else { text }.to_string();
                 out.push(
