@@ -44,10 +44,12 @@ fn wrapper_then_none_gives_back_the_input() {
         // if meshjob had written it (docs/strategies.md says so).
         // The same with Linkerd's native annotations; a pod that an earlier run wrapped for
         // Istio (its wrapper comes out too); and Linkerd's control-plane values, which are
-        // mesh config, not a pod fix, and which `none` leaves as they are.
+        // mesh config, not a pod fix, and which `none` leaves as they are; and a pod that an
+        // earlier run wrapped already (`none` takes that wrapper out too).
         if name == "opted-out-and-uninjectable-pods-are-skipped"
             || name == "native-sidecar-annotations-skip-the-pod"
             || name == "istio-annotation-left-on-a-linkerd-pod-is-reported"
+            || name == "injected-linkerd-proxy-wrapped-earlier-gets-only-the-env"
             || name.starts_with("control-plane-values-")
         {
             continue;

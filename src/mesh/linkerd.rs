@@ -36,9 +36,9 @@ pub const MESH: Mesh = Mesh {
         off: &[INJECT_DISABLED],
         ignore_case: false,
     }],
-    injected_note: "so its settings come from injection time: inject again (or set \
-                    LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true in its env) for the pod \
-                    annotation to take effect",
+    injected_note: "so its settings come from injection time and the pod annotation takes \
+                    effect only when it is injected again: \
+                    LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true goes on its env instead",
     config_kinds: &[],
     is_config_map_name: |_| false,
 };

@@ -5,6 +5,14 @@
 //! `pilot/cmd/pilot-agent/options/options.go`) and `terminationDrainDuration` inside
 //! `PROXY_CONFIG` (a ProxyConfig as JSON, which pilot-agent applies over the mesh defaults,
 //! `pilot/cmd/pilot-agent/config/config.go` `getMeshConfig`).
+//!
+//! An injected `linkerd-proxy` likewise takes its settings from its env: the shutdown
+//! endpoint the wrapper calls is on only with `LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true`
+//! (what the `config.linkerd.io/proxy-admin-shutdown` annotation becomes at injection,
+//! linkerd2 `charts/partials/templates/_proxy.tpl`). The proxy parses it with Rust's
+//! `bool::from_str` (linkerd2-proxy `linkerd/app/src/env.rs`, `env/types.rs` `parse_bool`),
+//! so only `true` turns it on, and a value that is neither `true` nor `false` keeps the proxy
+//! from starting.
 
 use super::editor::Editor;
 use super::embedded::{self, Place};
@@ -19,6 +27,8 @@ use crate::yaml::value::Value;
 
 /// The env var that carries a ProxyConfig (JSON) to pilot-agent.
 const PROXY_CONFIG_ENV: &str = "PROXY_CONFIG";
+/// The env var that turns the Linkerd proxy's shutdown endpoint on.
+pub const LINKERD_SHUTDOWN_ENV: &str = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED";
 
 pub use crate::decide::proxy_container;
 
@@ -94,38 +104,8 @@ pub fn plan(
         match find(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS) {
             None => add.push(exit_item()),
             Some((j, e)) => {
-                let v = e.get("value");
-                if v.and_then(Node::as_str) != Some("true") {
-                    let shown = v.and_then(Node::as_str).unwrap_or("");
-                    match (d.force, e.entry("value")) {
-                        (true, Some(ve)) => {
-                            let mut p = epath.clone();
-                            p.push(Seg::Index(j));
-                            ed.replace_value(
-                                e,
-                                &ve.key,
-                                &ve.value,
-                                &p,
-                                "value",
-                                &Out::Str("true".into()),
-                            );
-                        }
-                        _ => out.push(
-                            Finding::warning(
-                                Rule::KeptUserValue,
-                                e.start,
-                                format!(
-                                    "{}: {}: keeping env {}={shown:?}: the proxy then sits out the \
-                                     whole drain before it exits (use --force to set \"true\")",
-                                    describe(oref),
-                                    mesh.proxy_container,
-                                    istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS
-                                ),
-                            )
-                            .with_object(Some(oref.clone())),
-                        ),
-                    }
-                }
+                let why = "the proxy then sits out the whole drain before it exits";
+                set_or_keep(ed, e, &epath, j, d.force, why, (t, mesh), out);
             }
         }
     }
@@ -203,7 +183,96 @@ pub fn plan(
     }
 }
 
-/// Takes out of the injected proxy's env what [`plan`] adds: `EXIT_ON_ZERO_ACTIVE_CONNECTIONS:
+/// An env item `e` (at `epath[j]`) that should hold `"true"` and does not: set with
+/// `force`, else kept with a warning that says `why` it matters.
+#[allow(clippy::too_many_arguments)]
+fn set_or_keep(
+    ed: &mut Editor<'_>,
+    e: &Node,
+    epath: &[Seg],
+    j: usize,
+    force: bool,
+    why: &str,
+    (t, mesh): (&PodTarget<'_>, &Mesh),
+    out: &mut Vec<Finding>,
+) {
+    let v = e.get("value");
+    if v.and_then(Node::as_str) == Some("true") {
+        return;
+    }
+    let shown = v.and_then(Node::as_str).unwrap_or("");
+    let name = str_of(e, "name").unwrap_or_default();
+    match (force, e.entry("value")) {
+        (true, Some(ve)) => {
+            let mut p = epath.to_vec();
+            p.push(Seg::Index(j));
+            ed.replace_value(e, &ve.key, &ve.value, &p, "value", &Out::Str("true".into()));
+        }
+        _ => out.push(
+            Finding::warning(
+                Rule::KeptUserValue,
+                e.start,
+                format!(
+                    "{}: {}: keeping env {name}={shown:?}: {why} (use --force to set \"true\")",
+                    describe(&t.object),
+                    mesh.proxy_container,
+                ),
+            )
+            .with_object(Some(t.object.clone())),
+        ),
+    }
+}
+
+/// Plans the env of an injected `linkerd-proxy`: `LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED:
+/// "true"`, so that the wrapper's `POST /shutdown` is answered.
+pub fn plan_linkerd(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'_>,
+    mesh: &Mesh,
+    force: bool,
+    out: &mut Vec<Finding>,
+) {
+    let Some((i, c)) = proxy_container(mesh, t.template) else {
+        return;
+    };
+    if let Some(f) = shared_node_finding(c, &t.object) {
+        out.push(f);
+        return;
+    }
+    let mut cpath = child(&child(&t.path, "spec"), "containers");
+    cpath.push(Seg::Index(i));
+    let item = || env_item(LINKERD_SHUTDOWN_ENV, Out::Str("true".into()));
+    let Some(env) = c.entry("env").filter(|e| !e.value.is_null()) else {
+        let items = Out::Seq(vec![item()]);
+        match c.entry("env") {
+            Some(e) => ed.replace_value(c, &e.key, &e.value, &cpath, "env", &items),
+            None => ed.insert_entry(c, &cpath, None, "env", &items),
+        }
+        return;
+    };
+    if let Some(f) = shared_node_finding(&env.value, &t.object) {
+        out.push(f);
+        return;
+    }
+    let Some(items) = env.value.items() else {
+        return;
+    };
+    let epath = child(&cpath, "env");
+    match items
+        .iter()
+        .position(|e| str_of(e, "name") == Some(LINKERD_SHUTDOWN_ENV))
+    {
+        None => ed.append_items(&env.value, &epath, &[item()]),
+        Some(j) => {
+            let why = "the proxy's shutdown endpoint stays off, so the wrapper cannot stop it \
+                       and the Job keeps running";
+            set_or_keep(ed, &items[j], &epath, j, force, why, (t, mesh), out);
+        }
+    }
+}
+
+/// Takes out of the injected proxy's env what [`plan`] and [`plan_linkerd`] add:
+/// `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`, `LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED:
 /// "true"`, and a `PROXY_CONFIG` that holds nothing but meshjob's drain duration. (A drain
 /// duration merged into a `PROXY_CONFIG` of the injector's stays.)
 pub fn revert(
@@ -213,17 +282,9 @@ pub fn revert(
     d: &Desired,
     out: &mut Vec<Finding>,
 ) {
-    let Some((i, c)) = proxy_container(mesh, t.template) else {
-        return;
-    };
-    let Some(env) = c.get("env") else { return };
-    let Some(items) = env.items() else { return };
-    if crate::locate::shared_node(c).is_some() || crate::locate::shared_node(env).is_some() {
-        return;
-    }
     let want_drain = istio::parse_go_duration(&d.drain).ok();
     let ours = |e: &Node| match (str_of(e, "name"), str_of(e, "value")) {
-        (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS), Some("true")) => true,
+        (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS | LINKERD_SHUTDOWN_ENV), Some("true")) => true,
         (Some(PROXY_CONFIG_ENV), Some(v)) => serde_json::from_str::<serde_json::Value>(v)
             .ok()
             .is_some_and(|j| {
@@ -236,6 +297,34 @@ pub fn revert(
             }),
         _ => false,
     };
+    remove_env_items(ed, t, mesh, ours, out);
+}
+
+/// Takes out of the injected `linkerd-proxy`'s env what [`plan_linkerd`] adds.
+pub fn revert_linkerd(ed: &mut Editor<'_>, t: &PodTarget<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
+    let ours = |e: &Node| {
+        str_of(e, "name") == Some(LINKERD_SHUTDOWN_ENV) && str_of(e, "value") == Some("true")
+    };
+    remove_env_items(ed, t, mesh, ours, out);
+}
+
+/// Takes the env items `ours` picks out of the pod's proxy container (the whole `env` when
+/// nothing else is left), and says so.
+fn remove_env_items(
+    ed: &mut Editor<'_>,
+    t: &PodTarget<'_>,
+    mesh: &Mesh,
+    ours: impl Fn(&Node) -> bool,
+    out: &mut Vec<Finding>,
+) {
+    let Some((i, c)) = proxy_container(mesh, t.template) else {
+        return;
+    };
+    let Some(env) = c.get("env") else { return };
+    let Some(items) = env.items() else { return };
+    if crate::locate::shared_node(c).is_some() || crate::locate::shared_node(env).is_some() {
+        return;
+    }
     let gone: Vec<usize> = (0..items.len()).filter(|&j| ours(&items[j])).collect();
     if gone.is_empty() {
         return;

@@ -65,6 +65,7 @@ pub fn plan(
         ed.replace_value(a, &e.key, &e.value, &apath, key, &on());
     }
     revert::unwrap_pod(ed, t, out);
+    super::injected::revert_linkerd(ed, t, mesh, out);
     let mut to_remove: Vec<&str> = Vec::new();
     if let Some(a) = anns {
         let shutdown = linkerd::SHUTDOWN_ANNOTATION;

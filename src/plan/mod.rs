@@ -107,6 +107,12 @@ pub fn plan_doc_in<'a>(
                     let force = settings.force;
                     annotation::plan_linkerd(&mut editor, target, force, &mut pod_findings);
                 }
+                if needs_config && injected::proxy_container(mesh, target.template).is_some() {
+                    // Injected already: the annotation takes effect only at the next
+                    // injection, the proxy's env now.
+                    let force = settings.force;
+                    injected::plan_linkerd(&mut editor, target, mesh, force, &mut pod_findings);
+                }
             }
             Strategy::Wrapper => {
                 let needs_config =
@@ -186,6 +192,7 @@ pub fn plan_doc_in<'a>(
         } else if editor.edits.len() > mark {
             let native_key = native_annotation(mesh, settings);
             pod_findings.push(would_change(
+                editor.src,
                 target,
                 mesh,
                 strategy,
@@ -221,6 +228,7 @@ fn native_annotation(mesh: &Mesh, settings: &Settings) -> &'static str {
 /// (and a pull-request annotation) of its own: at the first container that would be
 /// wrapped, else at the pod's config annotation, else at the pod template.
 fn would_change(
+    src: &str,
     t: &locate::PodTarget<'_>,
     mesh: &Mesh,
     strategy: Strategy,
@@ -251,9 +259,17 @@ fn would_change(
         .and_then(Node::items)
         .map(|items| items.iter().collect())
         .unwrap_or_default();
+    let is_touched = |c: &&Node| edits.iter().any(|e| c.start <= e.start && e.start <= c.end);
+    // An injected proxy is never wrapped: its env may get the settings instead.
+    let is_proxy = |c: &&Node| locate::str_of(c, "name") == Some(mesh.proxy_container);
+    // A new entry at the end of a container lands on the line after its last one.
+    let line_end = |at: usize| src[at..].find('\n').map_or(src.len(), |i| at + i + 1);
+    let proxy = containers.iter().copied().find(|c| {
+        is_proxy(c) && (edits.iter()).any(|e| c.start <= e.start && e.start <= line_end(c.end))
+    });
     let touched: Vec<&Node> = containers
         .into_iter()
-        .filter(|c| edits.iter().any(|e| c.start <= e.start && e.start <= c.end))
+        .filter(|c| !is_proxy(c) && is_touched(c))
         .collect();
     let names: Vec<String> = touched
         .iter()
@@ -275,6 +291,13 @@ fn would_change(
                     mesh.name
                 ),
             },
+        ),
+        None if proxy.is_some() => (
+            proxy.map_or(tpl.start, |c| c.start),
+            format!(
+                "{who}: the env of {} would get the proxy settings the task needs",
+                mesh.proxy_container
+            ),
         ),
         None => {
             let annotation = (tpl.get("metadata"))

@@ -289,7 +289,7 @@ impl Builder<'_> {
                 self.push_node(node)?;
             }
             Event::Scalar(value, style, _, _) => {
-                let (start, end, empty) = self.scalar_extent(style, s, e, value.is_empty());
+                let (start, end, empty) = self.scalar_extent(style, s, e, &value);
                 let props = tag_start.map_or(start, |t| t.min(start));
                 let node = Node {
                     kind: Kind::Scalar {
@@ -395,8 +395,9 @@ impl Builder<'_> {
         style: ScalarStyle,
         s: usize,
         e: usize,
-        no_content: bool,
+        value: &str,
     ) -> (usize, usize, bool) {
+        let no_content = value.is_empty();
         let src = self.src;
         match style {
             ScalarStyle::Literal | ScalarStyle::Folded => {
@@ -415,6 +416,19 @@ impl Builder<'_> {
                 // (empty) content at the next token, on a later line.
                 let content_end = if no_content {
                     header_end
+                } else if src[indicator..header_end].contains('+') {
+                    // Kept trailing line breaks are content: the block ends before the
+                    // last of them. (A block of blank lines alone may be placed at the next
+                    // token, with an empty span: its lines run up to there all the same.)
+                    let all = &src[indicator..e.max(s)];
+                    let one = all
+                        .strip_suffix('\n')
+                        .map(|b| b.strip_suffix('\r').unwrap_or(b));
+                    indicator + one.unwrap_or(all).len()
+                } else if value.trim_end_matches('\n').ends_with([' ', '\t']) {
+                    // Its last lines hold spaces beyond the indentation, which are content:
+                    // the block ends after them.
+                    s + src[s..e].trim_end_matches(['\n', '\r']).len()
                 } else {
                     s + src[s..e].trim_end_matches(['\n', '\r', ' ', '\t']).len()
                 };
@@ -461,10 +475,15 @@ impl Builder<'_> {
     /// to the inner mapping, so no entry could be placed after it. Refused as the syntax
     /// error it is.
     fn misplaced_explicit_value(&self, key: &Node, value: &Node) -> Result<(), ParseError> {
-        let Some(q) = super::text::explicit_key_before(self.src, key.props_start) else {
+        let Some(colon) = super::text::colon_at_next_token(self.src, key.end) else {
             return Ok(());
         };
-        let Some(colon) = super::text::colon_at_next_token(self.src, key.end.max(q + 1)) else {
+        // A `:` on the key's own line is to the right of any `?` before the key (the
+        // common case, settled without looking for the `?`).
+        if !self.src[key.end..colon].contains(['\n', '\r']) {
+            return Ok(());
+        }
+        let Some(q) = super::text::explicit_key_before(self.src, key.props_start) else {
             return Ok(());
         };
         if colon > value.props_start.max(value.start) && !value.empty {
