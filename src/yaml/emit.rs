@@ -181,10 +181,11 @@ pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
     let mut s = String::with_capacity(2 + body.len() + lines * (col + st.nl.len()));
     s.push('|');
     s.push_str(chomp);
+    let indent = spaces(col);
     for line in body.split('\n') {
         s.push_str(st.nl);
         if !line.is_empty() {
-            s.extend(std::iter::repeat_n(' ', col));
+            s.push_str(&indent);
             s.push_str(line);
         }
     }
@@ -209,26 +210,15 @@ pub fn literal_ok(text: &str) -> bool {
 /// and checked for every container): no control characters but tab and line feed, and no
 /// line of only spaces and tabs.
 fn ascii_lines_ok(body: &str) -> bool {
-    let mut blank_so_far = true;
-    let mut len = 0;
-    for &b in body.as_bytes() {
-        match b {
-            b'\n' => {
-                if blank_so_far && len > 0 {
-                    return false;
-                }
-                blank_so_far = true;
-                len = 0;
-            }
-            b' ' | b'\t' => len += 1,
-            0..=0x1f | 0x7f => return false,
-            _ => {
-                blank_so_far = false;
-                len += 1;
-            }
-        }
-    }
-    !(blank_so_far && len > 0)
+    let b = body.as_bytes();
+    // Control characters, in a loop without early exit that the compiler vectorises.
+    let control = b.iter().fold(false, |acc, &c| {
+        acc | ((c < 0x20 && c != b'\t' && c != b'\n') | (c == 0x7f))
+    });
+    // A line of only spaces and tabs: each line is looked at up to its first other byte.
+    !control
+        && b.split(|&c| c == b'\n')
+            .all(|l| l.is_empty() || l.iter().any(|&c| c != b' ' && c != b'\t'))
 }
 
 /// Whether every character can stand in a literal block as written, and no line is only
