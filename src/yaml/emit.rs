@@ -177,12 +177,12 @@ pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
     } else {
         ""
     };
-    let lines = body.bytes().filter(|&b| b == b'\n').count() + 1;
+    let lines = memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1;
     let mut s = String::with_capacity(2 + body.len() + lines * (col + st.nl.len()));
     s.push('|');
     s.push_str(chomp);
     let indent = spaces(col);
-    for line in body.split('\n') {
+    for line in lines_of(body) {
         s.push_str(st.nl);
         if !line.is_empty() {
             s.push_str(&indent);
@@ -190,6 +190,18 @@ pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
         }
     }
     s
+}
+
+/// `text.split('\n')`, by `memchr`: the wrapper script is several KB of long lines.
+fn lines_of(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .chain(std::iter::once(text.len()))
+        .map(move |end| {
+            let line = &text[start..end];
+            start = end + 1;
+            line
+        })
 }
 
 /// Whether a string can be written as a readable literal block and read back unchanged.
@@ -216,9 +228,7 @@ fn ascii_lines_ok(body: &str) -> bool {
         acc | ((c < 0x20 && c != b'\t' && c != b'\n') | (c == 0x7f))
     });
     // A line of only spaces and tabs: each line is looked at up to its first other byte.
-    !control
-        && b.split(|&c| c == b'\n')
-            .all(|l| l.is_empty() || l.iter().any(|&c| c != b' ' && c != b'\t'))
+    !control && lines_of(body).all(|l| l.is_empty() || l.bytes().any(|c| c != b' ' && c != b'\t'))
 }
 
 /// Whether every character can stand in a literal block as written, and no line is only
