@@ -165,14 +165,39 @@ impl Value {
         let Value::YamlText(expected) = self else {
             return false;
         };
-        match super::tree::parse_stream(text) {
-            Ok(docs) if docs.len() == 1 => expected.matches_node(&docs[0].root),
-            Ok(docs) if docs.is_empty() => {
-                expected.matches(&Value::Scalar(ScalarType::Null, String::new()))
+        READ_BACK.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some((_, value)) = cache.iter().find(|(t, _)| t == text) {
+                return value.as_ref().is_some_and(|v| expected.matches(v));
             }
-            _ => false,
-        }
+            let value = match super::tree::parse_stream(text) {
+                Ok(docs) if docs.len() == 1 => Some(Value::from_node(&docs[0].root)),
+                Ok(docs) if docs.is_empty() => Some(Value::Scalar(ScalarType::Null, String::new())),
+                _ => None,
+            };
+            let ok = value.as_ref().is_some_and(|v| expected.matches(v));
+            if text.len() <= READ_BACK_MAX_TEXT {
+                if cache.len() == READ_BACK_ENTRIES {
+                    cache.remove(0);
+                }
+                cache.push((text.to_string(), value));
+            }
+            ok
+        })
     }
+}
+
+/// How many YAML texts (annotation values) each thread keeps parsed, and the longest kept.
+const READ_BACK_ENTRIES: usize = 4;
+const READ_BACK_MAX_TEXT: usize = 4096;
+
+thread_local! {
+    /// The YAML texts most recently read back by [`Value::matches_text`], with the value
+    /// each parses to (`None`: not one document). A stream's Jobs mostly carry the same
+    /// annotation text, and parsing is a pure function of the text, so its parse is kept
+    /// rather than repeated for every document.
+    static READ_BACK: std::cell::RefCell<Vec<(String, Option<Value>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
 }
 
 /// Whether the entries `b` of a mapping match the expected entries `a`, by `key` and `value`:
@@ -320,6 +345,26 @@ mod tests {
         assert!(!va.matches(&Value::from_node(&c[0].root)));
         assert!(va.matches_node(&b[0].root));
         assert!(!va.matches_node(&c[0].root));
+    }
+
+    #[test]
+    fn yaml_texts_read_back_the_same_parsed_or_kept() {
+        let parsed = |t: &str| {
+            let docs = super::super::tree::parse_stream(t).unwrap();
+            Value::YamlText(Box::new(Value::from_node(&docs[0].root)))
+        };
+        let (one, two) = (parsed("k: 1"), parsed("k: 2"));
+        let empty = Value::YamlText(Box::new(Value::Scalar(ScalarType::Null, String::new())));
+        // The second round finds each text kept from the first.
+        for _ in 0..2 {
+            assert!(one.matches_text("k: 1"));
+            assert!(!two.matches_text("k: 1"));
+            assert!(two.matches_text("{k: 2}"));
+            assert!(!one.matches_text("k: [1"));
+            assert!(!one.matches_text("k: 1\n---\nk: 1\n"));
+            assert!(empty.matches_text("# nothing\n"));
+            assert!(!one.matches_text("# nothing\n"));
+        }
     }
 
     #[test]
