@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Generate the benchmark inputs for bench/run.sh.
 
-Usage: bench/gen.py OUTDIR
+Usage: bench/gen.py OUTDIR   (bench/gen.py --help lists the options)
 
 Every input is built from documents of the repository's own testdata, so the benchmark
 edits the same shapes the golden tests check. The output is deterministic: the same
@@ -30,6 +30,7 @@ Only the standard library is used; no YAML parser is needed since the templates 
 as text (only the metadata.name line changes).
 """
 
+import argparse
 import glob
 import os
 import re
@@ -59,18 +60,32 @@ spec:
         command: ["nginx"]
 """
 
-# What a rendered chart holds besides Jobs, with the `# Source:` comments Helm writes.
-RENDERED_SERVICE = """# Source: platform/charts/web/templates/service.yaml
-apiVersion: v1
-kind: Service
-metadata:
-  name: web
-  namespace: platform
-  labels:
-    app.kubernetes.io/name: web
-    app.kubernetes.io/instance: platform
-    app.kubernetes.io/managed-by: Helm
-spec:
+# What a rendered chart holds besides Jobs, with the `# Source:` comments Helm writes. Both
+# kinds share the chart's metadata and selector labels.
+RENDERED_SELECTOR = """app.kubernetes.io/name: web
+app.kubernetes.io/instance: platform
+"""
+
+
+def indented(text, spaces):
+    """`text` with every line indented by `spaces` spaces."""
+    return "".join(" " * spaces + line for line in text.splitlines(keepends=True))
+
+
+def rendered(template, api_version, kind, chart_label):
+    """A rendered document: its `# Source:` line, head and chart metadata, then `body`."""
+    return (
+        "# Source: platform/charts/web/templates/%s.yaml\n" % template
+        + "apiVersion: %s\nkind: %s\n" % (api_version, kind)
+        + "metadata:\n  name: web\n  namespace: platform\n  labels:\n"
+        + indented(RENDERED_SELECTOR, 4)
+        + "    app.kubernetes.io/managed-by: Helm\n"
+        + ("    helm.sh/chart: web-0.3.1\n" if chart_label else "")
+    )
+
+
+RENDERED_SERVICE = rendered("service", "v1", "Service", False) + (
+    """spec:
   type: ClusterIP
   ports:
     - port: 80
@@ -78,32 +93,22 @@ spec:
       protocol: TCP
       name: http
   selector:
-    app.kubernetes.io/name: web
-    app.kubernetes.io/instance: platform
 """
-RENDERED_DEPLOYMENT = """# Source: platform/charts/web/templates/deployment.yaml
-apiVersion: apps/v1
-kind: Deployment
-metadata:
-  name: web
-  namespace: platform
-  labels:
-    app.kubernetes.io/name: web
-    app.kubernetes.io/instance: platform
-    app.kubernetes.io/managed-by: Helm
-    helm.sh/chart: web-0.3.1
-spec:
+    + indented(RENDERED_SELECTOR, 4)
+)
+RENDERED_DEPLOYMENT = rendered("deployment", "apps/v1", "Deployment", True) + (
+    """spec:
   replicas: 2
   selector:
     matchLabels:
-      app.kubernetes.io/name: web
-      app.kubernetes.io/instance: platform
-  template:
+"""
+    + indented(RENDERED_SELECTOR, 6)
+    + """  template:
     metadata:
       labels:
-        app.kubernetes.io/name: web
-        app.kubernetes.io/instance: platform
-    spec:
+"""
+    + indented(RENDERED_SELECTOR, 8)
+    + """    spec:
       containers:
         - name: web
           image: "registry.example.com/platform/web:1.4.2"
@@ -112,6 +117,7 @@ spec:
               cpu: 100m
               memory: 128Mi
 """
+)
 
 NONJOB_BYTES = 50_000_000
 NONJOB_SMALL_BYTES = 30_000_000
@@ -273,17 +279,41 @@ def nonjob_docs(configmap, deployment, limit):
         yield doc
 
 
+def parse_args(argv):
+    """The command line: OUTDIR, or --stream BYTES."""
+    ap = argparse.ArgumentParser(
+        prog="bench/gen.py",
+        description="Generate the benchmark inputs of bench/run.sh from the repository's "
+        "testdata (deterministic: the same testdata gives byte-identical files).",
+        epilog="Written to OUTDIR: cron-1000.yaml, cron-2000.yaml, cron-20000.yaml, "
+        "mixed-100000.yaml, rendered-100000.yaml, nonjob.yaml, nonjob-30mb.yaml, small/, "
+        "tree/ and manifest.tsv (file, documents, bytes, largest document); the module "
+        "docstring describes each.",
+    )
+    ap.add_argument("outdir", nargs="?", metavar="OUTDIR", help="folder to write the inputs to")
+    ap.add_argument(
+        "--stream",
+        type=int,
+        metavar="BYTES",
+        help="write at least BYTES of the rendered stream to stdout instead (no OUTDIR); "
+        "first print 'documents<TAB>bytes<TAB>largest document' to stderr",
+    )
+    args = ap.parse_args(argv)
+    if (args.stream is None) == (args.outdir is None):
+        ap.error("give either OUTDIR or --stream BYTES")
+    if args.stream is not None and args.stream < 0:
+        ap.error("--stream BYTES must not be negative")
+    return args
+
+
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--stream":
+    args = parse_args(sys.argv[1:])
+    if args.stream is not None:
         with open(CRON_TEMPLATE, encoding="utf-8") as f:
             cron = Kind(split_documents(f.read())[0])
-        stream_to_stdout(
-            int(sys.argv[2]), cron, Kind(RENDERED_SERVICE), Kind(RENDERED_DEPLOYMENT)
-        )
+        stream_to_stdout(args.stream, cron, Kind(RENDERED_SERVICE), Kind(RENDERED_DEPLOYMENT))
         return
-    if len(sys.argv) != 2:
-        raise SystemExit("usage: gen.py OUTDIR | gen.py --stream BYTES")
-    out = sys.argv[1]
+    out = args.outdir
     os.makedirs(os.path.join(out, "small"), exist_ok=True)
 
     with open(CRON_TEMPLATE, encoding="utf-8") as f:

@@ -202,7 +202,7 @@ pub fn verify(out: &str, intended: &[Intended]) -> Result<Vec<Doc>, ApplyError> 
         });
     }
     for (doc, want) in docs.iter().zip(intended) {
-        if !want.value.matches(&Value::from_node(&doc.root)) {
+        if !want.value.matches_node(&doc.root) {
             return Err(ApplyError::NotAsIntended {
                 offset: doc.root.start,
             });

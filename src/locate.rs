@@ -201,7 +201,10 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Found<'d>) {
             out.findings.push(f);
             return;
         }
-        if let Some(f) = duplicate_key_finding(node, &oref, &describe_path(&tpath)) {
+        // The path is named only for a finding (this runs for every pod).
+        if node.duplicate_key().is_some()
+            && let Some(f) = duplicate_key_finding(node, &oref, &describe_path(&tpath))
+        {
             out.findings.push(f);
             return;
         }
@@ -239,6 +242,9 @@ fn object<'d>(obj: &'d Node, path: Path, out: &mut Found<'d>) {
         &["metadata", "labels"],
     ] {
         let Some(n) = node.path(sub) else { continue };
+        if n.duplicate_key().is_none() {
+            continue;
+        }
         let mut p = tpath.clone();
         p.extend(sub.iter().map(|k| key(k)));
         if let Some(f) = duplicate_key_finding(n, &oref, &describe_path(&p)) {

@@ -369,7 +369,9 @@ fn classify<'d>(
         out.push(f);
         return None;
     }
-    if let Some(f) = duplicate_key_finding(c, oref, &format!("container {name:?}")) {
+    if c.duplicate_key().is_some()
+        && let Some(f) = duplicate_key_finding(c, oref, &format!("container {name:?}"))
+    {
         out.push(f);
         return None;
     }

@@ -177,18 +177,31 @@ pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
     } else {
         ""
     };
-    let lines = body.bytes().filter(|&b| b == b'\n').count() + 1;
+    let lines = memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1;
     let mut s = String::with_capacity(2 + body.len() + lines * (col + st.nl.len()));
     s.push('|');
     s.push_str(chomp);
-    for line in body.split('\n') {
+    let indent = spaces(col);
+    for line in lines_of(body) {
         s.push_str(st.nl);
         if !line.is_empty() {
-            s.extend(std::iter::repeat_n(' ', col));
+            s.push_str(&indent);
             s.push_str(line);
         }
     }
     s
+}
+
+/// `text.split('\n')`, by `memchr`: the wrapper script is several KB of long lines.
+fn lines_of(text: &str) -> impl Iterator<Item = &str> {
+    let mut start = 0;
+    memchr::memchr_iter(b'\n', text.as_bytes())
+        .chain(std::iter::once(text.len()))
+        .map(move |end| {
+            let line = &text[start..end];
+            start = end + 1;
+            line
+        })
 }
 
 /// Whether a string can be written as a readable literal block and read back unchanged.
@@ -209,26 +222,13 @@ pub fn literal_ok(text: &str) -> bool {
 /// and checked for every container): no control characters but tab and line feed, and no
 /// line of only spaces and tabs.
 fn ascii_lines_ok(body: &str) -> bool {
-    let mut blank_so_far = true;
-    let mut len = 0;
-    for &b in body.as_bytes() {
-        match b {
-            b'\n' => {
-                if blank_so_far && len > 0 {
-                    return false;
-                }
-                blank_so_far = true;
-                len = 0;
-            }
-            b' ' | b'\t' => len += 1,
-            0..=0x1f | 0x7f => return false,
-            _ => {
-                blank_so_far = false;
-                len += 1;
-            }
-        }
-    }
-    !(blank_so_far && len > 0)
+    let b = body.as_bytes();
+    // Control characters, in a loop without early exit that the compiler vectorises.
+    let control = b.iter().fold(false, |acc, &c| {
+        acc | ((c < 0x20 && c != b'\t' && c != b'\n') | (c == 0x7f))
+    });
+    // A line of only spaces and tabs: each line is looked at up to its first other byte.
+    !control && lines_of(body).all(|l| l.is_empty() || l.bytes().any(|c| c != b' ' && c != b'\t'))
 }
 
 /// Whether every character can stand in a literal block as written, and no line is only

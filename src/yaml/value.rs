@@ -111,37 +111,112 @@ impl Value {
     /// Semantic equality: `self` may hold [`Value::YamlText`] expectations.
     pub fn matches(&self, actual: &Value) -> bool {
         match (self, actual) {
-            (Value::YamlText(expected), Value::Scalar(ScalarType::Str, text)) => {
-                match super::tree::parse_stream(text) {
-                    Ok(docs) if docs.len() == 1 => {
-                        expected.matches(&Value::from_node(&docs[0].root))
-                    }
-                    Ok(docs) if docs.is_empty() => {
-                        expected.matches(&Value::Scalar(ScalarType::Null, String::new()))
-                    }
-                    _ => false,
-                }
-            }
+            (Value::YamlText(_), Value::Scalar(ScalarType::Str, text)) => self.matches_text(text),
             (Value::Scalar(t1, s1), Value::Scalar(t2, s2)) => t1 == t2 && s1 == s2,
             (Value::Alias(a), Value::Alias(b)) => a == b,
             (Value::Seq(a), Value::Seq(b)) => {
                 a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.matches(y))
             }
             (Value::Map(a), Value::Map(b)) => {
-                // Order does not matter; a key written twice (real manifests have them) is
-                // matched occurrence by occurrence.
-                a.len() == b.len()
-                    && a.iter().enumerate().all(|(i, (k, v))| {
-                        let nth = a[..i].iter().filter(|(k0, _)| k.matches(k0)).count();
-                        b.iter()
-                            .filter(|(k2, _)| k.matches(k2))
-                            .nth(nth)
-                            .is_some_and(|(_, v2)| v.matches(v2))
-                    })
+                map_matches(a, b, |k, (k2, _)| k.matches(k2), |v, (_, v2)| v.matches(v2))
             }
             _ => false,
         }
     }
+
+    /// `self.matches(&Value::from_node(node))`, without building the node's value: the
+    /// verification of every edited document reads its whole re-parsed tree this way.
+    pub fn matches_node(&self, node: &Node) -> bool {
+        match (self, &node.kind) {
+            (expected @ Value::YamlText(_), Kind::Scalar { value, style }) => {
+                resolve(value, *style, node.tag.as_deref(), node.empty) == ScalarType::Str
+                    && expected.matches_text(value)
+            }
+            (Value::Scalar(t, s), Kind::Scalar { value, style }) => {
+                let ty = resolve(value, *style, node.tag.as_deref(), node.empty);
+                *t == ty
+                    && match ty {
+                        ScalarType::Bool => {
+                            s.len() == value.len()
+                                && s.bytes()
+                                    .zip(value.bytes())
+                                    .all(|(a, b)| a == b.to_ascii_lowercase())
+                        }
+                        ScalarType::Null => s.is_empty(),
+                        _ => s == value,
+                    }
+            }
+            (Value::Alias(a), Kind::Alias(b)) => a == b,
+            (Value::Seq(a), Kind::Seq(b)) => {
+                a.len() == b.len() && a.iter().zip(b).all(|(x, y)| x.matches_node(y))
+            }
+            (Value::Map(a), Kind::Map(b)) => map_matches(
+                a,
+                b,
+                |k, e| k.matches_node(&e.key),
+                |v, e| v.matches_node(&e.value),
+            ),
+            _ => false,
+        }
+    }
+
+    /// For [`Value::YamlText`]: whether `text` parses to the expected value.
+    fn matches_text(&self, text: &str) -> bool {
+        let Value::YamlText(expected) = self else {
+            return false;
+        };
+        READ_BACK.with(|cache| {
+            let mut cache = cache.borrow_mut();
+            if let Some((_, value)) = cache.iter().find(|(t, _)| t == text) {
+                return value.as_ref().is_some_and(|v| expected.matches(v));
+            }
+            let value = match super::tree::parse_stream(text) {
+                Ok(docs) if docs.len() == 1 => Some(Value::from_node(&docs[0].root)),
+                Ok(docs) if docs.is_empty() => Some(Value::Scalar(ScalarType::Null, String::new())),
+                _ => None,
+            };
+            let ok = value.as_ref().is_some_and(|v| expected.matches(v));
+            if text.len() <= READ_BACK_MAX_TEXT {
+                if cache.len() == READ_BACK_ENTRIES {
+                    cache.remove(0);
+                }
+                cache.push((text.to_string(), value));
+            }
+            ok
+        })
+    }
+}
+
+/// How many YAML texts (annotation values) each thread keeps parsed, and the longest kept.
+const READ_BACK_ENTRIES: usize = 4;
+const READ_BACK_MAX_TEXT: usize = 4096;
+
+thread_local! {
+    /// The YAML texts most recently read back by [`Value::matches_text`], with the value
+    /// each parses to (`None`: not one document). A stream's Jobs mostly carry the same
+    /// annotation text, and parsing is a pure function of the text, so its parse is kept
+    /// rather than repeated for every document.
+    static READ_BACK: std::cell::RefCell<Vec<(String, Option<Value>)>> =
+        const { std::cell::RefCell::new(Vec::new()) };
+}
+
+/// Whether the entries `b` of a mapping match the expected entries `a`, by `key` and `value`:
+/// order does not matter; a key written twice (real manifests have them) is matched
+/// occurrence by occurrence.
+fn map_matches<E>(
+    a: &[(Value, Value)],
+    b: &[E],
+    key: impl Fn(&Value, &E) -> bool,
+    value: impl Fn(&Value, &E) -> bool,
+) -> bool {
+    a.len() == b.len()
+        && a.iter().enumerate().all(|(i, (k, v))| {
+            let nth = a[..i].iter().filter(|(k0, _)| k.matches(k0)).count();
+            b.iter()
+                .filter(|e| key(k, e))
+                .nth(nth)
+                .is_some_and(|e| value(v, e))
+        })
 }
 
 /// Resolves a scalar's type the way a Kubernetes client would read it.
@@ -268,5 +343,64 @@ mod tests {
         let va = Value::from_node(&a[0].root);
         assert!(va.matches(&Value::from_node(&b[0].root)));
         assert!(!va.matches(&Value::from_node(&c[0].root)));
+        assert!(va.matches_node(&b[0].root));
+        assert!(!va.matches_node(&c[0].root));
+    }
+
+    #[test]
+    fn yaml_texts_read_back_the_same_parsed_or_kept() {
+        let parsed = |t: &str| {
+            let docs = super::super::tree::parse_stream(t).unwrap();
+            Value::YamlText(Box::new(Value::from_node(&docs[0].root)))
+        };
+        let (one, two) = (parsed("k: 1"), parsed("k: 2"));
+        let empty = Value::YamlText(Box::new(Value::Scalar(ScalarType::Null, String::new())));
+        // The second round finds each text kept from the first.
+        for _ in 0..2 {
+            assert!(one.matches_text("k: 1"));
+            assert!(!two.matches_text("k: 1"));
+            assert!(two.matches_text("{k: 2}"));
+            assert!(!one.matches_text("k: [1"));
+            assert!(!one.matches_text("k: 1\n---\nk: 1\n"));
+            assert!(empty.matches_text("# nothing\n"));
+            assert!(!one.matches_text("# nothing\n"));
+        }
+    }
+
+    #[test]
+    fn matching_a_node_is_matching_its_value() {
+        let src = "a: Yes\nb: ~\nc: !!str 1\nd: [x, &n 2, *n]\ne: \"{k: [1, 2]}\"\nf: ''\n\
+                   a: TRUE\ng: |\n  h: 1\n";
+        let doc = &super::super::tree::parse_stream(src).unwrap()[0].root;
+        let variants = [
+            src.to_string(),
+            src.replace("Yes", "no"),
+            src.replace("~", "null"),
+            src.replace("~", "''"),
+            src.replace("!!str 1", "1"),
+            src.replace("*n", "2"),
+            src.replace("TRUE", "true"),
+            src.replace("[1, 2]", "[1, 3]"),
+            src.replace("h: 1", "h: 2"),
+        ];
+        let mut expected = Value::from_node(doc);
+        for text in [&variants[..], &variants[..]].concat() {
+            let node = &super::super::tree::parse_stream(&text).unwrap()[0].root;
+            assert_eq!(
+                expected.matches_node(node),
+                expected.matches(&Value::from_node(node)),
+                "{text}"
+            );
+            // Once with the embedded texts as expectations.
+            for key in ["e", "g"] {
+                if let Some(Value::Scalar(ScalarType::Str, t)) = expected.get(key).cloned() {
+                    let inner = super::super::tree::parse_stream(&t).unwrap();
+                    expected.set(
+                        key,
+                        Value::YamlText(Box::new(Value::from_node(&inner[0].root))),
+                    );
+                }
+            }
+        }
     }
 }
