@@ -460,13 +460,7 @@ impl<'r> Run<'r> {
         if self.req.quiet && f.severity == Severity::Info {
             return;
         }
-        // `fix` names the files it wrote instead of each pod it changed (and the strategy
-        // that changed it: `check` and `diff` explain that).
-        let per_change = matches!(
-            f.rule,
-            Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
-        );
-        if fix && per_change && self.req.format != Format::Json {
+        if fix && said_per_change(f.rule) && self.req.format != Format::Json {
             return;
         }
         self.reports.push(l);
@@ -761,10 +755,24 @@ impl FileSink<'_, '_> {
     }
 }
 
+/// Findings `fix` leaves out of its text report: it names the files it wrote instead of each
+/// pod it changed (and the strategy that changed it: `check` and `diff` explain that). Each
+/// is an info or a fixed error, so in `fix` it counts for nothing either.
+fn said_per_change(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
+    )
+}
+
 impl Sink for FileSink<'_, '_> {
     fn batch(&mut self, done: &Done) -> Result<(), String> {
         let b = &done.batch;
         let mut found = done.result.findings.clone();
+        if self.mode == Mode::Fix && self.json.is_none() {
+            // Not kept to the end of a long stream only to be left out of the report.
+            found.retain(|f| !said_per_change(f.rule));
+        }
         found.sort_by_key(|f| f.offset);
         let offsets: Vec<usize> = found.iter().map(|f| f.offset).collect();
         let places = stream::line_cols(b.line, &b.bytes, &offsets);
