@@ -433,12 +433,24 @@ fn eof_block_fix(src: &str, root: &Node) -> Option<Edit> {
     let mut n = root;
     loop {
         n = match &n.kind {
-            Kind::Map(entries) => &entries.last()?.value,
+            // The last text of an entry is its key when it has no value (`? |`).
+            Kind::Map(entries) => {
+                let e = entries.last()?;
+                if e.value.end > e.key.end {
+                    &e.value
+                } else {
+                    &e.key
+                }
+            }
             Kind::Seq(items) => items.last()?,
             _ => break,
         };
     }
     if !n.is_block_scalar() || !src[n.end..].trim_matches([' ', '\t']).is_empty() {
+        return None;
+    }
+    // A value that has its final line feed (its last lines are blank) keeps it anyway.
+    if n.as_str().is_some_and(|v| v.ends_with('\n')) {
         return None;
     }
     let header_len = src[n.start..].find(['\n', '\r'])?;

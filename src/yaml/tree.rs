@@ -480,10 +480,14 @@ impl Builder<'_> {
         };
         // A `:` on the key's own line is to the right of any `?` before the key (the
         // common case, settled without looking for the `?`).
-        if !self.src[key.end..colon].contains(['\n', '\r']) {
+        // (An empty key may sit at the `:` itself: that one is looked at.)
+        if key.end > key.start && !self.src[key.end..colon].contains(['\n', '\r']) {
             return Ok(());
         }
-        let Some(q) = super::text::explicit_key_before(self.src, key.props_start) else {
+        // A key that is itself a mapping may have been given the `?` as its start (`? :`).
+        let own =
+            (self.src.as_bytes().get(key.props_start) == Some(&b'?')).then_some(key.props_start);
+        let Some(q) = super::text::explicit_key_before(self.src, key.props_start).or(own) else {
             return Ok(());
         };
         if colon > value.props_start.max(value.start) && !value.empty {
