@@ -292,8 +292,11 @@ fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mu
     };
     let exit_key = istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS;
     for me in entries {
-        // A key with a tag of its own (`!t k`) is not a string key: left alone.
-        let Some(k) = me.key.key_str() else { continue };
+        // A key with a tag of its own (`!t k`), or a null one, is not a string key: left
+        // alone.
+        let Some(k) = me.key.key_str().filter(|_| !me.key.is_null()) else {
+            continue;
+        };
         let v = &me.value;
         let ty = scalar_type(v);
         let ours = k == exit_key && d.exit_on_zero;

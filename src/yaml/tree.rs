@@ -420,7 +420,7 @@ impl Builder<'_> {
                     // Kept trailing line breaks are content: the block ends before the
                     // last of them. (A block of blank lines alone may be placed at the next
                     // token, with an empty span: its lines run up to there all the same.)
-                    let all = &src[indicator..e.max(s)];
+                    let all = without_next_indent(src, indicator, e.max(s));
                     let one = all
                         .strip_suffix('\n')
                         .map(|b| b.strip_suffix('\r').unwrap_or(b));
@@ -428,7 +428,9 @@ impl Builder<'_> {
                 } else if value.trim_end_matches('\n').ends_with([' ', '\t']) {
                     // Its last lines hold spaces beyond the indentation, which are content:
                     // the block ends after them.
-                    s + src[s..e].trim_end_matches(['\n', '\r']).len()
+                    s + without_next_indent(src, s, e)
+                        .trim_end_matches(['\n', '\r'])
+                        .len()
                 } else {
                     s + src[s..e].trim_end_matches(['\n', '\r', ' ', '\t']).len()
                 };
@@ -571,6 +573,19 @@ impl Builder<'_> {
         }
         Ok(())
     }
+}
+
+/// `src[from..to]` without a last line of only spaces and tabs that the next token
+/// follows (a block scalar's span may run into the indentation of the next line).
+fn without_next_indent(src: &str, from: usize, to: usize) -> &str {
+    let text = &src[from..to];
+    if to < src.len()
+        && let Some(i) = text.rfind(['\n', '\r'])
+        && text[i + 1..].bytes().all(|b| b == b' ' || b == b'\t')
+    {
+        return &text[..=i];
+    }
+    text
 }
 
 fn first_child_start(node: &Node) -> Option<usize> {
