@@ -340,7 +340,7 @@ fn lone_cr(text: &str) -> Option<usize> {
 
 /// Keeps only the first of each note that is said once (the drain interaction, the
 /// versions that would decide the strategy).
-fn once_per_text(findings: &mut Vec<Finding>) {
+pub fn once_per_text(findings: &mut Vec<Finding>) {
     let mut seen: Vec<Rule> = Vec::new();
     findings.retain(|f| {
         if !f.rule.once_per_run() {

@@ -17,15 +17,9 @@ fn regression_inputs_keep_the_invariants() {
         let Ok(text) = meshjob::source::decode(&bytes) else {
             continue;
         };
-        let out =
-            common::invariants::check(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
         // Each of these once gave an internal error or a wrong edit: valid input is edited
         // or refused with a finding, and internal errors are for meshjob's own bugs.
-        let internal = out
-            .fatal
-            .iter()
-            .chain(&out.findings)
-            .find(|f| f.rule == Rule::Internal);
+        let (out, internal) = checked(&path, text);
         assert!(internal.is_none(), "{}: {internal:?}", path.display());
 
         if let (Some(patch), None) = (&patch, &out.fatal) {
@@ -77,20 +71,24 @@ fn known_internal_errors_stay_safe() {
     for path in files {
         let bytes = std::fs::read(&path).expect("read");
         let text = meshjob::source::decode(&bytes).expect("UTF-8");
-        let out =
-            common::invariants::check(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let internal = out
-            .fatal
-            .iter()
-            .chain(&out.findings)
-            .any(|f| f.rule == Rule::Internal);
+        let (_, internal) = checked(&path, text);
         assert!(
-            internal,
+            internal.is_some(),
             "{} no longer ends in an internal error: move it to testdata/regressions/ with a \
              note on what it showed",
             path.display()
         );
     }
+}
+
+/// The outcome of `text` (read from `path`), which must keep every invariant, and its first
+/// internal error, if any.
+fn checked(path: &Path, text: &str) -> (meshjob::run::Outcome, Option<meshjob::finding::Finding>) {
+    let out = common::invariants::check(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    let internal = (out.fatal.iter().chain(&out.findings))
+        .find(|f| f.rule == Rule::Internal)
+        .cloned();
+    (out, internal)
 }
 
 /// The `*.yaml` files of a folder of the repository, sorted; the folder must hold some.

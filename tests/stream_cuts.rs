@@ -101,17 +101,7 @@ fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions) -> Outcome
         out.push_str(piece_out.as_deref().unwrap_or(&text[r.clone()]));
         findings.extend(p.findings.into_iter().map(|f| shifted(f, r.start)));
     }
-    let mut seen = Vec::new();
-    findings.retain(|f| {
-        if !f.rule.once_per_run() {
-            return true;
-        }
-        if seen.contains(&f.rule) {
-            return false;
-        }
-        seen.push(f.rule);
-        true
-    });
+    meshjob::run::once_per_text(&mut findings);
     Outcome {
         text: out,
         findings,
