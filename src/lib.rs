@@ -21,4 +21,5 @@ pub mod plan;
 pub mod run;
 pub mod source;
 pub mod stream;
+pub mod version;
 pub mod yaml;

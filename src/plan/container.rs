@@ -157,17 +157,18 @@ fn wrapper_out(script: String) -> Out {
 /// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
 /// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
 /// `/shutdown` and `/ready`; Istio's ready port is another one and stays).
-fn pod_endpoint(mesh: &Mesh, url: &str, tpl: &Node) -> Result<Endpoint, String> {
-    let mut q = script::parse_quit_url(url)?;
-    let default_port = script::parse_quit_url(mesh.default_quit_url).map(|d| d.port)?;
+fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpoint, String> {
+    let quit = script::parse_quit_url(mesh.default_quit_url)?;
+    let ready = script::parse_quit_url(mesh.ready_url)?;
+    let mut q = url.cloned().unwrap_or_else(|| quit.clone());
     let port = mesh
         .quit_port_annotation
         .and_then(|a| tpl.path(&["metadata", "annotations", a]))
         .and_then(Node::as_str)
         .and_then(|p| p.parse::<u16>().ok());
     if let Some(p) = port
-        && q.port == default_port
-        && (url == mesh.default_quit_url || url == mesh.ready_url)
+        && q.port == quit.port
+        && (q == quit || q == ready)
     {
         q.port = p;
     }
@@ -223,11 +224,7 @@ pub fn plan(
         ));
         return false;
     };
-    let quit_url = settings
-        .quit_url
-        .as_deref()
-        .unwrap_or(mesh.default_quit_url);
-    let quit = match pod_endpoint(mesh, quit_url, tpl) {
+    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), tpl) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -236,7 +233,9 @@ pub fn plan(
     };
     let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
-        pod_endpoint(mesh, mesh.ready_url, tpl).map(|ready| ReadyWait { seconds, ready })
+        script::parse_quit_url(mesh.ready_url)
+            .and_then(|r| pod_endpoint(mesh, Some(&r), tpl))
+            .map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));

@@ -282,7 +282,6 @@ pub fn revert(
     d: &Desired,
     out: &mut Vec<Finding>,
 ) {
-    let want_drain = istio::parse_go_duration(&d.drain).ok();
     let ours = |e: &Node| match (str_of(e, "name"), str_of(e, "value")) {
         (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS | LINKERD_SHUTDOWN_ENV), Some("true")) => true,
         (Some(PROXY_CONFIG_ENV), Some(v)) => serde_json::from_str::<serde_json::Value>(v)
@@ -292,7 +291,7 @@ pub fn revert(
                     o.len() == 1
                         && o.get(istio::TERMINATION_DRAIN_DURATION)
                             .and_then(serde_json::Value::as_str)
-                            .is_some_and(|s| istio::parse_go_duration(s).ok() == want_drain)
+                            .is_some_and(|s| d.drain.same_as(s))
                 })
             }),
         _ => false,

@@ -521,8 +521,7 @@ fn ours(root: &Node, d: &Desired) -> Ours {
         }
     }
     if let Some((ty, s)) = root.get(istio::TERMINATION_DRAIN_DURATION).and_then(typed) {
-        let want = istio::parse_go_duration(&d.drain).ok();
-        if ty == ScalarType::Str && istio::parse_go_duration(&s).ok() == want {
+        if ty == ScalarType::Str && d.drain.same_as(&s) {
             o.keys.push(istio::TERMINATION_DRAIN_DURATION);
         } else {
             o.kept.push((istio::TERMINATION_DRAIN_DURATION, s));
