@@ -68,6 +68,8 @@ pub struct Settings {
     pub strategy: StrategyChoice,
     /// Image references or prefixes, and container names, of long-running sidecars.
     pub sidecars: Vec<String>,
+    /// The kinds whose pods are fixed.
+    pub kinds: crate::kinds::Kinds,
 }
 
 impl Default for Settings {
@@ -88,6 +90,7 @@ impl Default for Settings {
             kubernetes_version: None,
             strategy: StrategyChoice::Auto,
             sidecars: Vec::new(),
+            kinds: crate::kinds::Kinds::default(),
         }
     }
 }

@@ -238,6 +238,7 @@ fn render_round_trips_awkward_values() {
         kubernetes_version: Some(crate::config::Version::new(1, 9)),
         strategy: crate::config::StrategyChoice::None,
         sidecars: vec!["true".into(), "a/b:1".into()],
+        kinds: crate::kinds::Kinds::default(),
     };
     let text = render_effective(&settings);
     let mut back = Settings::default();

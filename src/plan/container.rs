@@ -7,10 +7,10 @@ use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, S
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{
-    PodTarget, describe, duplicate_key_finding, object_error as err, shared_node,
-    shared_node_finding, str_of,
+    describe, duplicate_key_finding, object_error as err, shared_node, shared_node_finding, str_of,
 };
 use crate::mesh::Mesh;
+use crate::pod::Pod;
 use crate::yaml::emit::{Out, literal_ok};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
@@ -180,7 +180,7 @@ fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpo
 /// in which nothing stops the proxy gets none, so that its diff does not look like a fix.
 pub fn plan(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     settings: &Settings,
     out: &mut Vec<Finding>,

@@ -53,7 +53,7 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let located = locate::locate(&doc.root);
+    let located = locate::locate(&doc.root, &settings.kinds);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let desired = proxy_config::Desired::from_settings(settings);
@@ -229,7 +229,7 @@ fn native_annotation(mesh: &Mesh, settings: &Settings) -> &'static str {
 /// wrapped, else at the pod's config annotation, else at the pod template.
 fn would_change(
     src: &str,
-    t: &locate::PodTarget<'_>,
+    t: &crate::pod::Pod<'_>,
     mesh: &Mesh,
     strategy: Strategy,
     native_key: &str,
