@@ -1,13 +1,13 @@
 //! The pod template's annotation for its mesh: Istio's `proxy.istio.io/config` (created,
 //! or merged into) or Linkerd's `config.linkerd.io/proxy-admin-shutdown: enabled`.
 
-use super::editor::Editor;
-use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, Rule};
 use crate::locate::{describe, object_error as err, shared_node_finding};
 use crate::mesh::{istio, linkerd};
 use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, EmbeddedError, Place};
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::{Entry, Kind, parse_stream};

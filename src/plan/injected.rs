@@ -14,13 +14,13 @@
 //! so only `true` turns it on, and a value that is neither `true` nor `false` keeps the proxy
 //! from starting.
 
-use super::editor::Editor;
-use super::embedded::{self, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, Rule};
 use crate::locate::{describe, shared_node_finding, str_of};
 use crate::mesh::{Mesh, istio};
 use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, Place};
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::Node;

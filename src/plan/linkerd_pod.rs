@@ -5,12 +5,12 @@
 //! where native sidecars are the default (2.20), so that the pod does not depend on the
 //! chart's setting.
 
-use super::editor::Editor;
 use super::revert;
 use crate::finding::{Finding, Rule};
 use crate::locate::{describe, shared_node};
 use crate::mesh::{Mesh, linkerd};
 use crate::pod::Pod;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::Node;

@@ -3,8 +3,6 @@
 
 pub mod annotation;
 pub mod container;
-pub mod editor;
-pub mod embedded;
 pub mod injected;
 pub mod linkerd_pod;
 pub mod linkerd_values;
@@ -16,6 +14,7 @@ pub mod revert;
 pub mod script;
 pub mod sidecars;
 pub mod stops;
+pub mod wrapped;
 
 use crate::apply::Edit;
 use crate::config::Settings;
@@ -23,10 +22,10 @@ use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
 use crate::mesh::{Mesh, MeshId};
+use crate::yaml::editor::Editor;
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
 use crate::yaml::{self, tree::Node};
-use editor::Editor;
 
 /// The plan for one document: its editor (edits + intended value) and findings.
 pub struct DocPlan<'a> {

@@ -3,7 +3,6 @@
 //! Kubernetes 1.29+ stops when the task ends. What meshjob added for the wrapper is taken
 //! out first; none of it matters in native mode (see `mesh::istio`).
 
-use super::editor::Editor;
 use super::proxy_config::Desired;
 use super::revert::{self, NativeAnnotation};
 use crate::config::Settings;
@@ -11,6 +10,7 @@ use crate::finding::{Finding, Rule};
 use crate::locate::describe;
 use crate::mesh::{Mesh, istio};
 use crate::pod::Pod;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::Node;

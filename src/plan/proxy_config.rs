@@ -5,11 +5,11 @@
 //! (overwritten only with `--force`). Values Istio would reject are errors, fixed where the
 //! right value is known: a quoted boolean, an unquoted `proxyMetadata` value, a bad duration.
 
-use super::editor::Editor;
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
 use crate::locate::{duplicate_key_message, first_shared, refusal};
 use crate::mesh::istio;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Kind, Node};

@@ -4,15 +4,15 @@
 //! native-sidecar annotation. Used by `--strategy none`, by ambient pods, and before the
 //! native strategy writes its own fix.
 
-use super::container::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
-use super::editor::Editor;
-use super::embedded::{self, Place};
 use super::proxy_config::Desired;
 use super::script;
+use super::wrapped::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{describe, shared_node, str_of};
 use crate::mesh::{Mesh, istio};
 use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, Place};
 use crate::yaml::emit::{self, Out};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Node};
