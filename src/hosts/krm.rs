@@ -221,7 +221,7 @@ fn build_results(
             results.push(KrmResult {
                 severity: Severity::Info,
                 message: format!(
-                    "{}: rewritten so that the Istio sidecar stops when the task ends [{}]",
+                    "{}: rewritten so that mesh sidecars stop when their tasks end [{}]",
                     describe(&obj),
                     Rule::Rewritten
                 ),

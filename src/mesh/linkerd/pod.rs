@@ -46,7 +46,7 @@ pub fn plan(
         && let Some(a) = anns
         && let Some(e) = a.entry(key)
         && let Some(v) = e.value.as_str()
-        && !(mesh.native_sidecar_on)(v)
+        && !(mesh.native.is_on)(v, None)
     {
         if !force {
             out.push(
