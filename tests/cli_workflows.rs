@@ -7,7 +7,7 @@
 //! Every case builds its own tree in a temporary directory, so each reads on its own.
 
 mod common;
-mod hosts;
+use common::hosts;
 
 use std::path::Path;
 use std::process::Command;

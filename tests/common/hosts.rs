@@ -1,6 +1,5 @@
 //! Helpers for the tests that run host programs (kubectl, pre-commit, the action's steps):
 //! every run is bounded in time and its output is kept for the failure message.
-#![allow(dead_code)]
 
 use std::io::{Read, Write};
 use std::process::{Command, Output, Stdio};
@@ -33,6 +32,8 @@ pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
         b
     });
     let start = Instant::now();
+    // Most runs end within milliseconds: look often at first, then every 20 ms.
+    let mut pause = Duration::from_millis(1);
     let status = loop {
         if let Some(s) = child.try_wait().expect("wait") {
             break s;
@@ -48,7 +49,8 @@ pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
                 String::from_utf8_lossy(&stderr)
             );
         }
-        std::thread::sleep(Duration::from_millis(20));
+        std::thread::sleep(pause);
+        pause = (pause * 2).min(Duration::from_millis(20));
     };
     let _ = writer.join();
     Output {
@@ -60,12 +62,7 @@ pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
 
 /// stdout and stderr of a run, for assertion messages.
 pub fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    super::Run::from(o.clone()).show()
 }
 
 /// Runs git in `dir` with a test identity and no signing; panics with its output on failure.
