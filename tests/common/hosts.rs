@@ -1,24 +1,14 @@
 //! Helpers for the tests that run host programs (kubectl, pre-commit, the action's steps):
 //! every run is bounded in time and its output is kept for the failure message.
 
-use std::io::{Read, Write};
-use std::process::{Command, Output, Stdio};
+use std::io::Read;
+use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 /// Runs `cmd` with `stdin`, killing it after `limit`. Panics (with what it printed) when it
 /// overruns.
 pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
+    let (mut child, writer) = super::spawn_with_stdin(cmd, stdin);
     let mut out = child.stdout.take().expect("stdout");
     let mut err = child.stderr.take().expect("stderr");
     let out_reader = std::thread::spawn(move || {

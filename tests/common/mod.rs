@@ -3,7 +3,8 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::JoinHandle;
 
 /// Set by `.ci/run`: every test that would skip for a missing outside program fails instead.
 pub const REQUIRE_ENV: &str = "MESHJOB_REQUIRE_TOOLS";
@@ -89,10 +90,11 @@ pub fn meshjob() -> Command {
     cmd
 }
 
-/// Runs `cmd` with `input` on stdin and collects its output. The input is written from a
-/// thread, so a program that answers before it has read everything cannot dead-lock
-/// against a full pipe; a program that stops reading (an input cap) is not an error here.
-pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+/// Starts `cmd` with its three streams piped and `input` written to stdin from a thread, so
+/// a program that answers before it has read everything cannot dead-lock against a full
+/// pipe; a program that stops reading (an input cap) is not an error here. Join the thread
+/// once the child is done.
+pub fn spawn_with_stdin(cmd: &mut Command, input: &[u8]) -> (Child, JoinHandle<()>) {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -104,6 +106,12 @@ pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&data);
     });
+    (child, writer)
+}
+
+/// Runs `cmd` with `input` on stdin and collects its output.
+pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+    let (child, writer) = spawn_with_stdin(cmd, input);
     let out = child
         .wait_with_output()
         .unwrap_or_else(|e| panic!("cannot wait for {cmd:?}: {e}"));
