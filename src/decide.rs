@@ -9,8 +9,9 @@
 
 use crate::config::{Settings, StrategyChoice, Version};
 use crate::finding::{Finding, Rule};
-use crate::locate::{PodTarget, describe, str_of};
+use crate::locate::{describe, str_of};
 use crate::mesh::{self, Marker, MarkerKey, Mesh, MeshId, Place, istio, linkerd};
+use crate::pod::Pod;
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
@@ -241,7 +242,7 @@ fn level(
 
 /// Decides what to do with one pod. `run_notes` collects the notes said once per run.
 pub fn decide(
-    target: &PodTarget<'_>,
+    target: &Pod<'_>,
     settings: &Settings,
     ctx: &RunContext,
     run_notes: &mut Vec<Finding>,
@@ -408,7 +409,7 @@ pub fn decide(
 /// The mesh of a pod: its own markers, else its Namespace's, else `default_mesh`. Both
 /// meshes, or only an opt-out, is a finding instead.
 fn which_mesh(
-    target: &PodTarget<'_>,
+    target: &Pod<'_>,
     default_mesh: MeshId,
     namespaces: &Namespaces,
 ) -> Result<&'static Mesh, Box<Finding>> {
@@ -672,7 +673,7 @@ mod tests {
     /// The strategy of the first pod of the document, or None when it is skipped.
     fn strategy(src: &str, settings: &Settings) -> Option<Strategy> {
         let docs = parse_stream(src).unwrap();
-        let pods = locate(&docs[0].root).pods;
+        let pods = locate(&docs[0].root, crate::kinds::Kinds::builtin()).pods;
         match decide(&pods[0], settings, &RunContext::default(), &mut Vec::new()) {
             Decision::Fix { strategy, .. } => Some(strategy),
             Decision::Skip(_) => None,
@@ -713,7 +714,7 @@ mod tests {
         let mut fixed = Vec::new();
         let mut msgs = Vec::new();
         for d in &docs {
-            for pod in &locate(&d.root).pods {
+            for pod in &locate(&d.root, crate::kinds::Kinds::builtin()).pods {
                 match decide(pod, &settings, &ctx, &mut Vec::new()) {
                     Decision::Fix {
                         mesh,

@@ -4,7 +4,7 @@
 //! linkerd/linkerd2-proxy. [`MESH`] is the summary the stages read through the mesh seam.
 
 use super::{MarkerKey, Mesh, MeshId, Place};
-use crate::config::Version;
+use crate::version::Version;
 
 /// Linkerd as a [`Mesh`].
 pub const MESH: Mesh = Mesh {

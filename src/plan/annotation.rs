@@ -1,12 +1,13 @@
 //! The pod template's annotation for its mesh: Istio's `proxy.istio.io/config` (created,
 //! or merged into) or Linkerd's `config.linkerd.io/proxy-admin-shutdown: enabled`.
 
-use super::editor::Editor;
-use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, Rule};
-use crate::locate::{PodTarget, describe, object_error as err, shared_node_finding};
+use crate::locate::{describe, object_error as err, shared_node_finding};
 use crate::mesh::{istio, linkerd};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, EmbeddedError, Place};
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::{Entry, Kind, parse_stream};
@@ -54,7 +55,7 @@ fn fresh_value(text: &str) -> Value {
 /// Returns the existing entry, if there is one; the caller decides what to do with it.
 pub fn ensure<'d>(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'d>,
+    t: &Pod<'d>,
     key: &str,
     value: impl Fn(bool) -> Out,
     out: &mut Vec<Finding>,
@@ -139,7 +140,7 @@ pub fn ensure<'d>(
 
 /// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
 /// earlier run that took the pod for another mesh, they do nothing there.
-pub fn foreign(t: &PodTarget<'_>, mesh: &crate::mesh::Mesh, out: &mut Vec<Finding>) {
+pub fn foreign(t: &Pod<'_>, mesh: &crate::mesh::Mesh, out: &mut Vec<Finding>) {
     let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
         return;
     };
@@ -176,7 +177,7 @@ pub fn linkerd_fresh_entry() -> (&'static str, Out) {
 /// proxy (2.16+) answers the wrapper's POST to `/shutdown` with 404. A `disabled` the user
 /// wrote is kept with a warning (replaced with `force`); any other value, which Linkerd
 /// ignores, is replaced.
-pub fn plan_linkerd(ed: &mut Editor<'_>, t: &PodTarget<'_>, force: bool, out: &mut Vec<Finding>) {
+pub fn plan_linkerd(ed: &mut Editor<'_>, t: &Pod<'_>, force: bool, out: &mut Vec<Finding>) {
     let key = linkerd::SHUTDOWN_ANNOTATION;
     let enabled = || Out::Str(linkerd::SHUTDOWN_ENABLED.into());
     let Some(e) = ensure(ed, t, key, |_| enabled(), out) else {
@@ -230,7 +231,7 @@ pub fn plan_linkerd(ed: &mut Editor<'_>, t: &PodTarget<'_>, force: bool, out: &m
 }
 
 /// Plans the annotation edits for one pod template.
-pub fn plan(ed: &mut Editor<'_>, t: &PodTarget<'_>, d: &Desired, out: &mut Vec<Finding>) {
+pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<Finding>) {
     let oref = &t.object;
     let Some(pc) = ensure(
         ed,

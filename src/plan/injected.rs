@@ -14,12 +14,13 @@
 //! so only `true` turns it on, and a value that is neither `true` nor `false` keeps the proxy
 //! from starting.
 
-use super::editor::Editor;
-use super::embedded::{self, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, Rule};
-use crate::locate::{PodTarget, describe, shared_node_finding, str_of};
+use crate::locate::{describe, shared_node_finding, str_of};
 use crate::mesh::{Mesh, istio};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, Place};
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::Node;
@@ -54,13 +55,7 @@ fn fresh_proxy_config(d: &Desired) -> Out {
 }
 
 /// Plans the env edits of the injected proxy container of one pod.
-pub fn plan(
-    ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
-    mesh: &Mesh,
-    d: &Desired,
-    out: &mut Vec<Finding>,
-) {
+pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mut Vec<Finding>) {
     let oref = &t.object;
     let Some((i, c)) = proxy_container(mesh, t.template) else {
         return;
@@ -193,7 +188,7 @@ fn set_or_keep(
     j: usize,
     force: bool,
     why: &str,
-    (t, mesh): (&PodTarget<'_>, &Mesh),
+    (t, mesh): (&Pod<'_>, &Mesh),
     out: &mut Vec<Finding>,
 ) {
     let v = e.get("value");
@@ -227,7 +222,7 @@ fn set_or_keep(
 /// "true"`, so that the wrapper's `POST /shutdown` is answered.
 pub fn plan_linkerd(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     force: bool,
     out: &mut Vec<Finding>,
@@ -275,14 +270,7 @@ pub fn plan_linkerd(
 /// `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`, `LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED:
 /// "true"`, and a `PROXY_CONFIG` that holds nothing but meshjob's drain duration. (A drain
 /// duration merged into a `PROXY_CONFIG` of the injector's stays.)
-pub fn revert(
-    ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
-    mesh: &Mesh,
-    d: &Desired,
-    out: &mut Vec<Finding>,
-) {
-    let want_drain = istio::parse_go_duration(&d.drain).ok();
+pub fn revert(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mut Vec<Finding>) {
     let ours = |e: &Node| match (str_of(e, "name"), str_of(e, "value")) {
         (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS | LINKERD_SHUTDOWN_ENV), Some("true")) => true,
         (Some(PROXY_CONFIG_ENV), Some(v)) => serde_json::from_str::<serde_json::Value>(v)
@@ -292,7 +280,7 @@ pub fn revert(
                     o.len() == 1
                         && o.get(istio::TERMINATION_DRAIN_DURATION)
                             .and_then(serde_json::Value::as_str)
-                            .is_some_and(|s| istio::parse_go_duration(s).ok() == want_drain)
+                            .is_some_and(|s| d.drain.same_as(s))
                 })
             }),
         _ => false,
@@ -301,7 +289,7 @@ pub fn revert(
 }
 
 /// Takes out of the injected `linkerd-proxy`'s env what [`plan_linkerd`] adds.
-pub fn revert_linkerd(ed: &mut Editor<'_>, t: &PodTarget<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
+pub fn revert_linkerd(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
     let ours = |e: &Node| {
         str_of(e, "name") == Some(LINKERD_SHUTDOWN_ENV) && str_of(e, "value") == Some("true")
     };
@@ -312,7 +300,7 @@ pub fn revert_linkerd(ed: &mut Editor<'_>, t: &PodTarget<'_>, mesh: &Mesh, out: 
 /// nothing else is left), and says so.
 fn remove_env_items(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     ours: impl Fn(&Node) -> bool,
     out: &mut Vec<Finding>,

@@ -5,11 +5,12 @@
 //! where native sidecars are the default (2.20), so that the pod does not depend on the
 //! chart's setting.
 
-use super::editor::Editor;
 use super::revert;
 use crate::finding::{Finding, Rule};
-use crate::locate::{PodTarget, describe, shared_node};
+use crate::locate::{describe, shared_node};
 use crate::mesh::{Mesh, linkerd};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::Node;
@@ -28,7 +29,7 @@ pub enum Native {
 /// Plans one Linkerd pod.
 pub fn plan(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     native: Native,
     force: bool,
@@ -111,7 +112,7 @@ fn on() -> Out {
     Out::Str(linkerd::NATIVE_ON.into())
 }
 
-fn taken_out(t: &PodTarget<'_>, anns: &Node, key: &str, value: &str) -> Finding {
+fn taken_out(t: &Pod<'_>, anns: &Node, key: &str, value: &str) -> Finding {
     Finding::info(
         Rule::SettingRemoved,
         anns.start,

@@ -9,11 +9,11 @@
 //! [`linkerd::DISTINCT_PROXY_KEYS`]). The chart's own values.yaml (its defaults) is left
 //! alone: users set values in their own file.
 
-use super::editor::Editor;
 use crate::config::{Settings, StrategyChoice};
 use crate::finding::{Finding, Rule};
 use crate::locate::{objects, refusal, shared_node, str_of};
 use crate::mesh::linkerd;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Path, child};
 use crate::yaml::tree::{Kind, Node};

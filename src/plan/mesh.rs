@@ -8,8 +8,6 @@
 //! is linted but not set here: mesh-wide it would delay the start of every meshed pod, and
 //! the pod annotation already sets it on the Jobs that need it.
 
-use super::editor::Editor;
-use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{
@@ -17,6 +15,8 @@ use crate::locate::{
 };
 use crate::mesh::ConfigRole;
 use crate::mesh::istio;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, EmbeddedError, Place};
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Path, key, path_string};
 use crate::yaml::tree::{Kind, Node};

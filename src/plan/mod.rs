@@ -3,8 +3,6 @@
 
 pub mod annotation;
 pub mod container;
-pub mod editor;
-pub mod embedded;
 pub mod injected;
 pub mod linkerd_pod;
 pub mod linkerd_values;
@@ -16,6 +14,7 @@ pub mod revert;
 pub mod script;
 pub mod sidecars;
 pub mod stops;
+pub mod wrapped;
 
 use crate::apply::Edit;
 use crate::config::Settings;
@@ -23,10 +22,10 @@ use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
 use crate::mesh::{Mesh, MeshId};
+use crate::yaml::editor::Editor;
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
 use crate::yaml::{self, tree::Node};
-use editor::Editor;
 
 /// The plan for one document: its editor (edits + intended value) and findings.
 pub struct DocPlan<'a> {
@@ -53,7 +52,7 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let located = locate::locate(&doc.root);
+    let located = locate::locate(&doc.root, &settings.kinds);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let desired = proxy_config::Desired::from_settings(settings);
@@ -229,7 +228,7 @@ fn native_annotation(mesh: &Mesh, settings: &Settings) -> &'static str {
 /// wrapped, else at the pod's config annotation, else at the pod template.
 fn would_change(
     src: &str,
-    t: &locate::PodTarget<'_>,
+    t: &crate::pod::Pod<'_>,
     mesh: &Mesh,
     strategy: Strategy,
     native_key: &str,

@@ -3,9 +3,9 @@
 //! themselves (`plan::sidecars`). meshjob wraps neither and never edits them; it says what
 //! it saw.
 
-use super::container::{How, Wrap};
 use super::sidecars;
 use super::stops::{self, Found, Stop};
+use super::wrapped::{How, Wrap};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
 use crate::locate::{describe, str_of};

@@ -4,14 +4,15 @@
 //! native-sidecar annotation. Used by `--strategy none`, by ambient pods, and before the
 //! native strategy writes its own fix.
 
-use super::container::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
-use super::editor::Editor;
-use super::embedded::{self, Place};
 use super::proxy_config::Desired;
 use super::script;
+use super::wrapped::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{PodTarget, describe, shared_node, str_of};
+use crate::locate::{describe, shared_node, str_of};
 use crate::mesh::{Mesh, istio};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, Place};
 use crate::yaml::emit::{self, Out};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Node};
@@ -32,7 +33,7 @@ pub enum NativeAnnotation {
 /// Takes meshjob's additions out of one pod template, and sees to the native annotation.
 pub fn plan(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     d: &Desired,
     native: NativeAnnotation,
@@ -45,7 +46,7 @@ pub fn plan(
 
 /// Restores the pod's containers that meshjob wrapped, and the shared volume; the same for
 /// every mesh.
-pub fn unwrap_pod(ed: &mut Editor<'_>, t: &PodTarget<'_>, out: &mut Vec<Finding>) {
+pub fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
     let spath = child(&t.path, "spec");
     if let Some(spec) = t.template.get("spec").filter(|s| shared_node(s).is_none()) {
         unwrap_containers(ed, spec, &spath, &t.object, out);
@@ -223,7 +224,7 @@ fn restored_command(ed: &Editor<'_>, words: &[Node], flow: bool) -> Out {
 /// The pod's annotations: meshjob's proxy config keys out; the native annotation as asked.
 fn annotations(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     d: &Desired,
     native: NativeAnnotation,
@@ -318,7 +319,7 @@ fn annotations(
 /// `metadata` left empty) go too.
 pub fn drop_native(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     key: &str,
     replacement: Option<(&str, Out)>,
     out: &mut Vec<Finding>,
@@ -521,8 +522,7 @@ fn ours(root: &Node, d: &Desired) -> Ours {
         }
     }
     if let Some((ty, s)) = root.get(istio::TERMINATION_DRAIN_DURATION).and_then(typed) {
-        let want = istio::parse_go_duration(&d.drain).ok();
-        if ty == ScalarType::Str && istio::parse_go_duration(&s).ok() == want {
+        if ty == ScalarType::Str && d.drain.same_as(&s) {
             o.keys.push(istio::TERMINATION_DRAIN_DURATION);
         } else {
             o.kept.push((istio::TERMINATION_DRAIN_DURATION, s));
