@@ -20,23 +20,18 @@ pub struct Found<'d> {
     pub findings: Vec<Finding>,
 }
 
-/// The string value of `key` in a mapping (see [`Node::str`]).
-pub fn str_of<'n>(map: &'n Node, k: &str) -> Option<&'n str> {
-    map.str(k)
-}
-
 /// Identity of a Kubernetes object mapping.
 pub fn object_ref(obj: &Node) -> ObjectRef {
     let meta = obj.get("metadata");
     ObjectRef {
-        api_version: str_of(obj, "apiVersion").unwrap_or_default().to_string(),
-        kind: str_of(obj, "kind").unwrap_or_default().to_string(),
+        api_version: obj.str("apiVersion").unwrap_or_default().to_string(),
+        kind: obj.str("kind").unwrap_or_default().to_string(),
         name: meta
-            .and_then(|m| str_of(m, "name").or_else(|| str_of(m, "generateName")))
+            .and_then(|m| m.str("name").or_else(|| m.str("generateName")))
             .unwrap_or_default()
             .to_string(),
         namespace: meta
-            .and_then(|m| str_of(m, "namespace"))
+            .and_then(|m| m.str("namespace"))
             .unwrap_or_default()
             .to_string(),
     }
@@ -67,8 +62,8 @@ pub fn may_matter(kinds: &Kinds, kind: &str, name: Option<&str>) -> bool {
 
 /// Whether an object is a list whose `items` are objects in their own right.
 pub fn is_list(obj: &Node) -> bool {
-    let api = str_of(obj, "apiVersion").unwrap_or_default();
-    match str_of(obj, "kind") {
+    let api = obj.str("apiVersion").unwrap_or_default();
+    match obj.str("kind") {
         Some("List") => api == "v1",
         Some("ResourceList") => api.starts_with("config.kubernetes.io/"),
         _ => false,

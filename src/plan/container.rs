@@ -7,7 +7,7 @@ use super::wrapped::{How, PEERS_MOUNT, PEERS_VOLUME, Wrap, item_out, wrapper_scr
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{
-    describe, duplicate_key_finding, object_error as err, shared_node, shared_node_finding, str_of,
+    describe, duplicate_key_finding, object_error as err, shared_node, shared_node_finding,
 };
 use crate::mesh::Mesh;
 use crate::pod::Pod;
@@ -166,7 +166,7 @@ pub fn plan(
             return false;
         }
     };
-    let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
+    let on_failure = spec.str("restartPolicy") == Some("OnFailure");
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
         script::parse_quit_url(mesh.ready_url)
             .and_then(|r| pod_endpoint(mesh, Some(&r), tpl))
@@ -181,7 +181,7 @@ pub fn plan(
     };
 
     let status_port = own_fixes::status_port(mesh, tpl);
-    let shared_pid = str_of(spec, "shareProcessNamespace") == Some("true");
+    let shared_pid = spec.str("shareProcessNamespace") == Some("true");
     let mut wraps = Vec::new();
     let mut stops = false;
     for (index, c) in items.iter().enumerate() {
@@ -278,7 +278,7 @@ fn classify<'d>(
     out: &mut Vec<Finding>,
 ) -> Option<Wrap<'d>> {
     c.entries()?;
-    let name = str_of(c, "name").unwrap_or_default().to_string();
+    let name = c.str("name").unwrap_or_default().to_string();
     if name == mesh.proxy_container {
         out.push(
             Finding::info(
@@ -309,7 +309,7 @@ fn classify<'d>(
         out.push(f);
         return None;
     }
-    let image = str_of(c, "image").unwrap_or_default();
+    let image = c.str("image").unwrap_or_default();
     // A null `args` is no args; a null or empty `command` is no command (Kubernetes runs
     // the image's ENTRYPOINT then).
     let args = c.entry("args");
@@ -556,7 +556,7 @@ fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<F
         Err(f) => return Some(*f),
     };
     for v in volumes {
-        if str_of(v, "name") == Some(PEERS_VOLUME)
+        if v.str("name") == Some(PEERS_VOLUME)
             && (v.get("emptyDir").is_none() || v.entries().is_some_and(|e| e.len() != 2))
         {
             return taken(
@@ -574,8 +574,8 @@ fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<F
             Err(f) => return Some(*f),
         };
         for m in mounts {
-            let ours = str_of(m, "name") == Some(PEERS_VOLUME);
-            let path = str_of(m, "mountPath").unwrap_or_default();
+            let ours = m.str("name") == Some(PEERS_VOLUME);
+            let path = m.str("mountPath").unwrap_or_default();
             let read_only = m.get("readOnly").and_then(Node::as_str) == Some("true");
             if ours && (!is_peers_path(path) || read_only || m.get("subPath").is_some()) {
                 return taken(
@@ -609,11 +609,10 @@ fn ensure_named_item(ed: &mut Editor<'_>, map: &Node, path: &[Seg], key: &str, i
             ed.replace_value(map, &e.key, &e.value, path, key, &Out::Seq(vec![item]));
         }
         Some(e) => {
-            let present = e.value.items().is_some_and(|items| {
-                items
-                    .iter()
-                    .any(|i| str_of(i, "name") == Some(PEERS_VOLUME))
-            });
+            let present = e
+                .value
+                .items()
+                .is_some_and(|items| items.iter().any(|i| i.str("name") == Some(PEERS_VOLUME)));
             if !present && e.value.items().is_some() {
                 ed.append_items(&e.value, &child(path, key), &[item]);
             }

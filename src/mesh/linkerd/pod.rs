@@ -5,10 +5,10 @@
 //! where native sidecars are the default (2.20), so that the pod does not depend on the
 //! chart's setting.
 
-use super::revert;
 use crate::finding::{Finding, Rule};
 use crate::locate::{describe, shared_node};
 use crate::mesh::{Mesh, linkerd};
+use crate::plan::revert;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
@@ -66,7 +66,7 @@ pub fn plan(
         ed.replace_value(a, &e.key, &e.value, &apath, key, &on());
     }
     revert::unwrap_pod(ed, t, out);
-    super::injected::revert_linkerd(ed, t, mesh, out);
+    super::injected::revert(ed, t, mesh, out);
     let mut to_remove: Vec<&str> = Vec::new();
     if let Some(a) = anns {
         let shutdown = linkerd::SHUTDOWN_ANNOTATION;
@@ -104,7 +104,7 @@ pub fn plan(
         }
     }
     if let Some(key) = ensure {
-        super::annotation::ensure(ed, t, key, |_| on(), out);
+        crate::plan::annotation::ensure(ed, t, key, |_| on(), out);
     }
 }
 

@@ -69,7 +69,7 @@ pub fn plan(
         .path(&["spec", "containers"])
         .and_then(Node::items)
     {
-        let port = super::own_fixes::status_port(mesh, t.template);
-        super::own_fixes::native_notes(items, port, settings, oref, out);
+        let port = crate::plan::own_fixes::status_port(mesh, t.template);
+        crate::plan::own_fixes::native_notes(items, port, settings, oref, out);
     }
 }

@@ -10,9 +10,7 @@
 
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{
-    describe, duplicate_key_message, object_ref, objects, refusal, shared_node, str_of,
-};
+use crate::locate::{describe, duplicate_key_message, object_ref, objects, refusal, shared_node};
 use crate::mesh::ConfigRole;
 use crate::mesh::istio;
 use crate::yaml::editor::Editor;
@@ -72,8 +70,8 @@ fn group(api_version: &str) -> &str {
 }
 
 fn classify(obj: &Node, force_mesh: bool) -> Verdict {
-    let api = str_of(obj, "apiVersion");
-    let kind = str_of(obj, "kind");
+    let api = obj.str("apiVersion");
+    let kind = obj.str("kind");
     let (Some(api), Some(kind)) = (api, kind) else {
         return match (api, kind) {
             (None, None) => classify_untyped(obj, force_mesh),

@@ -4,6 +4,14 @@
 //! locate and plan stages never spell them out themselves; [`MESH`] is the summary the
 //! stages read through the mesh seam.
 
+mod annotation;
+mod injected;
+mod native;
+pub mod plan;
+pub mod proxy_config;
+mod revert;
+mod values;
+
 use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, Place};
 
 /// Istio as a [`Mesh`].
