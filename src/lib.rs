@@ -18,6 +18,7 @@ pub mod locate;
 pub mod mesh;
 pub mod output;
 pub mod paths;
+mod pipeline;
 pub mod plan;
 pub mod pod;
 pub mod run;

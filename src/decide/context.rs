@@ -1,11 +1,10 @@
 //! What the other documents of a run say about a pod: the `Namespace` documents, read for
 //! the mesh markers they put on their pods and for ambient mode.
 
-use super::markers::{Seen, level};
+use super::markers::Namespaces;
 use crate::config::MeshId;
 use crate::mesh;
 use crate::yaml::tree::Node;
-use std::collections::BTreeMap;
 
 /// What other documents say about the pods: the namespaces that a `Namespace` document of
 /// the stream puts in ambient mode, and the mesh markers of the Namespace documents of the
@@ -89,44 +88,7 @@ fn ambient_namespaces(root: &Node) -> impl Iterator<Item = (MeshId, &str)> {
     })
 }
 
-/// The mesh markers of the Namespace documents in a run, by namespace name.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Namespaces {
-    by_name: BTreeMap<String, Vec<Seen>>,
-}
-
 impl Namespaces {
-    /// Records `obj` when it is a named `v1` Namespace; returns whether it is one.
-    pub fn add(&mut self, obj: &Node) -> bool {
-        if obj.str("apiVersion") != Some("v1") || obj.str("kind") != Some("Namespace") {
-            return false;
-        }
-        let meta = obj.get("metadata");
-        let Some(name) = meta.and_then(|m| m.str("name")) else {
-            return false;
-        };
-        let seen: Vec<Seen> = mesh::ALL
-            .iter()
-            .filter_map(|m| level(m, meta, m.namespace_markers, None))
-            .map(|mut s| {
-                s.what = format!("{} on Namespace/{name}", s.what);
-                s
-            })
-            .collect();
-        self.by_name
-            .entry(name.to_string())
-            .or_default()
-            .extend(seen);
-        true
-    }
-
-    /// Adds every Namespace of `other`.
-    pub fn extend(&mut self, other: Namespaces) {
-        for (name, seen) in other.by_name {
-            self.by_name.entry(name).or_default().extend(seen);
-        }
-    }
-
     /// The Namespace documents of `text` (at the top level or in a List), found without
     /// parsing the documents that the quick scanner shows are of other kinds, and without
     /// parsing anything in a text that never spells `Namespace` (a kind written with escape
@@ -136,9 +98,5 @@ impl Namespaces {
             return Namespaces::default();
         }
         RunContext::of_stream(text, &crate::yaml::split::pieces(text), None).namespaces
-    }
-
-    pub(super) fn get(&self, name: &str) -> &[Seen] {
-        self.by_name.get(name).map_or(&[], Vec::as_slice)
     }
 }

@@ -2,11 +2,11 @@
 //! proxy container), else those of its Namespace, else the `mesh` setting.
 
 use super::Why;
-use super::context::Namespaces;
 use crate::config::MeshId;
 use crate::mesh::{self, Marker, MarkerKey, Mesh, Place};
 use crate::pod::Pod;
 use crate::yaml::tree::Node;
+use std::collections::BTreeMap;
 
 /// One mesh marker that was read: what it says and where, for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -19,7 +19,7 @@ pub struct Seen {
 
 /// What `keys` (and an injected proxy container in `spec`) say about `mesh` at one level.
 /// An `Off` wins over an `On` at the same level, as a pod's opt-out wins in each injector.
-pub(super) fn level(
+fn level(
     mesh: &Mesh,
     meta: Option<&Node>,
     keys: &[MarkerKey],
@@ -92,5 +92,48 @@ pub(super) fn which_mesh(
             Some(off) => Err(Why::OptedOut(off.clone())),
             None => Ok(default_mesh.mesh()),
         },
+    }
+}
+
+/// The mesh markers of the Namespace documents in a run, by namespace name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Namespaces {
+    by_name: BTreeMap<String, Vec<Seen>>,
+}
+
+impl Namespaces {
+    /// Records `obj` when it is a named `v1` Namespace; returns whether it is one.
+    pub fn add(&mut self, obj: &Node) -> bool {
+        if obj.str("apiVersion") != Some("v1") || obj.str("kind") != Some("Namespace") {
+            return false;
+        }
+        let meta = obj.get("metadata");
+        let Some(name) = meta.and_then(|m| m.str("name")) else {
+            return false;
+        };
+        let seen: Vec<Seen> = mesh::ALL
+            .iter()
+            .filter_map(|m| level(m, meta, m.namespace_markers, None))
+            .map(|mut s| {
+                s.what = format!("{} on Namespace/{name}", s.what);
+                s
+            })
+            .collect();
+        self.by_name
+            .entry(name.to_string())
+            .or_default()
+            .extend(seen);
+        true
+    }
+
+    /// Adds every Namespace of `other`.
+    pub fn extend(&mut self, other: Namespaces) {
+        for (name, seen) in other.by_name {
+            self.by_name.entry(name).or_default().extend(seen);
+        }
+    }
+
+    pub(super) fn get(&self, name: &str) -> &[Seen] {
+        self.by_name.get(name).map_or(&[], Vec::as_slice)
     }
 }

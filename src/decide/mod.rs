@@ -10,8 +10,8 @@ mod context;
 mod markers;
 mod why;
 
-pub use context::{Namespaces, RunContext};
-pub use markers::Seen;
+pub use context::RunContext;
+pub use markers::{Namespaces, Seen};
 pub use why::Why;
 
 use crate::config::{Settings, StrategyChoice};

@@ -14,7 +14,7 @@ use super::{Host, at, config_settings};
 use crate::config::Settings;
 use crate::exit;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::{describe, object_ref};
+use crate::finding::{describe, object_ref};
 use crate::output::console::Reply;
 use crate::output::report::fixed_note;
 use crate::run::Outcome;

@@ -5,10 +5,9 @@ use super::own_fixes;
 use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
 use super::wrapped::{How, PEERS_MOUNT, PEERS_VOLUME, Wrap, item_out, wrapper_script};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{
-    describe, duplicate_key_finding, object_error as err, shared_node, shared_node_finding,
-};
+use crate::locate::{duplicate_key_finding, object_error as err, shared_node, shared_node_finding};
 use crate::mesh::Mesh;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;

@@ -175,7 +175,7 @@ fn would_change(
     edits: &[Edit],
 ) -> Finding {
     let tpl = t.template;
-    let who = locate::describe(&t.object);
+    let who = t.describe();
     let other = match strategy {
         Strategy::Wrapper => None,
         Strategy::Native => Some(format!(

@@ -7,8 +7,8 @@ use super::sidecars;
 use super::stops::{self, Found, Stop, Targets};
 use super::wrapped::{How, Wrap};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::describe;
 use crate::mesh::{Mesh, Support};
 use crate::yaml::tree::Node;
 

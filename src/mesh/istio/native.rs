@@ -6,8 +6,8 @@
 use super::proxy_config::Desired;
 use super::revert::{self, NativeAnnotation};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::describe;
 use crate::mesh::{Mesh, istio};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;

@@ -5,8 +5,9 @@
 //! where native sidecars are the default (2.20), so that the pod does not depend on the
 //! chart's setting.
 
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::{describe, shared_node};
+use crate::locate::shared_node;
 use crate::mesh::{Mesh, linkerd};
 use crate::plan::revert;
 use crate::pod::Pod;
