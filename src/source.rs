@@ -430,9 +430,3 @@ pub fn wide_encoding(bytes: &[u8]) -> Option<Wide> {
         .find(|&(unit, be)| ascii_units(unit, be))
         .and_then(|(unit, be)| wide(unit, be, false))
 }
-
-/// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
-pub fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
-    let upto = String::from_utf8_lossy(&bytes[..offset.min(bytes.len())]);
-    crate::yaml::text::line_col(&upto, upto.len())
-}
