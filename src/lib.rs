@@ -21,6 +21,7 @@ pub mod paths;
 mod pipeline;
 pub mod plan;
 pub mod pod;
+pub mod rules;
 pub mod run;
 pub mod source;
 pub mod stream;

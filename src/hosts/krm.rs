@@ -114,7 +114,7 @@ fn items_of(root: &Node) -> Vec<&Node> {
 /// padded with the line breaks and spaces that precede it, so positions in config errors
 /// are positions in the ResourceList.
 fn function_config(input: &str, node: &Node) -> Result<Settings, String> {
-    let (line, col) = crate::finding::line_col(input, node.props_start);
+    let (line, col) = crate::yaml::text::line_col(input, node.props_start);
     let text = format!(
         "{}{}{}",
         "\n".repeat(line - 1),
