@@ -7,6 +7,7 @@ use crate::config::Settings;
 use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::kinds::Kinds;
+use crate::mesh::found::Base;
 use crate::plan;
 use crate::yaml::simple;
 use crate::yaml::tree::parse_stream;
@@ -54,7 +55,7 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
     let all = 0..text.len();
     let whole = std::slice::from_ref(&all);
     let ctx = RunContext::of_stream(text, whole, opts.namespaces);
-    let p = process_pieces(text, whole, settings, opts, &ctx, false, false);
+    let p = process_pieces(text, whole, settings, opts, &ctx, None, false);
     if let Some((_, f)) = p.fatal {
         return Outcome::fatal(text, f);
     }
@@ -84,12 +85,29 @@ pub struct Pieces {
     pub fatal: Option<(usize, Finding)>,
     /// Where the first edit is.
     pub first_edit: Option<usize>,
+    /// Growing (stdin): what the pieces added to the context, in order, when anything.
+    pub adds: Option<RunContext>,
+    /// Growing: where the first piece that decided a pod starts, and where the first piece
+    /// that said something about versions does.
+    pub first_pod: Option<usize>,
+    pub first_versions: Option<usize>,
+}
+
+/// Where a batch starts in its stream, for a context that grows as the stream is read: what
+/// its documents say applies from there on.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Start {
+    /// Byte offset and line breaks before the batch.
+    pub offset: usize,
+    pub line: usize,
 }
 
 /// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
-/// through unparsed. `grow`: `ctx` holds what the stream said before these pieces, and each
-/// piece's `Namespace` documents apply from that piece on (stdin, read once); otherwise
-/// `ctx` holds the whole stream's.
+/// through unparsed. `grow` (stdin, read once): `ctx` holds what the stream said before
+/// these pieces, which start at `grow` in the stream, and what each piece says (its
+/// `Namespace` documents, its versions) applies from that piece on; a version that
+/// disagrees with what came before is reported there. `None`: `ctx` holds the whole
+/// stream's.
 #[allow(clippy::too_many_arguments)]
 pub fn process_pieces(
     text: &str,
@@ -97,7 +115,7 @@ pub fn process_pieces(
     settings: &Settings,
     opts: ProcessOptions<'_>,
     ctx: &RunContext,
-    grow: bool,
+    grow: Option<Start>,
     quick: bool,
 ) -> Pieces {
     let mut run = Pieces {
@@ -105,20 +123,55 @@ pub fn process_pieces(
         ..Pieces::default()
     };
     let mut grown: Option<RunContext> = None;
+    // Injected proxies are looked for in documents of any kind only where the batch spells
+    // a word of theirs.
+    let proxies = grow.is_some() && memchr::memmem::find(text.as_bytes(), b"proxy").is_some();
+    let mut lines = crate::decide::Lines::default();
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
-        if grow {
+        let head = if quick || grow.is_some() {
+            simple::head(piece)
+        } else {
+            None
+        };
+        if let Some(start) = grow
+            && ctx.wants(piece, head.as_ref(), proxies)
+        {
+            let base = Base {
+                file: None,
+                offset: start.offset + p.start,
+                line: start.line + lines.before(text.as_bytes(), p.start),
+            };
             let mut here = RunContext::default();
-            if here.add(piece) {
+            if here.add_wanted(piece, &base) {
+                let before = grown.as_ref().unwrap_or(ctx);
+                if !here.versions.is_empty() {
+                    run.first_versions.get_or_insert(p.start);
+                    let news = before.versions.new_conflicts(&here.versions, settings);
+                    let range = start.offset + p.start..start.offset + p.end;
+                    run.findings.extend(news.iter().map(|c| {
+                        c.finding(c.offset_in(&range).map_or(p.start, |o| o - start.offset))
+                    }));
+                }
+                run.adds
+                    .get_or_insert_with(RunContext::default)
+                    .extend(here.clone());
                 grown.get_or_insert_with(|| ctx.clone()).extend(here);
             }
         }
         let ctx = grown.as_ref().unwrap_or(ctx);
-        let part = if !quick || may_be_target(piece, &settings.kinds) {
+        let target = !quick
+            || head
+                .as_ref()
+                .is_none_or(|h| may_be_target_head(h, &settings.kinds));
+        let part = if target {
             process_piece(piece, settings, opts, ctx)
         } else {
             Part::default()
         };
+        if part.pods {
+            run.first_pod.get_or_insert(p.start);
+        }
         let shift = |mut f: Finding| {
             f.offset += p.start;
             f
@@ -136,13 +189,10 @@ pub fn process_pieces(
     run
 }
 
-/// Whether a document must be parsed fully: anything the quick scanner cannot read, every
-/// kind that meshjob edits or reports on ([`may_matter`]), and documents without a
-/// kind.
-fn may_be_target(doc: &str, kinds: &crate::kinds::Kinds) -> bool {
-    let Some(h) = simple::head(doc) else {
-        return true;
-    };
+/// Whether a document the quick scanner read (`h`) must be parsed fully: every kind that
+/// meshjob edits or reports on ([`may_matter`]), and documents without a kind. (One it
+/// cannot read always is.)
+fn may_be_target_head(h: &simple::Head<'_>, kinds: &crate::kinds::Kinds) -> bool {
     if h.opaque {
         return true;
     }
@@ -175,6 +225,8 @@ struct Part {
     fatal: Option<Finding>,
     /// Where its first edit is.
     first_edit: Option<usize>,
+    /// It decided a pod.
+    pods: bool,
 }
 
 /// Parses, plans, splices and verifies one piece of text.
@@ -205,8 +257,10 @@ fn process_piece(
     let mut edits: Vec<Edit> = Vec::new();
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
+    let mut pods = false;
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
+        pods |= p.pods > 0;
         // The lines of the document's content, from its first node's line to its last
         // node's line end: the comments around it belong to the stream, and where the
         // stream is cut into documents does not change them.
@@ -240,6 +294,7 @@ fn process_piece(
     if edits.is_empty() {
         return Part {
             findings,
+            pods,
             ..Part::default()
         };
     }
@@ -250,9 +305,11 @@ fn process_piece(
             findings,
             fatal: None,
             first_edit,
+            pods,
         },
         Err(e) => Part {
             first_edit,
+            pods,
             ..fatal(Finding::error(
                 Rule::Internal,
                 e.source_offset(&edits),

@@ -23,9 +23,9 @@ pub(crate) enum Why {
     ProxyIsNative(&'static Mesh),
     ChosenNone,
     ChosenWrapper,
-    ChosenNative(Support),
+    ChosenNative(Box<Support>),
     /// `--strategy native` with versions known to be too old: left alone.
-    NativeTooOld(Support),
+    NativeTooOld(Box<Support>),
     /// `--strategy native` on a pod whose proxy is injected already: left alone.
     NativeInjected(&'static Mesh),
     ProxyInjected(&'static Mesh),
@@ -37,13 +37,15 @@ pub(crate) enum Why {
         key: &'static str,
         value: String,
     },
-    TooOld(Support),
-    Native(Support),
-    Unknown(Support),
+    TooOld(Box<Support>),
+    /// The mesh makes every proxy a native sidecar by itself.
+    MeshNative(Box<Support>),
+    Native(Box<Support>),
+    Unknown(Box<Support>),
     /// Said once per run: the versions are not known (`native`: `--strategy native` was
     /// applied anyway).
     VersionsUnknown {
-        support: Support,
+        support: Box<Support>,
         native: bool,
     },
 }
@@ -66,6 +68,7 @@ impl Why {
             | Why::ProxyInjected(_)
             | Why::PodTurnsNativeOff { .. }
             | Why::TooOld(_)
+            | Why::MeshNative(_)
             | Why::Native(_)
             | Why::Unknown(_) => Rule::StrategyChosen,
         }
@@ -74,16 +77,37 @@ impl Why {
     /// The finding that says this about `pod`, at its template.
     pub(crate) fn finding(&self, pod: &Pod<'_>) -> Finding {
         let at = pod.template.start;
-        let name = pod.describe();
         let severity = match self {
             Why::MeshConflict(..) | Why::NativeTooOld(_) | Why::NativeInjected(_) => {
                 Severity::Error
             }
             _ => Severity::Info,
         };
-        let message = match self {
+        let message = self.message(&pod.describe());
+        if let Why::VersionsUnknown { support, .. } = self {
+            return Finding::info(self.rule(), at, message).with_versions(support.json());
+        }
+        let finding =
+            Finding::new(severity, self.rule(), at, message).with_object(Some(pod.object.clone()));
+        match self.support() {
+            Some(s) => finding.with_versions(s.json()),
+            None => finding,
+        }
+    }
+
+    /// What it says about the pod called `name` (`Job/pi`).
+    pub(crate) fn message(&self, name: &str) -> String {
+        match self {
+            Why::VersionsUnknown { .. } => self.reason(),
+            _ => format!("{name}: {}", self.reason()),
+        }
+    }
+
+    /// What it says, without naming the pod.
+    pub(crate) fn reason(&self) -> String {
+        match self {
             Why::MeshConflict(a, b) => format!(
-                "{name}: both {} ({}) and {} ({}) would inject this pod, and two proxies in one \
+                "both {} ({}) and {} ({}) would inject this pod, and two proxies in one \
                  pod break its traffic; left alone: opt it out of one of the two",
                 a.mesh.mesh().name,
                 a.what,
@@ -91,59 +115,109 @@ impl Why {
                 b.what
             ),
             Why::OptedOut(off) => {
-                format!("{name}: skipped, opted out of injection ({})", off.what)
+                format!("skipped, opted out of injection ({})", off.what)
             }
-            Why::HostNetwork => format!("{name}: skipped, hostNetwork pods are never injected"),
+            Why::HostNetwork => "skipped, hostNetwork pods are never injected".to_string(),
             Why::Ambient { by } => {
-                format!("{name}: ambient mode ({by}): no sidecar to stop; {REMOVE_NOTE}")
+                format!("ambient mode ({by}): no sidecar to stop; {REMOVE_NOTE}")
             }
             Why::ProxyIsNative(mesh) => format!(
-                "{name}: {} is already injected as a native sidecar, which Kubernetes stops by \
+                "{} is already injected as a native sidecar, which Kubernetes stops by \
                  itself; {REMOVE_NOTE}",
                 mesh.proxy_container
             ),
-            Why::ChosenNone => format!("{name}: strategy none: {REMOVE_NOTE}"),
-            Why::ChosenWrapper => format!("{name}: the wrapper (--strategy wrapper)"),
-            Why::ChosenNative(s) => format!(
-                "{name}: native sidecar (--strategy native; {})",
-                s.versions_text()
-            ),
+            Why::ChosenNone => format!("strategy none: {REMOVE_NOTE}"),
+            Why::ChosenWrapper => "the wrapper (--strategy wrapper)".to_string(),
+            Why::ChosenNative(s) => {
+                format!("native sidecar (--strategy native; {})", s.versions_text())
+            }
             Why::NativeTooOld(s) => format!(
-                "{name}: --strategy native needs {}, but {}; the pod is left as it is (use the \
+                "--strategy native needs {}, but {}; the pod is left as it is (use the \
                  wrapper, or upgrade)",
                 s.needs_text(),
                 s.too_old_text().unwrap_or_default()
             ),
             Why::NativeInjected(mesh) => format!(
-                "{name}: {} is already injected as a regular container, so the native-sidecar \
+                "{} is already injected as a regular container, so the native-sidecar \
                  annotation cannot take effect; the pod is left as it is. Inject it again from \
                  the un-injected manifest",
                 mesh.proxy_container
             ),
             Why::ProxyInjected(mesh) => format!(
-                "{name}: the wrapper: {} is already injected, so native sidecars need a new \
+                "the wrapper: {} is already injected, so native sidecars need a new \
                  injection",
                 mesh.proxy_container
             ),
-            Why::PodTurnsNativeOff { key, value } => format!(
-                "{name}: the wrapper: the pod turns native sidecars off ({key}: \"{value}\")"
-            ),
+            Why::PodTurnsNativeOff { key, value } => {
+                format!("the wrapper: the pod turns native sidecars off ({key}: \"{value}\")")
+            }
             Why::PodIsNative { key, value } => format!(
-                "{name}: native sidecar mode ({key}: \"{value}\") lets the Job complete without \
+                "native sidecar mode ({key}: \"{value}\") lets the Job complete without \
                  a wrapper; {REMOVE_NOTE}"
             ),
             Why::TooOld(s) => format!(
-                "{name}: the wrapper, since {} (native sidecars need {})",
+                "the wrapper, since {} (native sidecars need {})",
                 s.too_old_text().unwrap_or_default(),
                 s.needs_text()
             ),
-            Why::Native(s) => format!("{name}: native sidecar ({})", s.versions_text()),
-            Why::Unknown(s) => format!("{name}: the wrapper ({})", s.versions_text()),
-            Why::VersionsUnknown { support, native } => {
-                return Finding::info(self.rule(), at, versions_unknown(support, *native));
+            Why::MeshNative(s) => format!(
+                "native sidecar: {}; the annotation keeps it one ({})",
+                mesh_native(s),
+                s.versions_text()
+            ),
+            Why::Native(s) => format!("native sidecar ({}){}", s.versions_text(), own_setting(s)),
+            Why::Unknown(s) => format!("the wrapper ({})", s.versions_text()),
+            Why::VersionsUnknown { support, native } => versions_unknown(support, *native),
+        }
+    }
+
+    /// The versions the reason rests on, if it rests on any.
+    fn support(&self) -> Option<&Support> {
+        match self {
+            Why::ChosenNative(s)
+            | Why::NativeTooOld(s)
+            | Why::TooOld(s)
+            | Why::MeshNative(s)
+            | Why::Native(s)
+            | Why::Unknown(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Why the mesh makes every proxy a native sidecar: its global setting as read, or its
+/// default for the versions known.
+fn mesh_native(s: &Support) -> String {
+    let m = s.mesh.name;
+    match &s.native {
+        Some(n) => format!(
+            "{m}'s global setting makes every proxy one (`{}` at {}{})",
+            n.value.as_str(),
+            n.origin,
+            match n.value {
+                crate::mesh::NativeMode::Auto => ", every kubelet being new enough",
+                _ => "",
             }
-        };
-        Finding::new(severity, self.rule(), at, message).with_object(Some(pod.object.clone()))
+        ),
+        None => format!(
+            "by default {m} makes every proxy one ({})",
+            s.mesh.native.by_default
+        ),
+    }
+}
+
+/// The mesh's own global setting, when one was read that does not make every proxy native:
+/// the annotation is what does it for this pod.
+fn own_setting(s: &Support) -> String {
+    match &s.native {
+        Some(n) if s.global_native() != Some(true) => format!(
+            "; {}'s global setting (`{}` at {}) leaves proxies regular, the annotation makes this \
+             one native",
+            s.mesh.name,
+            n.value.as_str(),
+            n.origin
+        ),
+        _ => String::new(),
     }
 }
 

@@ -13,6 +13,8 @@
 pub(crate) mod files;
 pub(crate) mod krm;
 pub(crate) mod kustomize;
+pub(crate) mod versions;
+mod versions_from;
 
 use crate::config::{FailOn, Settings};
 use crate::exit;

@@ -23,86 +23,112 @@ pub(crate) use settle::{Cause, Failure, line_col, settle};
 use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
-use crate::pipeline::{Pieces, ProcessOptions, process_pieces};
+use crate::mesh::found::Base;
+use crate::pipeline::{Pieces, ProcessOptions, Start, process_pieces};
 use std::io::Read;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// Where the stream's `Namespace` documents (which decide some Jobs' strategy) come from.
+/// Where the stream's context (its `Namespace` documents and its versions, which decide some
+/// pods' strategy) comes from.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Namespaces<'a> {
-    /// Read before the stream is processed (a file is read twice: [`namespaces`] first; a
+    /// Read before the stream is processed (a file is read twice: [`first_pass`] first; a
     /// text in memory): they apply to every document.
     Whole(&'a RunContext),
-    /// Stdin, read once: each `Namespace` document applies to the documents after it
-    /// (kustomize and Helm put Namespaces first), added to what it starts with (the mesh
-    /// markers of the run's other inputs).
+    /// Stdin, read once: each `Namespace` document, and each document that says something
+    /// about versions, applies to the documents after it (kustomize and Helm put Namespaces
+    /// first), added to what it starts with (what the run's other inputs say).
     SoFar(&'a RunContext),
 }
 
-/// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
-/// skips the rest), and only what they say is kept (ambient namespaces and mesh markers). A problem in the input is left for the
-/// pass that edits it to report.
-pub(crate) fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
+/// The first pass over a file: only the documents that may add to the context are parsed
+/// (`Namespace` documents, and those that may say something about versions, as
+/// `decide::RunContext::wants` tells from the quick scanner), in batches that spell a word
+/// of theirs. `file` names the file in the places of what is read. A problem in the input
+/// is left for the pass that edits it to report.
+pub(crate) fn first_pass<R: Read>(reader: Reader<R>, file: Option<Arc<str>>) -> RunContext {
     let mut ctx = RunContext::default();
     for b in reader {
         let Ok(b) = b else { break };
-        if memchr::memmem::find(&b.bytes, b"Namespace").is_none() {
+        let namespace = memchr::memmem::find(&b.bytes, b"Namespace").is_some();
+        if !namespace && !crate::versions::batch_may_hold(&b.bytes) {
             continue;
         }
+        let mut lines = crate::decide::Lines::default();
         for r in &b.pieces {
             if let Some(piece) = b
                 .bytes
                 .get(r.clone())
                 .and_then(|p| std::str::from_utf8(p).ok())
             {
-                ctx.add(piece);
+                let base = Base {
+                    file: file.clone(),
+                    offset: b.offset as usize + r.start,
+                    line: b.line as usize + lines.before(&b.bytes, r.start),
+                };
+                ctx.add(piece, &base);
             }
         }
     }
     ctx
 }
 
-/// The context each batch is decided with: for [`Namespaces::SoFar`], what the batches
-/// before it said (the worker adds its own batch's, piece by piece).
+/// The context each batch is decided with: with [`Namespaces::SoFar`], what the batches
+/// before it said, as far as the sink has taken them (the worker adds its own batch's, piece
+/// by piece). A batch decided with less than what came before it, whose decisions it
+/// changes, is decided again before the sink takes it ([`Contexts::check`]).
 struct Contexts {
     grow: bool,
-    current: Arc<RunContext>,
+    current: Arc<Mutex<Arc<RunContext>>>,
 }
 
 impl Contexts {
     fn new(ns: Namespaces<'_>) -> Self {
-        match ns {
-            Namespaces::Whole(c) => Contexts {
-                grow: false,
-                current: Arc::new(c.clone()),
-            },
-            Namespaces::SoFar(start) => Contexts {
-                grow: true,
-                current: Arc::new(start.clone()),
-            },
+        let (grow, c) = match ns {
+            Namespaces::Whole(c) => (false, c),
+            Namespaces::SoFar(c) => (true, c),
+        };
+        Contexts {
+            grow,
+            current: Arc::new(Mutex::new(Arc::new(c.clone()))),
         }
     }
 
-    fn tag(&mut self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
-        let b = b?;
-        let before = self.current.clone();
-        if self.grow && memchr::memmem::find(&b.bytes, b"Namespace").is_some() {
-            let mut next = (*self.current).clone();
-            let mut added = false;
-            for r in &b.pieces {
-                if let Some(piece) = b
-                    .bytes
-                    .get(r.clone())
-                    .and_then(|p| std::str::from_utf8(p).ok())
-                {
-                    added |= next.add(piece);
-                }
-            }
-            if added {
-                self.current = Arc::new(next);
+    /// What is known so far.
+    fn known(&self) -> Arc<RunContext> {
+        self.current
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    fn tag(&self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
+        Ok((b?, self.known()))
+    }
+
+    /// Before the sink takes `done`: decides it again when it was decided with less than what
+    /// the batches before it said and that matters (it has pods, or says something itself),
+    /// then adds what it says. Returns the batch to take.
+    fn check(&self, done: Done, redo: impl Fn(Batch, Arc<RunContext>) -> Done) -> Done {
+        if !self.grow {
+            return done;
+        }
+        let known = self.known();
+        let stale = !Arc::ptr_eq(&done.ctx, &known);
+        let matters = done.result.first_pod.is_some() || done.result.adds.is_some();
+        let done = if stale && matters {
+            redo(done.batch, known.clone())
+        } else {
+            done
+        };
+        if let Some(adds) = &done.result.adds {
+            let mut next = (*known).clone();
+            next.extend(adds.clone());
+            if let Ok(mut c) = self.current.lock() {
+                *c = Arc::new(next);
             }
         }
-        Ok((b, before))
+        done
     }
 }
 
@@ -181,25 +207,53 @@ fn work(
     in_memory: bool,
 ) -> Result<Done, ReadError> {
     let (batch, ctx) = b?;
+    Ok(work_on(batch, ctx, settings, opts, grow, in_memory))
+}
+
+fn work_on(
+    batch: Batch,
+    ctx: Arc<RunContext>,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    grow: bool,
+    in_memory: bool,
+) -> Done {
     let decoded = if in_memory {
         // A text in memory is text already (batches begin at line starts).
         std::str::from_utf8(&batch.bytes).map_err(|e| (e.valid_up_to(), e.to_string()))
     } else {
         crate::source::decode_part(&batch.bytes, batch.offset)
     };
+    let start = grow.then_some(Start {
+        offset: batch.offset as usize,
+        line: batch.line as usize,
+    });
     let (result, decode) = match decoded {
         Ok(text) => (
-            process_pieces(text, &batch.pieces, settings, opts, &ctx, grow, true),
+            process_pieces(text, &batch.pieces, settings, opts, &ctx, start, true),
             None,
         ),
         Err(d) => (Pieces::default(), Some(d)),
     };
-    Ok(Done {
+    Done {
         batch,
         result,
         decode,
         ctx,
-    })
+    }
+}
+
+/// The warning for a document on stdin that says something about versions after pods that
+/// it would have decided (`at`: its offset in the batch).
+fn read_late(at: usize) -> Finding {
+    Finding::warning(
+        Rule::VersionsReadLate,
+        at,
+        "this document says which versions the pods target, but stdin is read once and pods \
+         before it were decided without it: put it before them (kustomize and Helm write \
+         their kinds in a fixed order), give the file as a path, pass it with \
+         --versions-from, or give the versions in the config",
+    )
 }
 
 /// The failure a reader error makes, or the error message.
@@ -247,8 +301,10 @@ pub(crate) fn process_sized<R: Read + Send>(
     in_memory: bool,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
-    let mut contexts = Contexts::new(ns);
+    let contexts = Contexts::new(ns);
     let grow = contexts.grow;
+    // Pods were decided before the batch being taken.
+    let mut pods_before = false;
     let Some(first) = reader.next_batch() else {
         return Ok(());
     };
@@ -264,6 +320,16 @@ pub(crate) fn process_sized<R: Read + Send>(
                 return false;
             }
         };
+        let mut done = contexts.check(done, |batch, ctx| {
+            work_on(batch, ctx, settings, opts, grow, in_memory)
+        });
+        let r = &done.result;
+        if let Some(v) = r.first_versions
+            && (pods_before || r.first_pod.is_some_and(|p| p < v))
+        {
+            done.result.findings.push(read_late(v));
+        }
+        pods_before |= done.result.first_pod.is_some();
         if first_edit.is_none() {
             first_edit = done.result.first_edit.map(|e| {
                 let (line, col) = line_col(done.batch.line, &done.batch.bytes, e);
@@ -320,6 +386,10 @@ pub(crate) fn process_sized<R: Read + Send>(
         .map(|d| d.batch)
         .collect();
     let ctx = done.ctx.clone();
+    let window = grow.then_some(Start {
+        offset: done.batch.offset as usize,
+        line: done.batch.line as usize,
+    });
     let reference = |t: &str| {
         let all = 0..t.len();
         let p = process_pieces(
@@ -328,7 +398,7 @@ pub(crate) fn process_sized<R: Read + Send>(
             settings,
             opts,
             &ctx,
-            grow,
+            window,
             false,
         );
         (p.fatal.map(|(_, f)| f), p.first_edit)
