@@ -60,6 +60,7 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
         return Outcome::fatal(text, f);
     }
     let mut findings = p.findings;
+    findings.splice(0..0, conflicts(&ctx, settings));
     once_per_text(&mut findings);
     Outcome {
         text: p
@@ -71,6 +72,20 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
         findings,
         fatal: None,
     }
+}
+
+/// The warnings about versions that a text's own documents say and that disagree, each at
+/// the later of its two places in the text (a flag or a config key has none).
+pub(crate) fn conflicts(ctx: &RunContext, settings: &Settings) -> Vec<Finding> {
+    (ctx.versions.conflicts(settings).into_iter())
+        .map(|c| {
+            let at = [&c.b.1, &c.a.1]
+                .into_iter()
+                .find_map(|o| o.place().map(|p| p.offset))
+                .unwrap_or(0);
+            c.finding(at)
+        })
+        .collect()
 }
 
 /// The outcome of some pieces of a text, processed in order on one thread. Offsets are in

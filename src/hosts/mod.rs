@@ -214,6 +214,18 @@ pub(crate) fn config_settings(text: &str, origin: &str) -> Result<Settings, Stri
     let config = crate::config::parse(text, origin).map_err(show)?;
     let mut settings = Settings::default();
     config.apply_to(&mut settings).map_err(show)?;
+    if let Some(paths) = &config.spec.versions_from {
+        let at = match paths.line {
+            0 => String::new(),
+            line => format!(":{line}:{}", paths.column),
+        };
+        return Err(format!(
+            "{origin}{at}: `versionsFrom` is read by `diff`, `check`, `fix` and `versions` only: \
+             the KRM function and the kustomize plugin see only the resources they are given; \
+             give the versions as `istioVersion`, `linkerdVersion` and `kubernetesVersion` \
+             instead (or put the documents that hold them among those resources)"
+        ));
+    }
     Ok(settings)
 }
 

@@ -125,15 +125,17 @@ fn read(
     Ok(versions)
 }
 
+/// What `auto` does with a pod of a mesh that nothing else decides.
+struct Auto {
+    strategy: decide::Strategy,
+    why: decide::Why,
+}
+
 /// What `meshjob versions` says.
 struct Report<'v> {
     versions: &'v Versions,
     /// Per mesh: the versions that decide, the proxy read, and what `auto` does.
-    meshes: Vec<(
-        Support,
-        Option<Sourced<crate::version::Release>>,
-        decide::Why,
-    )>,
+    meshes: Vec<(Support, Option<Sourced<crate::version::Release>>, Auto)>,
     conflicts: Vec<crate::versions::Conflict>,
 }
 
@@ -142,8 +144,8 @@ impl<'v> Report<'v> {
         let meshes = (mesh::ALL.iter())
             .map(|m| {
                 let s = versions.support(m, settings);
-                let (_, why) = decide::by_versions(&s);
-                (s, versions.proxy(m), why)
+                let (strategy, why) = decide::by_versions(&s);
+                (s, versions.proxy(m), Auto { strategy, why })
             })
             .collect();
         Report {
@@ -194,7 +196,7 @@ impl<'v> Report<'v> {
             let from = (s.native.as_ref())
                 .map(|n| format!("setting `{}` at {}", n.value.as_str(), n.origin));
             line(&mut t, "native (mesh):", global.into(), from);
-            line(&mut t, "auto:", why.reason(), None);
+            line(&mut t, "auto:", why.why.reason(), None);
         }
         let _ = writeln!(t, "Kubernetes");
         let k = self
@@ -239,7 +241,13 @@ impl<'v> Report<'v> {
                         "on": s.global_native(),
                         "setting": s.native.as_ref().map(|n| sourced(n.value.as_str().into(), &n.origin)),
                     },
-                    "auto": why.reason(),
+                    "auto": {
+                        "strategy": match why.strategy {
+                            decide::Strategy::Native => "native",
+                            _ => "wrapper",
+                        },
+                        "why": why.why.reason(),
+                    },
                 })
             })
             .collect();

@@ -340,3 +340,6 @@ impl Conflict {
         )
     }
 }
+
+#[cfg(test)]
+mod tests;
