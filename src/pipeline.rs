@@ -60,7 +60,6 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
         return Outcome::fatal(text, f);
     }
     let mut findings = p.findings;
-    findings.splice(0..0, conflicts(&ctx, settings));
     once_per_text(&mut findings);
     Outcome {
         text: p
@@ -74,9 +73,12 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
     }
 }
 
-/// The warnings about versions that a text's own documents say and that disagree, each at
-/// the later of its two places in the text (a flag or a config key has none).
-pub(crate) fn conflicts(ctx: &RunContext, settings: &Settings) -> Vec<Finding> {
+/// The warnings about versions that the documents of a text in memory say and that
+/// disagree, each at the later of its two places in the text (a flag or a config key has
+/// none). A host reports them once for its text; a stream read once reports them where they
+/// appear (`process_pieces`), and the command line once for its run.
+pub(crate) fn conflicts(text: &str, settings: &Settings) -> Vec<Finding> {
+    let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text), None);
     (ctx.versions.conflicts(settings).into_iter())
         .map(|c| {
             let at = [&c.b.1, &c.a.1]

@@ -36,8 +36,6 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -
     let ns = crate::stream::Namespaces::Whole(&ctx);
     match crate::stream::process_sized(reader, settings, opts, ns, true, &mut sink) {
         Ok(()) => {
-            sink.findings
-                .splice(0..0, crate::pipeline::conflicts(&ctx, settings));
             once_per_text(&mut sink.findings);
             Outcome {
                 text: sink.out.unwrap_or_else(|| text.to_string()),

@@ -75,6 +75,9 @@ pub(crate) fn run_text(host: &impl Host, text: &str) -> Reply {
         if let Some(f) = &outcome.fatal {
             return Err(format!("{}: {}", at(text, f.offset), f.message));
         }
+        outcome
+            .findings
+            .splice(0..0, crate::pipeline::conflicts(text, &settings));
         // A stream host returns the fixed stream: what "would change" has changed.
         outcome.findings.retain(|f| f.rule != Rule::WouldChange);
         // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
