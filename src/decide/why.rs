@@ -240,7 +240,9 @@ fn versions_unknown(s: &Support, native: bool) -> String {
     };
     format!(
         "the target versions are not known: pass {} ({}) and --kubernetes-version (the oldest \
-         kubelet), or set {} and kubernetesVersion in the config; {tail}",
+         kubelet), or set {} and kubernetesVersion in the config, or have them read from the \
+         manifests that install the mesh and a saved `kubectl get nodes -o yaml` (add their \
+         paths to the run, or to --versions-from); {tail}",
         m.version_flag, m.version_of, m.version_key
     )
 }
