@@ -24,7 +24,7 @@ RUN cargo build --release --locked \
 
 FROM scratch AS prebuilt
 ARG TARGETARCH
-COPY dist/linux-${TARGETARCH}/meshjob /out/meshjob
+COPY --chmod=0755 dist/linux-${TARGETARCH}/meshjob /out/meshjob
 
 FROM ${MESHJOB_BINARY} AS binary
 
