@@ -29,9 +29,11 @@ COPY --chmod=0755 dist/linux-${TARGETARCH}/meshjob /out/meshjob
 FROM ${MESHJOB_BINARY} AS binary
 
 # The sidecar for the plugins in integrations/argocd/ (docs/argocd-flux.md): their generate
-# commands run `sh -c` with mktemp, kustomize or helm, and meshjob, as user 999 like the
-# rest of argocd-repo-server. Alpine's community repository packages kustomize and helm
-# (alpinelinux/aports: community/kustomize/APKBUILD, community/helm/APKBUILD).
+# commands run `sh -c` with mktemp, kustomize or helm, and meshjob, as user 999, which Argo
+# CD requires of a plugin sidecar (argoproj/argo-cd@8102f46,
+# docs/operator-manual/config-management-plugins.md). Alpine's community repository packages
+# kustomize and helm (alpinelinux/aports@dfa5f0f community/kustomize/APKBUILD,
+# alpinelinux/aports@c65244d community/helm/APKBUILD).
 FROM alpine:3.22 AS argocd-cmp
 # Unpinned on purpose: Alpine drops superseded package versions from its mirrors, so a pin
 # would break the build; the base image tag fixes the release line.

@@ -125,9 +125,10 @@ fn function_config(input: &str, node: &Node) -> Result<Settings, String> {
     config_settings(&text, "functionConfig")
 }
 
-/// A `v1` ConfigMap: what kpt passes as the functionConfig of `kpt fn eval --exec`, empty
-/// without arguments, with `data` from `-- KEY=VALUE` (kptdev/kpt, the function runner's
-/// `--fn-config` and `-- KEY=VALUE` handling; the KRM functions spec allows a ConfigMap).
+/// A `v1` ConfigMap: what kpt passes as the functionConfig of `kpt fn eval --exec` without
+/// `--fn-config`, named `function-input`, its `data` empty or filled from `-- KEY=VALUE`
+/// (kptdev/kpt@v1.0.0-beta.56, thirdparty/cmdconfig/commands/cmdeval/cmdeval.go,
+/// `getCLIFunctionConfig`).
 fn is_config_map(fc: &Node) -> bool {
     fc.str("apiVersion") == Some("v1") && fc.str("kind") == Some("ConfigMap")
 }
