@@ -6,7 +6,7 @@
 //! embedded in strings) are never targets. Whether and how each pod is fixed is decided
 //! later (`decide`).
 
-use crate::finding::{Finding, ObjectRef, Rule};
+use crate::finding::{Finding, ObjectRef, Rule, describe, object_ref};
 use crate::kinds::{KindRow, Kinds, Lookup, Pattern, RestartPolicy, Shape, Step};
 use crate::pod::Pod;
 use crate::yaml::path::{Path, Seg, key};
@@ -18,46 +18,6 @@ use std::fmt;
 pub struct Found<'d> {
     pub pods: Vec<Pod<'d>>,
     pub findings: Vec<Finding>,
-}
-
-/// Identity of a Kubernetes object mapping.
-pub fn object_ref(obj: &Node) -> ObjectRef {
-    let meta = obj.get("metadata");
-    ObjectRef {
-        api_version: obj.str("apiVersion").unwrap_or_default().to_string(),
-        kind: obj.str("kind").unwrap_or_default().to_string(),
-        name: meta
-            .and_then(|m| m.str("name").or_else(|| m.str("generateName")))
-            .unwrap_or_default()
-            .to_string(),
-        namespace: meta
-            .and_then(|m| m.str("namespace"))
-            .unwrap_or_default()
-            .to_string(),
-    }
-}
-
-/// Human name of an object: `Job/pi`.
-pub fn describe(o: &ObjectRef) -> String {
-    if o.name.is_empty() {
-        o.kind.clone()
-    } else {
-        format!("{}/{}", o.kind, o.name)
-    }
-}
-
-/// Whether a document of this kind (and, for a ConfigMap, name) may be one meshjob edits or
-/// reports on: what the quick path must not skip. Groups are not checked here.
-pub fn may_matter(kinds: &Kinds, kind: &str, name: Option<&str>) -> bool {
-    if kinds.has_kind(kind) || matches!(kind, "List" | "ResourceList") {
-        return true;
-    }
-    let config_kind = |m: &&crate::mesh::Mesh| m.config_kinds.iter().any(|c| c.kind == kind);
-    if !crate::mesh::ALL.iter().any(config_kind) {
-        return false;
-    }
-    kind != "ConfigMap"
-        || name.is_none_or(|n| crate::mesh::ALL.iter().any(|m| (m.is_config_map_name)(n)))
 }
 
 /// Whether an object is a list whose `items` are objects in their own right.
@@ -466,25 +426,5 @@ mod tests {
         let other = doc.replace("example.com/v1", "example.com/v2");
         let docs = parse_stream(&other).unwrap();
         assert!(locate(&docs[0].root, &kinds).pods.is_empty());
-    }
-
-    #[test]
-    fn one_table_of_kinds() {
-        let k = Kinds::builtin();
-        for kind in [
-            "Job",
-            "CronJob",
-            "List",
-            "ResourceList",
-            "IstioOperator",
-            "Istio",
-        ] {
-            assert!(may_matter(k, kind, Some("x")), "{kind}");
-        }
-        assert!(may_matter(k, "IstioRevision", None));
-        assert!(may_matter(k, "ConfigMap", Some("istio-1-22")));
-        assert!(may_matter(k, "ConfigMap", None));
-        assert!(!may_matter(k, "ConfigMap", Some("app")));
-        assert!(!may_matter(k, "Deployment", None));
     }
 }

@@ -77,7 +77,7 @@ impl<'d> Container<'d> {
 impl<'d> Pod<'d> {
     /// `Job/pi`: the object, for messages.
     pub fn describe(&self) -> String {
-        crate::locate::describe(&self.object)
+        crate::finding::describe(&self.object)
     }
 
     /// The pod's metadata mapping node (`metadata` of a template; the node itself for pod

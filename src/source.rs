@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// The largest input read whole: a KRM ResourceList, which is one document by nature. Streams
 /// (files, stdin) are not read whole and have no cap; their documents have the same one
-/// (`stream::MAX_DOCUMENT_BYTES`).
-pub const MAX_INPUT_BYTES: u64 = crate::stream::MAX_DOCUMENT_BYTES as u64;
+/// ([`MAX_DOCUMENT_BYTES`]).
+pub const MAX_INPUT_BYTES: u64 = MAX_DOCUMENT_BYTES as u64;
+/// The largest document meshjob edits: the guard against an unbounded piece.
+pub const MAX_DOCUMENT_BYTES: usize = 32 << 20;
 
 /// Where a text comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -427,10 +429,4 @@ pub fn wide_encoding(bytes: &[u8]) -> Option<Wide> {
         .into_iter()
         .find(|&(unit, be)| ascii_units(unit, be))
         .and_then(|(unit, be)| wide(unit, be, false))
-}
-
-/// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
-pub fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
-    let upto = String::from_utf8_lossy(&bytes[..offset.min(bytes.len())]);
-    crate::yaml::text::line_col(&upto, upto.len())
 }

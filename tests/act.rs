@@ -6,7 +6,8 @@
 //! source) is pointed at a local stub that fails if it runs.
 
 mod common;
-mod hosts;
+
+use common::{hosts, root};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -64,10 +65,6 @@ spec:
         image: registry.example/helper:1.0
         args: [\"--serve\"]
 ";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 struct ActRun {
     log: String,

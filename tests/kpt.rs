@@ -5,8 +5,8 @@
 //! must come back byte for byte, and a second run must change nothing.
 
 mod common;
-mod hosts;
 
+use common::hosts;
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -114,7 +114,7 @@ fn kpt_runs_the_function_and_writes_the_fixed_job_back() {
     // kpt names the resource; the message does not repeat it.
     assert!(
         log.contains(
-            "[info] batch/v1/Job/migrate: rewritten so that the Istio sidecar stops when the task ends [MJ010]"
+            "[info] batch/v1/Job/migrate: rewritten so that mesh sidecars stop when their tasks end [MJ010]"
         ),
         "{log}"
     );

@@ -19,7 +19,8 @@
 //! then running it) on stderr, past the test harness's capture.
 
 mod common;
-mod hosts;
+
+use common::hosts;
 
 use std::ffi::OsString;
 use std::io::Write;
@@ -59,7 +60,7 @@ metadata:
 /// Copies the files of this working tree that git would see (tracked and untracked, not
 /// ignored, still present) into `to`, and commits them there.
 fn hook_repo(to: &Path) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let out = hosts::run_bounded(
         Command::new("git").current_dir(root).args([
             "ls-files",

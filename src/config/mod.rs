@@ -96,6 +96,14 @@ impl Default for Settings {
 }
 
 impl Settings {
+    /// The version of the mesh that injects the pods, when known.
+    pub fn mesh_version(&self, mesh: MeshId) -> Option<Version> {
+        match mesh {
+            MeshId::Istio => self.istio_version,
+            MeshId::Linkerd => self.linkerd_version,
+        }
+    }
+
     /// The entrypoint argv configured for `image`: an exact reference match first, then the
     /// longest prefix.
     pub fn entrypoint_for(&self, image: &str) -> Option<&[String]> {

@@ -14,7 +14,7 @@ use super::{Host, at, config_settings};
 use crate::config::Settings;
 use crate::exit;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::{describe, object_ref};
+use crate::finding::{describe, object_ref};
 use crate::output::console::Reply;
 use crate::output::report::fixed_note;
 use crate::run::Outcome;
@@ -115,7 +115,7 @@ fn items_of(root: &Node) -> Vec<&Node> {
 /// padded with the line breaks and spaces that precede it, so positions in config errors
 /// are positions in the ResourceList.
 fn function_config(input: &str, node: &Node) -> Result<Settings, String> {
-    let (line, col) = crate::finding::line_col(input, node.props_start);
+    let (line, col) = crate::yaml::text::line_col(input, node.props_start);
     let text = format!(
         "{}{}{}",
         "\n".repeat(line - 1),
@@ -318,7 +318,7 @@ fn build_results(
             results.push(KrmResult {
                 severity: Severity::Info,
                 message: format!(
-                    "rewritten so that the Istio sidecar stops when the task ends [{}]",
+                    "rewritten so that mesh sidecars stop when their tasks end [{}]",
                     Rule::Rewritten
                 ),
                 object: Some(obj),

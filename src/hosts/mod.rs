@@ -179,7 +179,7 @@ impl Sink for Plain<'_> {
 
 /// `stdin:line:col` of an offset in a text read from stdin.
 pub(crate) fn at(text: &str, offset: usize) -> String {
-    let (line, col) = crate::finding::line_col(text, offset);
+    let (line, col) = crate::yaml::text::line_col(text, offset);
     format!("stdin:{line}:{col}")
 }
 

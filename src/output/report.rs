@@ -4,7 +4,8 @@
 use super::escape;
 #[cfg(test)]
 use crate::finding::Rule;
-use crate::finding::{Finding, Severity, line_col};
+use crate::finding::{Finding, Severity};
+use crate::yaml::text::line_col;
 
 /// How findings are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]

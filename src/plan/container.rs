@@ -5,10 +5,9 @@ use super::own_fixes;
 use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
 use super::wrapped::{How, PEERS_MOUNT, PEERS_VOLUME, Wrap, item_out, wrapper_script};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{
-    describe, duplicate_key_finding, object_error as err, shared_node, shared_node_finding,
-};
+use crate::locate::{duplicate_key_finding, object_error as err, shared_node, shared_node_finding};
 use crate::mesh::Mesh;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
@@ -116,7 +115,7 @@ fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpo
 pub fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
-    mesh: &Mesh,
+    mesh: &'static Mesh,
     settings: &Settings,
     out: &mut Vec<Finding>,
 ) -> bool {
@@ -180,13 +179,13 @@ pub fn plan(
         None => None,
     };
 
-    let status_port = own_fixes::status_port(mesh, tpl);
+    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, tpl));
     let shared_pid = spec.str("shareProcessNamespace") == Some("true");
     let mut wraps = Vec::new();
     let mut stops = false;
     for (index, c) in items.iter().enumerate() {
         if let Some(w) = classify(c, index, mesh, settings, oref, out) {
-            if own_fixes::own_stop(&w, status_port, shared_pid, false, oref, out) {
+            if own_fixes::own_stop(&w, &targets, shared_pid, false, oref, out) {
                 stops = true;
                 // An earlier meshjob wrapped a container that stops the proxy itself: unwrap.
                 if let (How::Existing { .. }, Some(e)) = (&w.how, c.entry("command")) {
@@ -214,7 +213,7 @@ pub fn plan(
         }
     }
     if wraps.is_empty() && !stops {
-        own_fixes::note_unfixed(settings, oref, out);
+        own_fixes::note_unfixed(&mesh.support(settings), oref, out);
         return false;
     }
     let names: Vec<String> = wraps.iter().map(|w| w.name.clone()).collect();

@@ -65,8 +65,8 @@ pub fn plan_doc_in<'a>(
     let mut changed_pods = false;
     for target in &located.pods {
         let (mesh, strategy, why) = match decide::decide(target, settings, ctx, &mut run_notes) {
-            Decision::Skip(f) => {
-                findings.push(f);
+            Decision::Skip(why) => {
+                findings.push(why.finding(target));
                 continue;
             }
             Decision::Fix {
@@ -99,8 +99,8 @@ pub fn plan_doc_in<'a>(
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = editor.edits.len() > mark;
         changed_pods |= changed;
-        if changed || why.rule != Rule::StrategyChosen {
-            pod_findings.insert(0, why);
+        if changed || why.rule() != Rule::StrategyChosen {
+            pod_findings.insert(0, why.finding(target));
         }
         let refused = pod_findings
             .iter()
@@ -111,7 +111,7 @@ pub fn plan_doc_in<'a>(
                 editor.restore(&target.path, v);
             }
         } else if editor.edits.len() > mark {
-            let native_key = native_annotation(mesh, settings);
+            let native_key = mesh.native_key(settings.mesh_version(mesh.id));
             pod_findings.push(would_change(
                 editor.src,
                 target,
@@ -134,16 +134,6 @@ pub fn plan_doc_in<'a>(
         }
     }
     DocPlan { editor, findings }
-}
-
-/// The native-sidecar annotation the native strategy writes for a pod of `mesh`: Linkerd's
-/// depends on the target version.
-fn native_annotation(mesh: &Mesh, settings: &Settings) -> &'static str {
-    match mesh.id {
-        MeshId::Linkerd => crate::mesh::linkerd::native_annotation(settings.linkerd_version)
-            .unwrap_or(mesh.native_sidecar_annotation),
-        MeshId::Istio => mesh.native_sidecar_annotation,
-    }
 }
 
 /// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
@@ -185,14 +175,13 @@ fn would_change(
     edits: &[Edit],
 ) -> Finding {
     let tpl = t.template;
-    let who = locate::describe(&t.object);
+    let who = t.describe();
     let other = match strategy {
         Strategy::Wrapper => None,
         Strategy::Native => Some(format!(
             "{who}: {native_key}: \"{}\" would be set: its pod would keep running after the \
              task, because the {} proxy does not stop",
-            crate::mesh::istio::NATIVE_ON,
-            mesh.name
+            mesh.native.on, mesh.name
         )),
         Strategy::Remove { .. } => Some(format!(
             "{who}: what meshjob added earlier would be taken out"

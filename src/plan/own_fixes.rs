@@ -4,12 +4,12 @@
 //! it saw.
 
 use super::sidecars;
-use super::stops::{self, Found, Stop};
+use super::stops::{self, Found, Stop, Targets};
 use super::wrapped::{How, Wrap};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::describe;
-use crate::mesh::{Mesh, istio};
+use crate::mesh::{Mesh, Support};
 use crate::yaml::tree::Node;
 
 /// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
@@ -66,7 +66,7 @@ fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
 /// the pod gets a native sidecar, so the quit is no longer needed (a warning).
 pub(crate) fn own_stop(
     w: &Wrap<'_>,
-    status_port: Option<u16>,
+    targets: &Targets,
     shared_pid: bool,
     native: bool,
     oref: &ObjectRef,
@@ -82,7 +82,7 @@ pub(crate) fn own_stop(
     let push = |out: &mut Vec<Finding>, sev, rule, msg: String| {
         out.push(Finding::new(sev, rule, at, msg).with_object(Some(oref.clone())));
     };
-    match stops::find(&words, status_port) {
+    match stops::find(&words, targets) {
         Found::Nothing => false,
         Found::QuitNotPost => {
             if !native {
@@ -183,21 +183,18 @@ pub fn sidecar_finding(
 
 /// When no container of a pod can be wrapped and none stops the proxy, the errors of its
 /// containers say that no annotation is added either, and what would fix the pod.
-pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) {
-    let native = match (settings.istio_version, settings.kubernetes_version) {
-        (Some(i), Some(k))
-            if i >= istio::NATIVE_ANNOTATION_SINCE && k >= istio::NATIVE_KUBERNETES_SINCE =>
-        {
-            format!(
-                "; --strategy native would fix it without a command (Istio {i} and Kubernetes \
-                 {k} allow native sidecars)"
-            )
-        }
+pub fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
+    let m = support.mesh;
+    let native = match (support.mesh_version, support.kubernetes) {
+        (Some(v), Some(k)) if support.too_old().is_empty() => format!(
+            "; --strategy native would fix it without a command ({} {v} and Kubernetes {k} \
+             allow native sidecars)",
+            m.name
+        ),
         (None, _) | (_, None) => format!(
-            "; a native sidecar needs no command: on Istio {}+ with Kubernetes {}+, pass \
-             --istio-version and --kubernetes-version",
-            istio::NATIVE_ANNOTATION_SINCE,
-            istio::NATIVE_KUBERNETES_SINCE
+            "; a native sidecar needs no command: on {} {}+ with Kubernetes {}+, pass {} and \
+             --kubernetes-version",
+            m.name, m.native.since, m.native.kubernetes_since, m.version_flag
         ),
         _ => String::new(),
     };
@@ -208,7 +205,7 @@ pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) 
         f.message.push_str(&format!(
             ". Nothing else in this pod stops the proxy, so meshjob adds no {} annotation \
              either{native}",
-            istio::PROXY_CONFIG_ANNOTATION
+            m.pod_config_annotation
         ));
     }
 }
@@ -216,7 +213,7 @@ pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) 
 /// Under the native strategy: what the containers do about the proxy, said as warnings.
 pub fn native_notes(
     containers: &[Node],
-    status_port: Option<u16>,
+    targets: &Targets,
     settings: &Settings,
     oref: &ObjectRef,
     out: &mut Vec<Finding>,
@@ -236,6 +233,6 @@ pub fn native_notes(
             name,
             how: How::Command { cmd, args },
         };
-        own_stop(&w, status_port, true, true, oref, out);
+        own_stop(&w, targets, true, true, oref, out);
     }
 }

@@ -5,8 +5,9 @@
 
 use super::script;
 use super::wrapped::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{describe, shared_node};
+use crate::locate::shared_node;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::{self, Out};

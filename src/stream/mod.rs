@@ -14,14 +14,15 @@ mod ordered;
 mod read;
 mod settle;
 
+pub use crate::yaml::text::line_cols;
 pub use ordered::ordered;
 pub use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError, Reader};
-pub use settle::{Cause, Failure, Reference, line_col, line_cols, settle};
+pub use settle::{Cause, Failure, Reference, line_col, settle};
 
 use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
-use crate::run::{Pieces, ProcessOptions, process_pieces};
+use crate::pipeline::{Pieces, ProcessOptions, process_pieces};
 use std::io::Read;
 use std::sync::Arc;
 

@@ -23,6 +23,28 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line + 1, col)
 }
 
+/// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
+pub fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let upto = String::from_utf8_lossy(&bytes[..offset.min(bytes.len())]);
+    line_col(&upto, upto.len())
+}
+
+/// 1-based lines and columns of ascending offsets in a batch that starts on line `first`, in
+/// one pass (see [`line_col_bytes`]).
+pub fn line_cols(first: u64, bytes: &[u8], offsets: &[usize]) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(offsets.len());
+    let (mut pos, mut line) = (0usize, first as usize + 1);
+    for &off in offsets {
+        let off = off.min(bytes.len()).max(pos);
+        line += memchr::memchr_iter(b'\n', &bytes[pos..off]).count();
+        pos = off;
+        let start = memchr::memrchr(b'\n', &bytes[..off]).map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&bytes[start..off]).chars().count() + 1;
+        out.push((line, col));
+    }
+    out
+}
+
 /// The `:` that follows a block mapping key ending at `key_end`.
 pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
     let rest = &src[key_end..];

@@ -1,8 +1,8 @@
 //! The pod annotation `proxy.istio.io/config`: created, or merged into.
 
 use super::proxy_config::{self, Desired};
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::describe;
 use crate::locate::{object_error as err, shared_node_finding};
 use crate::mesh::istio;
 use crate::plan::annotation::ensure;

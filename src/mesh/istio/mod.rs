@@ -24,8 +24,42 @@ pub const MESH: Mesh = Mesh {
     pod_config_annotation: PROXY_CONFIG_ANNOTATION,
     native_sidecar_annotation: NATIVE_SIDECAR_ANNOTATION,
     native_sidecar_annotations: &[NATIVE_SIDECAR_ANNOTATION],
-    native_sidecar_on: |v| v == "true",
+    native: super::Native {
+        since: NATIVE_ANNOTATION_SINCE,
+        kubernetes_since: NATIVE_KUBERNETES_SINCE,
+        too_old: "does not read the pod annotation",
+        key_for: |v| match v {
+            Some(v) if v < NATIVE_ANNOTATION_SINCE => None,
+            _ => Some(NATIVE_SIDECAR_ANNOTATION),
+        },
+        on: NATIVE_ON,
+        is_on: native_annotation_on,
+        is_off: |v| v == NATIVE_OFF,
+        unknown_version: "",
+    },
+    version_flag: "--istio-version",
+    version_key: "istioVersion",
+    version_of: "the injecting Istio",
     quit_port_annotation: Some(STATUS_PORT_ANNOTATION),
+    // Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
+    // 15020, FACTS.md "POST /quitquitquit on port 15020") and Envoy's admin port (15000).
+    stop_endpoints: &[
+        super::StopEndpoint {
+            port: 15020,
+            path: "/quitquitquit",
+            distinctive: true,
+            describe: "a POST to /quitquitquit",
+        },
+        super::StopEndpoint {
+            port: 15000,
+            path: "/quitquitquit",
+            distinctive: true,
+            describe: "a POST to /quitquitquit",
+        },
+    ],
+    proxy_processes: &["envoy", "pilot-agent"],
+    // docker.io/istio/proxyv2, gcr.io/istio-release/proxyv2.
+    proxy_images: &["istio/proxyv2", "istio-release/proxyv2"],
     // The webhook selects on labels (FACTS.md, "Which pods get a sidecar"); the deprecated
     // annotation of the same name still counts when there is no label.
     pod_markers: &[
@@ -50,6 +84,34 @@ pub const MESH: Mesh = Mesh {
         REVISION_MARKER,
         AMBIENT_MARKER,
     ],
+    // pkg/config/analysis/analyzers/util/in_mesh.go `NamespaceInAmbientMode` and
+    // cni/pkg/util/enablement_selector.go `Matches` at 1.27.0: a namespace with
+    // `istio-injection: enabled` or a non-empty `istio.io/rev` is sidecar mode, and a pod
+    // that asks for a sidecar is never enrolled.
+    ambient: Some(super::Ambient {
+        label: DATAPLANE_MODE_LABEL,
+        value: DATAPLANE_MODE_AMBIENT,
+        pod_sidecar: &[
+            super::SidecarLabel {
+                key: INJECT_KEY,
+                value: Some("true"),
+            },
+            super::SidecarLabel {
+                key: REVISION_LABEL,
+                value: None,
+            },
+        ],
+        namespace_sidecar: &[
+            super::SidecarLabel {
+                key: NAMESPACE_INJECTION_LABEL,
+                value: Some("enabled"),
+            },
+            super::SidecarLabel {
+                key: REVISION_LABEL,
+                value: None,
+            },
+        ],
+    }),
     injected_note: "so the pod annotation would mostly have no effect: \
                     EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in PROXY_CONFIG) \
                     go on its env instead; injecting again lets meshjob use the annotation, or a \

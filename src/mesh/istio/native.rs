@@ -6,8 +6,8 @@
 use super::proxy_config::Desired;
 use super::revert::{self, NativeAnnotation};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::describe;
 use crate::mesh::{Mesh, istio};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
@@ -70,6 +70,7 @@ pub fn plan(
         .and_then(Node::items)
     {
         let port = crate::plan::own_fixes::status_port(mesh, t.template);
-        crate::plan::own_fixes::native_notes(items, port, settings, oref, out);
+        let targets = crate::plan::stops::Targets::of(mesh, port);
+        crate::plan::own_fixes::native_notes(items, &targets, settings, oref, out);
     }
 }

@@ -4,8 +4,9 @@
 //! before the native strategy writes its own fix.
 
 use super::proxy_config::Desired;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{describe, shared_node};
+use crate::locate::shared_node;
 use crate::mesh::{Mesh, istio};
 use crate::plan::revert::{remove_empty_annotations, unwrap_pod};
 use crate::pod::Pod;

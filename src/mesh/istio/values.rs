@@ -10,7 +10,8 @@
 
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{describe, duplicate_key_message, object_ref, objects, refusal, shared_node};
+use crate::finding::{describe, object_ref};
+use crate::locate::{duplicate_key_message, objects, refusal, shared_node};
 use crate::mesh::ConfigRole;
 use crate::mesh::istio;
 use crate::yaml::editor::Editor;

@@ -1,8 +1,8 @@
 //! Linkerd's per-pod annotation for the wrapper: `config.linkerd.io/proxy-admin-shutdown:
 //! enabled`.
 
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::describe;
 use crate::locate::shared_node_finding;
 use crate::mesh::linkerd;
 use crate::plan::annotation::ensure;

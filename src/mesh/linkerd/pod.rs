@@ -5,8 +5,9 @@
 //! where native sidecars are the default (2.20), so that the pod does not depend on the
 //! chart's setting.
 
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::{describe, shared_node};
+use crate::locate::shared_node;
 use crate::mesh::{Mesh, linkerd};
 use crate::plan::revert;
 use crate::pod::Pod;
@@ -46,7 +47,7 @@ pub fn plan(
         && let Some(a) = anns
         && let Some(e) = a.entry(key)
         && let Some(v) = e.value.as_str()
-        && !(mesh.native_sidecar_on)(v)
+        && !(mesh.native.is_on)(v, None)
     {
         if !force {
             out.push(
