@@ -39,7 +39,7 @@ pub struct ObjectRef {
 }
 
 /// Identity of a Kubernetes object mapping.
-pub fn object_ref(obj: &crate::yaml::tree::Node) -> ObjectRef {
+pub(crate) fn object_ref(obj: &crate::yaml::tree::Node) -> ObjectRef {
     let meta = obj.get("metadata");
     ObjectRef {
         api_version: obj.str("apiVersion").unwrap_or_default().to_string(),
@@ -56,7 +56,7 @@ pub fn object_ref(obj: &crate::yaml::tree::Node) -> ObjectRef {
 }
 
 /// Human name of an object: `Job/pi`.
-pub fn describe(o: &ObjectRef) -> String {
+pub(crate) fn describe(o: &ObjectRef) -> String {
     if o.name.is_empty() {
         o.kind.clone()
     } else {

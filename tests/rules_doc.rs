@@ -4,7 +4,7 @@
 
 mod common;
 
-use meshjob::rules::{TABLE, docs_index};
+use meshjob::{RULES as TABLE, rules_index as docs_index};
 
 const BEGIN: &str = "<!-- index: generated from src/rules.rs -->\n";
 const END: &str = "<!-- end of index -->\n";

@@ -6,8 +6,8 @@
 
 mod common;
 
-use meshjob::config::{Settings, StrategyChoice};
-use meshjob::run::process;
+use meshjob::process;
+use meshjob::{Settings, StrategyChoice};
 
 fn with(strategy: StrategyChoice) -> Settings {
     Settings {

@@ -26,7 +26,8 @@ use crate::yaml::tree::{Doc, Node, parse_stream};
 use crate::yaml::value::{ScalarType, Value};
 
 /// The `ResourceList` versions accepted; the input's is echoed back.
-pub const API_VERSIONS: [&str; 2] = ["config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1"];
+pub(crate) const API_VERSIONS: [&str; 2] =
+    ["config.kubernetes.io/v1", "config.kubernetes.io/v1alpha1"];
 
 const PATH_ANNOTATIONS: [&str; 2] = [
     "config.kubernetes.io/path",
@@ -38,10 +39,10 @@ const INDEX_ANNOTATIONS: [&str; 2] = [
 ];
 
 /// The KRM function.
-pub struct Function;
+pub(crate) struct Function;
 
 /// What the function reads from the list before the run: the list's items.
-pub struct ListItems(Vec<Node>);
+pub(crate) struct ListItems(Vec<Node>);
 
 impl Host for Function {
     type Input = ListItems;

@@ -7,10 +7,10 @@
 //! adding a module and a [`MeshId`]; the stages read the facts from here, and branch on the
 //! id only where a mesh's behaviour (not just a name) differs.
 
-pub mod istio;
-pub mod linkerd;
+pub(crate) mod istio;
+pub(crate) mod linkerd;
 
-pub use crate::config::MeshId;
+pub(crate) use crate::config::MeshId;
 use crate::version::Version;
 
 impl MeshId {
@@ -309,4 +309,4 @@ impl Support {
 }
 
 /// Every mesh meshjob knows.
-pub const ALL: &[&Mesh] = &[&istio::MESH, &linkerd::MESH];
+pub(crate) const ALL: &[&Mesh] = &[&istio::MESH, &linkerd::MESH];

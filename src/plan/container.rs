@@ -112,7 +112,7 @@ fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpo
 /// Plans the wrapper edits of one pod template. Returns whether the pod needs the per-pod
 /// proxy configuration: a container is wrapped, or already stops the proxy itself. A pod
 /// in which nothing stops the proxy gets none, so that its diff does not look like a fix.
-pub fn plan(
+pub(crate) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &'static Mesh,

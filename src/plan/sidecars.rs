@@ -28,7 +28,7 @@ fn ends_with_components(repo: &str, suffix: &str) -> bool {
 
 /// Whether the image reference `image` is `entry` itself or starts with it at a component
 /// boundary (`/`, `:` or `@`). This is how `entrypoints` keys match, too.
-pub fn image_matches(image: &str, entry: &str) -> bool {
+pub(crate) fn image_matches(image: &str, entry: &str) -> bool {
     image == entry
         || image
             .strip_prefix(entry)
@@ -36,7 +36,7 @@ pub fn image_matches(image: &str, entry: &str) -> bool {
 }
 
 /// Why a container is taken for a long-running sidecar, or None.
-pub fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option<String> {
+pub(crate) fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option<String> {
     if let Some(e) = configured.iter().find(|e| e.as_str() == name) {
         return Some(format!(
             "its name {e:?} is listed under `sidecars` in the config"

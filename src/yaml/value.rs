@@ -220,7 +220,12 @@ fn map_matches<E>(
 }
 
 /// Resolves a scalar's type the way a Kubernetes client would read it.
-pub fn resolve(value: &str, style: ScalarStyle, tag: Option<&str>, empty: bool) -> ScalarType {
+pub(crate) fn resolve(
+    value: &str,
+    style: ScalarStyle,
+    tag: Option<&str>,
+    empty: bool,
+) -> ScalarType {
     if let Some(tag) = tag {
         return match tag {
             "!!str" | "tag:yaml.org,2002:str" => ScalarType::Str,

@@ -36,7 +36,13 @@ fn fresh_proxy_config(d: &Desired) -> Out {
 }
 
 /// Plans the env edits of the injected proxy container of one pod.
-pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mut Vec<Finding>) {
+pub(super) fn plan(
+    ed: &mut Editor<'_>,
+    t: &Pod<'_>,
+    mesh: &Mesh,
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
     let oref = &t.object;
     let Some(proxy) = env::proxy(t, mesh) else {
         return;
@@ -163,7 +169,13 @@ pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mu
 /// `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`, and a `PROXY_CONFIG` that holds nothing but
 /// meshjob's drain duration. (A drain duration merged into a `PROXY_CONFIG` of the
 /// injector's stays.)
-pub fn revert(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mut Vec<Finding>) {
+pub(super) fn revert(
+    ed: &mut Editor<'_>,
+    t: &Pod<'_>,
+    mesh: &Mesh,
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
     let ours = |e: &Node| match (e.str("name"), e.str("value")) {
         (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS), Some("true")) => true,
         (Some(PROXY_CONFIG_ENV), Some(v)) => serde_json::from_str::<serde_json::Value>(v)

@@ -13,7 +13,7 @@ use crate::yaml::path::child;
 use crate::yaml::tree::Kind;
 
 /// Linkerd's shutdown annotation as a new entry.
-pub fn fresh_entry() -> (&'static str, Out) {
+pub(super) fn fresh_entry() -> (&'static str, Out) {
     (
         linkerd::SHUTDOWN_ANNOTATION,
         Out::Str(linkerd::SHUTDOWN_ENABLED.into()),
@@ -24,7 +24,7 @@ pub fn fresh_entry() -> (&'static str, Out) {
 /// proxy (2.16+) answers the wrapper's POST to `/shutdown` with 404. A `disabled` the user
 /// wrote is kept with a warning (replaced with `force`); any other value, which Linkerd
 /// ignores, is replaced.
-pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, force: bool, out: &mut Vec<Finding>) {
+pub(super) fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, force: bool, out: &mut Vec<Finding>) {
     let key = linkerd::SHUTDOWN_ANNOTATION;
     let enabled = || Out::Str(linkerd::SHUTDOWN_ENABLED.into());
     let Some(e) = ensure(ed, t, key, |_| enabled(), out) else {
