@@ -152,7 +152,7 @@ fn config_map_settings(input: &str, fc: &Node) -> Result<Settings, String> {
     let schema: serde_json::Value = serde_json::from_str(&crate::config::schema_json())
         .map_err(|e| format!("internal error: the configuration schema: {e}"))?;
     let mut text = String::from("apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n");
-    // Line 4 of `text` is the first entry's: a config error's line names its entry.
+    // Line 4 of `text` is the first entry's; `lines[i]` is the key and place of line 4 + i.
     let mut lines = Vec::new();
     for e in entries {
         let place = at(input, e.key.props_start);
@@ -177,24 +177,16 @@ fn config_map_settings(input: &str, fc: &Node) -> Result<Settings, String> {
         ));
         lines.push((key, place));
     }
-    config_settings(&text, "functionConfig").map_err(|err| {
-        // `functionConfig:LINE:COL: message`: point at the entry instead.
-        let line = err
-            .strip_prefix("functionConfig:")
-            .and_then(|r| r.split(':').next())
-            .and_then(|l| l.parse::<usize>().ok());
-        let message = err
-            .splitn(4, ':')
-            .nth(3)
-            .map_or(err.as_str(), str::trim_start);
-        match line
-            .and_then(|l| l.checked_sub(4))
-            .and_then(|i| lines.get(i))
-        {
-            Some((key, place)) => format!("{place}: functionConfig: data.{key}: {message}"),
-            None => format!("functionConfig (ConfigMap data): {err}"),
-        }
-    })
+    // A config error's line is that of its entry, or 0 for no place in the text.
+    let at_entry =
+        |e: crate::config::ConfigError| match e.line.checked_sub(4).and_then(|i| lines.get(i)) {
+            Some((key, place)) => format!("{place}: functionConfig: data.{key}: {}", e.message),
+            None => format!("functionConfig (ConfigMap data): {}", e.message),
+        };
+    let config = crate::config::parse(&text, "functionConfig").map_err(at_entry)?;
+    let mut settings = Settings::default();
+    config.apply_to(&mut settings).map_err(at_entry)?;
+    Ok(settings)
 }
 
 /// Whether the spec key's schema is a string (after `$ref`, `anyOf` and `oneOf`).
