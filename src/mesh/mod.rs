@@ -309,4 +309,10 @@ impl Support {
 }
 
 /// Every mesh meshjob knows.
-pub(crate) const ALL: &[&Mesh] = &[&istio::MESH, &linkerd::MESH];
+pub(crate) static ALL: std::sync::LazyLock<Vec<&'static Mesh>> = std::sync::LazyLock::new(|| {
+    // Every `MeshId` (the config's `mesh` values), so that a new mesh cannot be left out.
+    <MeshId as clap::ValueEnum>::value_variants()
+        .iter()
+        .map(|id| id.mesh())
+        .collect()
+});

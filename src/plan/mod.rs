@@ -129,7 +129,7 @@ pub fn plan_doc_in<'a>(
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
-        for m in mesh::ALL {
+        for m in mesh::ALL.iter() {
             planner(m.id).values(&mut editor, &doc.root, settings, force_mesh, &mut findings);
         }
     }
