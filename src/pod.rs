@@ -89,6 +89,12 @@ impl<'d> Pod<'d> {
         }
     }
 
+    /// Whether the node at the kind's pattern is the pod's metadata itself (a kind that
+    /// keeps pod metadata alone), rather than a template holding `metadata`.
+    pub(crate) fn metadata_is_template(&self) -> bool {
+        self.shape == Shape::Metadata
+    }
+
     /// Path to the pod's metadata.
     pub fn metadata_path(&self) -> Path {
         match self.shape {

@@ -17,13 +17,13 @@ pub(crate) struct Seen {
     pub what: String,
 }
 
-/// What `keys` (and an injected proxy container in `spec`) say about `mesh` at one level.
+/// What `keys` (and, for a pod, an injected proxy container) say about `mesh` at one level.
 /// An `Off` wins over an `On` at the same level, as a pod's opt-out wins in each injector.
 fn level(
     mesh: &Mesh,
     meta: Option<&Node>,
     keys: &[MarkerKey],
-    spec: Option<&Node>,
+    pod: Option<&Pod<'_>>,
 ) -> Option<Seen> {
     let lookup = |place: &str, key: &str| {
         meta.and_then(|m| m.get(place))
@@ -45,13 +45,8 @@ fn level(
             found.push((m, format!("{place} {}: \"{v}\"", k.key)));
         }
     }
-    let injected = spec.is_some_and(|s| {
-        ["containers", "initContainers"].iter().any(|list| {
-            s.get(list).and_then(Node::items).is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.str("name") == Some(mesh.proxy_container))
-            })
-        })
+    let injected = pod.is_some_and(|p| {
+        (p.containers().chain(p.init_containers())).any(|c| c.name() == mesh.proxy_container)
     });
     if injected {
         found.push((Marker::On, format!("container {}", mesh.proxy_container)));
@@ -80,7 +75,7 @@ pub(super) fn which_mesh(
     let seen: Vec<Seen> = mesh::ALL
         .iter()
         .filter_map(|m| {
-            level(m, pod.metadata(), m.pod_markers, pod.spec())
+            level(m, pod.metadata(), m.pod_markers, Some(pod))
                 .or_else(|| in_namespace.iter().find(|s| s.mesh == m.id).cloned())
         })
         .collect();

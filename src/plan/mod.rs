@@ -139,7 +139,7 @@ pub fn plan_doc_in<'a>(
 /// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
 /// earlier run that took the pod for another mesh, they do nothing there.
 fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
-    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+    let Some(anns) = t.annotations() else {
         return;
     };
     for other in crate::mesh::ALL.iter().filter(|m| m.id != mesh.id) {
@@ -192,11 +192,7 @@ fn would_change(
             .with_object(Some(t.object.clone()))
             .fixed();
     }
-    let containers: Vec<&Node> = (tpl.get("spec"))
-        .and_then(|s| s.get("containers"))
-        .and_then(Node::items)
-        .map(|items| items.iter().collect())
-        .unwrap_or_default();
+    let containers: Vec<&Node> = t.containers().map(|c| c.node).collect();
     let is_touched = |c: &&Node| edits.iter().any(|e| c.start <= e.start && e.start <= c.end);
     // An injected proxy is never wrapped: its env may get the settings instead.
     let is_proxy = |c: &&Node| c.str("name") == Some(mesh.proxy_container);
@@ -238,8 +234,8 @@ fn would_change(
             ),
         ),
         None => {
-            let annotation = (tpl.get("metadata"))
-                .and_then(|m| m.get("annotations"))
+            let annotation = t
+                .annotations()
                 .and_then(|a| a.entry(mesh.pod_config_annotation));
             let verb = if annotation.is_some() {
                 "updated"

@@ -10,14 +10,15 @@ use crate::config::Settings;
 use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
 use crate::mesh::{Mesh, Support};
+use crate::pod::Pod;
 use crate::yaml::tree::Node;
 
-/// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
-/// 15020.
-pub(crate) fn status_port(mesh: &Mesh, tpl: &Node) -> Option<u16> {
+/// The port the pod's annotation moves its mesh's quit endpoint to
+/// (`status.sidecar.istio.io/port`, Linkerd's `config.linkerd.io/admin-port`), where a
+/// hand-written quit may go instead.
+pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
     mesh.quit_port_annotation
-        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
-        .and_then(Node::as_str)
+        .and_then(|a| pod.annotation(a))
         .and_then(|p| p.parse().ok())
 }
 
@@ -212,14 +213,15 @@ pub(crate) fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Findi
 
 /// Under the native strategy: what the containers do about the proxy, said as warnings.
 pub(crate) fn native_notes(
-    containers: &[Node],
+    pod: &Pod<'_>,
     targets: &Targets,
     settings: &Settings,
-    oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) {
-    for (index, c) in containers.iter().enumerate() {
-        let name = c.str("name").unwrap_or_default().to_string();
+    let oref = &pod.object;
+    for container in pod.containers() {
+        let c = container.node;
+        let name = container.name().to_string();
         if let Some(f) = sidecar_finding(c, &name, settings, oref) {
             out.push(f);
             continue;
@@ -229,7 +231,7 @@ pub(crate) fn native_notes(
         };
         let w = Wrap {
             node: c,
-            index,
+            index: container.index,
             name,
             how: How::Command { cmd, args },
         };

@@ -6,7 +6,7 @@
 use super::script;
 use super::wrapped::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
 use crate::finding::describe;
-use crate::finding::{Finding, ObjectRef, Rule};
+use crate::finding::{Finding, Rule};
 use crate::locate::shared_node;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
@@ -18,37 +18,27 @@ use crate::yaml::value::Value;
 /// Restores the pod's containers that meshjob wrapped, and the shared volume; the same for
 /// every mesh.
 pub(crate) fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
-    let spath = child(&t.path, "spec");
-    if let Some(spec) = t.template.get("spec").filter(|s| shared_node(s).is_none()) {
-        unwrap_containers(ed, spec, &spath, &t.object, out);
+    if let Some(spec) = t.spec().filter(|s| shared_node(s).is_none()) {
+        unwrap_containers(ed, spec, t, out);
     }
 }
 
 /// Restores every container meshjob wrapped; then, when no wrapper is left, takes out the
 /// shared volume and its mounts.
-fn unwrap_containers(
-    ed: &mut Editor<'_>,
-    spec: &Node,
-    spath: &[Seg],
-    oref: &ObjectRef,
-    out: &mut Vec<Finding>,
-) {
-    let Some(items) = spec.get("containers").and_then(Node::items) else {
-        return;
-    };
-    let cpath = child(spath, "containers");
+fn unwrap_containers(ed: &mut Editor<'_>, spec: &Node, t: &Pod<'_>, out: &mut Vec<Finding>) {
+    let oref = &t.object;
     let mut left = 0;
     let mut removed = Vec::new();
-    for (i, c) in items.iter().enumerate() {
+    for container in t.containers() {
+        let c = container.node;
         let Some(cmd) = c.entry("command") else {
             continue;
         };
         let Some(text) = wrapper_script(&cmd.value) else {
             continue;
         };
-        let name = c.str("name").unwrap_or_default();
-        let mut path = cpath.clone();
-        path.push(Seg::Index(i));
+        let name = container.name();
+        let path = t.container_path(&container);
         if !script::is_genuine(text) || shared_node(c).is_some() || !unwrap(ed, c, &path, cmd) {
             left += 1;
             out.push(
@@ -66,7 +56,7 @@ fn unwrap_containers(
             );
             continue;
         }
-        removed.push(i);
+        removed.push(container);
         out.push(
             Finding::info(
                 Rule::WrapperRemoved,
@@ -83,14 +73,12 @@ fn unwrap_containers(
     if removed.is_empty() || left > 0 {
         return;
     }
-    for &i in &removed {
-        let mut path = cpath.clone();
-        path.push(Seg::Index(i));
-        remove_named(ed, &items[i], &path, "volumeMounts", |m| {
+    for c in &removed {
+        remove_named(ed, c.node, &t.container_path(c), "volumeMounts", |m| {
             m.str("mountPath") == Some(PEERS_MOUNT)
         });
     }
-    remove_named(ed, spec, spath, "volumes", |v| {
+    remove_named(ed, spec, &t.spec_path(), "volumes", |v| {
         v.get("emptyDir")
             .is_some_and(|e| e.entries().is_some_and(<[Entry]>::is_empty))
     });
@@ -204,16 +192,11 @@ pub(crate) fn drop_native(
     out: &mut Vec<Finding>,
 ) -> bool {
     let native_key = key;
-    let mpath = child(&t.path, "metadata");
-    let apath = child(&mpath, "annotations");
-    let Some(meta) = t
-        .template
-        .get("metadata")
-        .filter(|m| shared_node(m).is_none())
-    else {
+    let apath = t.annotations_path();
+    if t.metadata().is_none_or(|m| shared_node(m).is_some()) {
         return false;
-    };
-    let Some(anns) = meta.get("annotations").filter(|a| shared_node(a).is_none()) else {
+    }
+    let Some(anns) = t.annotations().filter(|a| shared_node(a).is_none()) else {
         return false;
     };
     let Some(e) = anns.entry(native_key) else {
@@ -243,26 +226,12 @@ pub(crate) fn drop_native(
             true
         }
         (true, None) => {
-            remove_empty_annotations(ed, t.template, &t.path, meta, &mpath);
+            super::annotation::remove_all(ed, t);
             false
         }
         (false, _) => {
             ed.remove_entry(anns, &apath, native_key);
             false
         }
-    }
-}
-
-/// Takes out `annotations` (and `metadata`, when that was all it held).
-pub(crate) fn remove_empty_annotations(
-    ed: &mut Editor<'_>,
-    tpl: &Node,
-    tpath: &[Seg],
-    meta: &Node,
-    mpath: &[Seg],
-) {
-    let only = meta.entries().is_some_and(|es| es.len() == 1);
-    if only || !ed.remove_entry(meta, mpath, "annotations") {
-        ed.remove_entry(tpl, tpath, "metadata");
     }
 }
