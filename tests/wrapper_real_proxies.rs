@@ -165,6 +165,63 @@ fn stops_for_every_client_and_shell(start: impl Fn() -> Server + Sync, host: &st
     });
 }
 
+/// Against Envoy, with every client under every shell: a task named like the script's own
+/// function (`ask`) runs the program of that name, with the container's environment even
+/// where it holds the script's variable names (`k`, `g`, `T`, ...), and Envoy still stops.
+#[test]
+fn envoy_stops_after_a_task_named_ask_that_gets_the_containers_environment() {
+    let Some(envoy) = envoy() else {
+        return;
+    };
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let Some(tools) = tool_dir(&[client]) else {
+                continue;
+            };
+            let ask = tools.path().join("ask");
+            let env_bin = common::which("env").expect("env on the host");
+            std::fs::write(
+                &ask,
+                format!(
+                    "#!{}\n{} -0\nexit 7\n",
+                    host_sh().display(),
+                    env_bin.display()
+                ),
+            )
+            .expect("write the task");
+            let mut perms = std::fs::metadata(&ask).expect("task").permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+            std::fs::set_permissions(&ask, perms).expect("chmod the task");
+            let mut server = start_envoy(&envoy);
+            let base = format!("http://127.0.0.1:{}", server.port);
+            let opts = options_for(
+                &format!("{base}/quitquitquit"),
+                Some(&format!("{base}/ready")),
+            );
+            let env = letter_env(tools.path());
+            let what = format!("{} with {client:?}", sh.name);
+            let done = spawn_in(
+                sh,
+                &render(&opts),
+                tools.path(),
+                &args(&["ask"]),
+                b"",
+                Some(&env),
+            )
+            .finish();
+            assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
+            assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+            let mut want = env.clone();
+            want.sort();
+            assert_eq!(printed_env(&done.stdout), want, "{what}");
+            match server.exit_within(EXIT_LIMIT) {
+                Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
+                None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after the quit"),
+            }
+        }
+    });
+}
+
 /// Shows why HTTP/1.1 matters: Envoy refuses an HTTP/1.0 quit with 426 and keeps running.
 /// The wrapper says so instead of counting any answer as done.
 #[test]

@@ -6,7 +6,7 @@
 //! Version 2: `# meshjob-wrapper v2: command=N` (the first N `args` were `command`) or
 //! `# meshjob-wrapper v2: entrypoint=N` (there was no `command`; meshjob put the image's
 //! entrypoint, N words from the config, in front of `args`). `command=all` says what a
-//! version 1 marker says.
+//! version 1 marker says. Version 3 writes the same words as version 2.
 
 use super::{ARG0, MARKER_PREFIX, SHELL};
 
@@ -52,12 +52,12 @@ pub fn marker_version(script: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// The marker of a script whose format this meshjob knows (versions 1 and 2), else None.
+/// The marker of a script whose format this meshjob knows (versions 1 to 3), else None.
 pub fn marker(script: &str) -> Option<Marker> {
     let version = marker_version(script)?;
     let origin = match version {
         1 => ArgvOrigin::WholeArgv,
-        2 => {
+        2 | 3 => {
             let first = script.lines().next()?;
             let (_, rest) = first.split_once(": ")?;
             let word = rest.split(' ').next()?;
@@ -78,12 +78,12 @@ pub fn marker(script: &str) -> Option<Marker> {
     Some(Marker { version, origin })
 }
 
-/// The marker line of a version 2 script (without its newline).
-pub(super) fn marker_line(origin: ArgvOrigin) -> String {
+/// The marker line of a version 2 or 3 script (without its newline).
+pub(super) fn marker_line(version: u32, origin: ArgvOrigin) -> String {
     match origin {
-        ArgvOrigin::WholeArgv => format!("{MARKER_PREFIX}2: command=all"),
-        ArgvOrigin::Command(n) => format!("{MARKER_PREFIX}2: command={n}"),
-        ArgvOrigin::Entrypoint(n) => format!("{MARKER_PREFIX}2: entrypoint={n}"),
+        ArgvOrigin::WholeArgv => format!("{MARKER_PREFIX}{version}: command=all"),
+        ArgvOrigin::Command(n) => format!("{MARKER_PREFIX}{version}: command={n}"),
+        ArgvOrigin::Entrypoint(n) => format!("{MARKER_PREFIX}{version}: entrypoint={n}"),
     }
 }
 
