@@ -13,6 +13,7 @@ pub mod exclude;
 pub mod exit;
 pub mod finding;
 pub mod hosts;
+pub mod image;
 pub mod locate;
 pub mod mesh;
 pub mod output;

@@ -549,7 +549,7 @@ fn apply(
             }
         }
         How::Entrypoint { argv, cmd, args } => {
-            let words: Vec<Out> = argv.iter().map(|s| Out::Str(s.clone())).collect();
+            let words: Vec<Out> = argv.iter().map(|s| Out::Str(unexpanded(s))).collect();
             match cmd {
                 Some(e) => {
                     ed.replace_value(c, &e.key, &e.value, path, "command", &wrapper_out(script))
@@ -565,6 +565,16 @@ fn apply(
             }
         }
     }
+}
+
+/// `word` written so that it reaches the program as it is from `args`: each `$` doubled.
+/// The kubelet expands `$(NAME)` in `command` and `args` and turns `$$` into `$`, but never
+/// touches an image's ENTRYPOINT, whose words the config gives (kubernetes/kubernetes@02604f7,
+/// third_party/forked/golang/expansion/expand.go: `Expand` reads `$$` as one `$` and goes on
+/// after it, so a doubled `$` can never start a reference). Taking the wrapper off drops
+/// these words again (the marker counts them), so nothing has to undo the doubling.
+fn unexpanded(word: &str) -> String {
+    word.replace('$', "$$")
 }
 
 /// Puts `words` in front of the existing `args` entry `a` of container `c`: a null value
