@@ -120,6 +120,7 @@ fn options_for(quit: &str, ready: Option<&str>) -> ScriptOptions {
             ready: parse_quit_url(r).expect("ready URL"),
         }),
         origin: ArgvOrigin::Command(1),
+        command_style: Default::default(),
     }
 }
 

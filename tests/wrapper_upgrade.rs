@@ -90,6 +90,7 @@ fn options_for(v1: &V1Options) -> ScriptOptions {
         peers: v1.peers.clone(),
         wait_for_proxy: None,
         origin: ArgvOrigin::Command(3),
+        command_style: Default::default(),
     }
 }
 
@@ -197,7 +198,7 @@ fn the_original_argv_can_be_read_back_from_a_fresh_wrap() {
     assert_eq!(fixed.code, 0, "{}", fixed.stderr);
     assert!(
         fixed.stdout.contains(&format!(
-            "# meshjob-wrapper v{WRAPPER_VERSION}: command=2\n"
+            "# meshjob-wrapper v{WRAPPER_VERSION}: command=2 flow=[*, *]\n"
         )),
         "{}",
         fixed.stdout

@@ -3,7 +3,10 @@
 
 use super::editor::Editor;
 use super::own_fixes;
-use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
+use super::script::{
+    self, ARG0, ArgvOrigin, CommandStyle, Endpoint, FlowLayout, Peers, ReadyWait, SHELL,
+    ScriptOptions,
+};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{
@@ -301,6 +304,7 @@ pub fn plan(
             }),
             wait_for_proxy: wait_for_proxy.clone(),
             origin: origin(w),
+            command_style: command_style(w, ed.src),
         };
         let script = script::render(&opts);
         let mut path = cpath.clone();
@@ -467,6 +471,41 @@ fn origin(w: &Wrap<'_>) -> ArgvOrigin {
                 Some(o) => o,
             }
         }
+    }
+}
+
+/// How the container's `command` was written, for the marker, when its words go in front of
+/// its `args`: so that taking the wrapper off can write that `command` again byte for byte.
+fn command_style(w: &Wrap<'_>, src: &str) -> CommandStyle {
+    match &w.how {
+        How::Command { cmd, args: Some(_) } if cmd.value.flow => {
+            let items = cmd.value.items().unwrap_or(&[]);
+            // The words keep their own text in `args` only when it is one plain line.
+            let raw = items
+                .iter()
+                .all(|n| matches!(item_out(src, n, true), Out::Raw { .. }));
+            let at = cmd.value.start;
+            let text = &src[at..cmd.value.end];
+            let spans: Vec<_> = items
+                .iter()
+                .map(|n| n.props_start.saturating_sub(at)..n.end.saturating_sub(at))
+                .collect();
+            CommandStyle::Flow(
+                raw.then(|| FlowLayout::of(text, &spans))
+                    .flatten()
+                    .filter(|_| !text.contains('\n')),
+            )
+        }
+        How::Existing { cmd } => {
+            let current = wrapper_script(cmd).unwrap_or_default();
+            match script::marker(current).and_then(|m| m.style) {
+                Some(style) => style,
+                // Versions 1 and 2 gave the command back in the style of `args`.
+                None if w.node.get("args").is_some_and(|a| a.flow) => CommandStyle::Flow(None),
+                None => CommandStyle::Block,
+            }
+        }
+        _ => CommandStyle::Block,
     }
 }
 

@@ -20,7 +20,9 @@ mod text;
 pub mod v1;
 pub mod v2;
 
-pub use marker::{ArgvOrigin, Marker, Original, marker, marker_version, original_argv};
+pub use marker::{
+    ArgvOrigin, CommandStyle, FlowLayout, Marker, Original, marker, marker_version, original_argv,
+};
 
 /// Bumped whenever the generated script changes behaviour, so that meshjob can tell an
 /// up-to-date wrapper from one it should rewrite.
@@ -62,6 +64,8 @@ pub struct ScriptOptions {
     pub wait_for_proxy: Option<ReadyWait>,
     /// Which part of the argv was the container's `command`, written into the marker line.
     pub origin: ArgvOrigin,
+    /// How that `command` was written, also in the marker line (version 3 on).
+    pub command_style: CommandStyle,
 }
 
 /// Poll `ready` (GET, until a 2xx answer) for up to `seconds` before the task starts.

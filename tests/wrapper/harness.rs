@@ -140,6 +140,7 @@ pub fn options(quit_url: &str) -> ScriptOptions {
         peers: None,
         wait_for_proxy: None,
         origin: ArgvOrigin::Command(1),
+        command_style: Default::default(),
     }
 }
 

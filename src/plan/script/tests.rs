@@ -21,6 +21,7 @@ fn default_options() -> ScriptOptions {
         peers: None,
         wait_for_proxy: None,
         origin: ArgvOrigin::Command(1),
+        command_style: CommandStyle::Block,
     }
 }
 
@@ -57,6 +58,20 @@ fn all_option_sets() -> Vec<ScriptOptions> {
             all: (0..40).map(|i| format!("container-{i}")).collect(),
         }),
     ];
+    let layout = |open: &str, sep: &str, close: &str| {
+        CommandStyle::Flow(Some(FlowLayout {
+            open: open.into(),
+            sep: sep.into(),
+            close: close.into(),
+        }))
+    };
+    let styles = [
+        CommandStyle::Block,
+        CommandStyle::Flow(None),
+        layout("", ", ", ""),
+        layout(" ", " , ", " "),
+        layout("", ",", ","),
+    ];
     let mut out = Vec::new();
     for quit in &quits {
         for stop_proxy_on_failure in [true, false] {
@@ -68,16 +83,25 @@ fn all_option_sets() -> Vec<ScriptOptions> {
                         ArgvOrigin::Entrypoint(2),
                         ArgvOrigin::WholeArgv,
                     ] {
-                        out.push(ScriptOptions {
-                            quit: quit.clone(),
-                            stop_proxy_on_failure,
-                            peers: peers.clone(),
-                            wait_for_proxy: wait_for_proxy_seconds.map(|seconds| ReadyWait {
-                                seconds,
-                                ready: ready(),
-                            }),
-                            origin,
-                        });
+                        for command_style in &styles {
+                            // Only a `command` moved in front of `args` has a style.
+                            if *command_style != CommandStyle::Block
+                                && !matches!(origin, ArgvOrigin::Command(_))
+                            {
+                                continue;
+                            }
+                            out.push(ScriptOptions {
+                                quit: quit.clone(),
+                                stop_proxy_on_failure,
+                                peers: peers.clone(),
+                                wait_for_proxy: wait_for_proxy_seconds.map(|seconds| ReadyWait {
+                                    seconds,
+                                    ready: ready(),
+                                }),
+                                origin,
+                                command_style: command_style.clone(),
+                            });
+                        }
                     }
                 }
             }
@@ -124,6 +148,7 @@ fn marker_version_round_trip() {
         let want = Marker {
             version: WRAPPER_VERSION,
             origin: opts.origin,
+            style: Some(opts.command_style.clone()),
         };
         assert_eq!(marker(&s), Some(want));
     }
@@ -294,7 +319,7 @@ fn an_edited_body_is_not_genuine() {
 fn the_v1_text_is_frozen() {
     let mut all = String::new();
     for opts in all_option_sets() {
-        if opts.origin == ArgvOrigin::Command(1) {
+        if opts.origin == ArgvOrigin::Command(1) && opts.command_style == CommandStyle::Block {
             all.push_str(&v1::render(&as_v1(&opts)));
         }
     }
@@ -315,7 +340,11 @@ const V1_HASH: &str = "7e652c204d8d13c5";
 /// was taken from the released version 2 renderer.
 #[test]
 fn the_v2_text_is_frozen() {
-    let all: String = all_option_sets().iter().map(v2::render).collect();
+    let all: String = all_option_sets()
+        .iter()
+        .filter(|o| o.command_style == CommandStyle::Block)
+        .map(v2::render)
+        .collect();
     assert_eq!(fnv1a(&all), V2_HASH, "{} bytes", all.len());
 }
 
@@ -328,14 +357,16 @@ fn markers_are_read() {
         m("# meshjob-wrapper v1: runs the task\n"),
         Some(Marker {
             version: 1,
-            origin: ArgvOrigin::WholeArgv
+            origin: ArgvOrigin::WholeArgv,
+            style: None,
         })
     );
     assert_eq!(
         m("# meshjob-wrapper v2: command=3\n"),
         Some(Marker {
             version: 2,
-            origin: ArgvOrigin::Command(3)
+            origin: ArgvOrigin::Command(3),
+            style: None,
         })
     );
     assert_eq!(
@@ -350,9 +381,33 @@ fn markers_are_read() {
         m("# meshjob-wrapper v3: entrypoint=2\n"),
         Some(Marker {
             version: 3,
-            origin: ArgvOrigin::Entrypoint(2)
+            origin: ArgvOrigin::Entrypoint(2),
+            style: Some(CommandStyle::Block),
         })
     );
+    let style = |s: &str| m(s).and_then(|m| m.style);
+    assert_eq!(
+        style("# meshjob-wrapper v3: command=2 flow\n"),
+        Some(CommandStyle::Flow(None))
+    );
+    assert_eq!(
+        style("# meshjob-wrapper v3: command=1 flow=[ * ]\n"),
+        Some(CommandStyle::Flow(Some(FlowLayout {
+            open: " ".into(),
+            sep: String::new(),
+            close: " ".into(),
+        })))
+    );
+    assert_eq!(
+        style("# meshjob-wrapper v3: command=3 flow=[*,*, ]\n"),
+        Some(CommandStyle::Flow(Some(FlowLayout {
+            open: String::new(),
+            sep: ",".into(),
+            close: ", ".into(),
+        })))
+    );
+    // Version 2 wrote nothing there, and read nothing there.
+    assert_eq!(style("# meshjob-wrapper v2: command=2 flow\n"), None);
     for bad in [
         "# meshjob-wrapper v2: command=\n",
         "# meshjob-wrapper v2: command=-1\n",
@@ -361,6 +416,14 @@ fn markers_are_read() {
         "# meshjob-wrapper v2:command=1\n",
         "# meshjob-wrapper v2\n",
         "# meshjob-wrapper v3:command=1\n",
+        "# meshjob-wrapper v3: command=1 more\n",
+        "# meshjob-wrapper v3: entrypoint=1 flow\n",
+        "# meshjob-wrapper v3: command=all flow\n",
+        "# meshjob-wrapper v3: command=1 flow=[a]\n",
+        "# meshjob-wrapper v3: command=1 flow=[*;*]\n",
+        "# meshjob-wrapper v3: command=1 flow=[* *]\n",
+        "# meshjob-wrapper v3: command=1 flow=[*]x\n",
+        "# meshjob-wrapper v3: command=1 flow=\n",
         "# meshjob-wrapper v4: command=1\n",
     ] {
         assert_eq!(m(bad), None, "{bad}");

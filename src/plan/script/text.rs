@@ -9,7 +9,7 @@ use super::v2::{self, authority};
 use super::{ScriptOptions, WRAPPER_VERSION};
 
 pub(super) fn render(opts: &ScriptOptions) -> String {
-    let mut s = marker_line(WRAPPER_VERSION, opts.origin);
+    let mut s = marker_line(WRAPPER_VERSION, opts.origin, &opts.command_style);
     s.push_str(v2::POINTER);
     s.push_str(SAVE);
     s.push_str(v2::CLIENT);

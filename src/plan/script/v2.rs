@@ -15,7 +15,7 @@ use super::{Endpoint, Peers, ReadyWait, ScriptOptions};
 const WRAPPER_VERSION: u32 = 2;
 
 pub fn render(opts: &ScriptOptions) -> String {
-    let mut s = marker_line(WRAPPER_VERSION, opts.origin);
+    let mut s = marker_line(WRAPPER_VERSION, opts.origin, &opts.command_style);
     s.push_str(POINTER);
     s.push_str(&format!(
         "q={} u={} t='' s='' e='' g='' T=''\n",
@@ -73,7 +73,7 @@ pub(super) fn rendered_by(
 /// The settings `script` would have been rendered from, if it is a version 2 or 3 script
 /// with this `quit` endpoint (the caller tries both values of `stop_proxy_on_failure`).
 fn recover(script: &str, quit: Endpoint) -> Option<ScriptOptions> {
-    let origin = marker(script)?.origin;
+    let m = marker(script)?;
     let wait_for_proxy = match between(script, "\nsleep ", " & w=") {
         None => None,
         Some(n) => {
@@ -98,7 +98,8 @@ fn recover(script: &str, quit: Endpoint) -> Option<ScriptOptions> {
         stop_proxy_on_failure: true,
         peers,
         wait_for_proxy,
-        origin,
+        origin: m.origin,
+        command_style: m.style.unwrap_or_default(),
     })
 }
 
