@@ -273,8 +273,11 @@ pub fn plan_linkerd(
 
 /// Takes out of the injected proxy's env what [`plan`] and [`plan_linkerd`] add:
 /// `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`, `LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED:
-/// "true"`, and a `PROXY_CONFIG` that holds nothing but meshjob's drain duration. (A drain
-/// duration merged into a `PROXY_CONFIG` of the injector's stays.)
+/// "true"`, and a `PROXY_CONFIG` of meshjob's: one that holds nothing but meshjob's drain
+/// duration, written on one line. The injector writes its own `PROXY_CONFIG` as a block
+/// scalar (`value: |`, istio/istio@0134e00 manifests/charts/istio-control/istio-discovery/
+/// files/injection-template.yaml), `{}` when the pod sets nothing: that entry stays, with a
+/// drain duration merged into it.
 pub fn revert(
     ed: &mut Editor<'_>,
     t: &PodTarget<'_>,
@@ -285,16 +288,18 @@ pub fn revert(
     let want_drain = istio::parse_go_duration(&d.drain).ok();
     let ours = |e: &Node| match (str_of(e, "name"), str_of(e, "value")) {
         (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS | LINKERD_SHUTDOWN_ENV), Some("true")) => true,
-        (Some(PROXY_CONFIG_ENV), Some(v)) => serde_json::from_str::<serde_json::Value>(v)
-            .ok()
-            .is_some_and(|j| {
-                j.as_object().is_some_and(|o| {
-                    o.len() == 1
-                        && o.get(istio::TERMINATION_DRAIN_DURATION)
-                            .and_then(serde_json::Value::as_str)
-                            .is_some_and(|s| istio::parse_go_duration(s).ok() == want_drain)
+        (Some(PROXY_CONFIG_ENV), Some(v)) if !e.get("value").is_some_and(Node::is_block_scalar) => {
+            serde_json::from_str::<serde_json::Value>(v)
+                .ok()
+                .is_some_and(|j| {
+                    j.as_object().is_some_and(|o| {
+                        o.len() == 1
+                            && o.get(istio::TERMINATION_DRAIN_DURATION)
+                                .and_then(serde_json::Value::as_str)
+                                .is_some_and(|s| istio::parse_go_duration(s).ok() == want_drain)
+                    })
                 })
-            }),
+        }
         _ => false,
     };
     remove_env_items(ed, t, mesh, ours, out);
