@@ -283,7 +283,7 @@ pub fn plan(
         }
     }
     if wraps.is_empty() && !stops {
-        own_fixes::note_unfixed(settings, oref, out);
+        own_fixes::note_unfixed(settings, mesh, oref, out);
         return false;
     }
     let names: Vec<String> = wraps.iter().map(|w| w.name.clone()).collect();

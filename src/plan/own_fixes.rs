@@ -9,7 +9,7 @@ use super::stops::{self, Found, Stop};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
 use crate::locate::{describe, str_of};
-use crate::mesh::{Mesh, istio};
+use crate::mesh::{Mesh, MeshId, istio, linkerd};
 use crate::yaml::tree::Node;
 
 /// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
@@ -183,21 +183,31 @@ pub fn sidecar_finding(
 
 /// When no container of a pod can be wrapped and none stops the proxy, the errors of its
 /// containers say that no annotation is added either, and what would fix the pod.
-pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) {
-    let native = match (settings.istio_version, settings.kubernetes_version) {
-        (Some(i), Some(k))
-            if i >= istio::NATIVE_ANNOTATION_SINCE && k >= istio::NATIVE_KUBERNETES_SINCE =>
-        {
-            format!(
-                "; --strategy native would fix it without a command (Istio {i} and Kubernetes \
-                 {k} allow native sidecars)"
-            )
-        }
-        (None, _) | (_, None) => format!(
-            "; a native sidecar needs no command: on Istio {}+ with Kubernetes {}+, pass \
-             --istio-version and --kubernetes-version",
+pub fn note_unfixed(settings: &Settings, mesh: &Mesh, oref: &ObjectRef, out: &mut [Finding]) {
+    // The pod's mesh: its version setting and flag, and where its native sidecars begin.
+    let (version, flag, since, kube_since) = match mesh.id {
+        MeshId::Istio => (
+            settings.istio_version,
+            "--istio-version",
             istio::NATIVE_ANNOTATION_SINCE,
-            istio::NATIVE_KUBERNETES_SINCE
+            istio::NATIVE_KUBERNETES_SINCE,
+        ),
+        MeshId::Linkerd => (
+            settings.linkerd_version,
+            "--linkerd-version",
+            linkerd::NATIVE_SINCE,
+            linkerd::NATIVE_KUBERNETES_SINCE,
+        ),
+    };
+    let name = mesh.name;
+    let native = match (version, settings.kubernetes_version) {
+        (Some(m), Some(k)) if m >= since && k >= kube_since => format!(
+            "; --strategy native would fix it without a command ({name} {m} and Kubernetes {k} \
+             allow native sidecars)"
+        ),
+        (None, _) | (_, None) => format!(
+            "; a native sidecar needs no command: on {name} {since}+ with Kubernetes \
+             {kube_since}+, pass {flag} and --kubernetes-version"
         ),
         _ => String::new(),
     };
@@ -208,7 +218,7 @@ pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) 
         f.message.push_str(&format!(
             ". Nothing else in this pod stops the proxy, so meshjob adds no {} annotation \
              either{native}",
-            istio::PROXY_CONFIG_ANNOTATION
+            mesh.pod_config_annotation
         ));
     }
 }
