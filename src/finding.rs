@@ -38,6 +38,32 @@ pub struct ObjectRef {
     pub namespace: String,
 }
 
+/// Identity of a Kubernetes object mapping.
+pub fn object_ref(obj: &crate::yaml::tree::Node) -> ObjectRef {
+    let meta = obj.get("metadata");
+    ObjectRef {
+        api_version: obj.str("apiVersion").unwrap_or_default().to_string(),
+        kind: obj.str("kind").unwrap_or_default().to_string(),
+        name: meta
+            .and_then(|m| m.str("name").or_else(|| m.str("generateName")))
+            .unwrap_or_default()
+            .to_string(),
+        namespace: meta
+            .and_then(|m| m.str("namespace"))
+            .unwrap_or_default()
+            .to_string(),
+    }
+}
+
+/// Human name of an object: `Job/pi`.
+pub fn describe(o: &ObjectRef) -> String {
+    if o.name.is_empty() {
+        o.kind.clone()
+    } else {
+        format!("{}/{}", o.kind, o.name)
+    }
+}
+
 /// What a finding is about: a stable code (`MJ110`) that users can grep, suppress and link
 /// to, and the kind that code decides on (a refused pod, a note said once per run).
 ///

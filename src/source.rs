@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// The largest input read whole: a KRM ResourceList, which is one document by nature. Streams
 /// (files, stdin) are not read whole and have no cap; their documents have the same one
-/// (`stream::MAX_DOCUMENT_BYTES`).
-pub const MAX_INPUT_BYTES: u64 = crate::stream::MAX_DOCUMENT_BYTES as u64;
+/// ([`MAX_DOCUMENT_BYTES`]).
+pub const MAX_INPUT_BYTES: u64 = MAX_DOCUMENT_BYTES as u64;
+/// The largest document meshjob edits: the guard against an unbounded piece.
+pub const MAX_DOCUMENT_BYTES: usize = 32 << 20;
 
 /// Where a text comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]

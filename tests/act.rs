@@ -5,7 +5,8 @@
 //! only runs when it builds from source) is pointed at a local stub that fails if it runs.
 
 mod common;
-mod hosts;
+
+use common::{hosts, root};
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -63,10 +64,6 @@ spec:
         image: registry.example/helper:1.0
         args: [\"--serve\"]
 ";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 struct ActRun {
     log: String,

@@ -5,7 +5,8 @@
 //! step is pointed at the built binary through `MESHJOB_BINARY`, so no test runs cargo.
 
 mod common;
-mod hosts;
+
+use common::{hosts, root};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
@@ -14,10 +15,6 @@ use std::process::Command;
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(120);
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn action() -> Value {
     let text = std::fs::read_to_string(root().join("action.yml")).expect("action.yml");

@@ -4,7 +4,8 @@
 //! prints a fixture, so the test needs neither a cluster nor those tools.
 
 mod common;
-mod hosts;
+
+use common::{hosts, root};
 
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -12,10 +13,6 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn plugin(name: &str) -> Value {
     let path = root().join("integrations/argocd").join(name);

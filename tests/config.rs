@@ -6,14 +6,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+use common::golden;
 use meshjob::config::{self, Settings};
 
 const SCHEMA_PATH: &str = "schemas/meshjob-config.schema.json";
 const VALID_DIR: &str = "testdata/config/valid";
 const INVALID_DIR: &str = "testdata/config/invalid";
 const EFFECTIVE_DIR: &str = "testdata/config/effective";
-/// Rewrites the expected error texts and effective settings.
-const UPDATE_GOLDEN: &str = "MESHJOB_UPDATE_GOLDEN";
 /// Rewrites the committed schema.
 const UPDATE_SCHEMA: &str = "MESHJOB_UPDATE_SCHEMA";
 
@@ -52,30 +51,6 @@ fn stem(path: &Path) -> String {
         .to_string()
 }
 
-/// Compares `actual` with the file `expected` byte for byte, or rewrites the file when
-/// [`UPDATE_GOLDEN`] is set. Returns a description of the mismatch.
-fn golden(expected: &Path, actual: &str) -> Option<String> {
-    if env_set(UPDATE_GOLDEN) {
-        fs::write(expected, actual).expect("write golden");
-        return None;
-    }
-    let want = fs::read_to_string(expected).unwrap_or_default();
-    (want != actual).then(|| {
-        let diff = similar::TextDiff::from_lines(&want, actual)
-            .unified_diff()
-            .header("expected", "actual")
-            .to_string();
-        format!(
-            "{} differs (set {UPDATE_GOLDEN}=1 to rewrite):\n{diff}",
-            expected.display()
-        )
-    })
-}
-
-fn fail_on(problems: Vec<String>) {
-    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
-}
-
 #[test]
 fn valid_examples_load_and_render_their_effective_settings() {
     let mut problems = Vec::new();
@@ -93,7 +68,7 @@ fn valid_examples_load_and_render_their_effective_settings() {
             .expect("a loaded config applies");
         let rendered = config::render_effective(&settings);
         let expected = Path::new(EFFECTIVE_DIR).join(format!("{}.yaml", stem(&path)));
-        problems.extend(golden(&expected, &rendered));
+        problems.extend(golden::check_file(&expected, rendered.as_bytes()).err());
 
         // The rendering is itself a config that gives the same settings, and renders the same.
         let again = config::parse(&rendered, &expected.display().to_string())
@@ -103,7 +78,7 @@ fn valid_examples_load_and_render_their_effective_settings() {
         assert_eq!(from_defaults, settings, "{}", path.display());
         assert_eq!(config::render_effective(&from_defaults), rendered);
     }
-    fail_on(problems);
+    golden::assert_none(&problems);
 }
 
 #[test]
@@ -122,9 +97,9 @@ fn invalid_examples_give_their_expected_errors() {
             "the error names the file: {message}"
         );
         let expected = path.with_extension("err");
-        problems.extend(golden(&expected, &message));
+        problems.extend(golden::check_file(&expected, message.as_bytes()).err());
     }
-    fail_on(problems);
+    golden::assert_none(&problems);
 }
 
 #[test]
@@ -202,7 +177,7 @@ fn schema_describes_every_property_and_allows_no_others() {
         serde_json::from_str(&config::schema_json()).expect("the schema is JSON");
     let mut problems = Vec::new();
     walk(&schema, "#", &mut problems);
-    fail_on(problems);
+    golden::assert_none(&problems);
     let spec = &schema["$defs"]["ConfigSpec"]["properties"];
     for key in [
         "quitUrl",
@@ -302,5 +277,5 @@ fn check_jsonschema_rejects_the_invalid_examples() {
             ));
         }
     }
-    fail_on(problems);
+    golden::assert_none(&problems);
 }

@@ -8,7 +8,8 @@
 //! depend on optimisation, and only the first build compiles the dependencies.
 
 mod common;
-mod hosts;
+
+use common::hosts;
 
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -46,7 +47,7 @@ metadata:
 /// Copies the files of this working tree that git would see (tracked and untracked, not
 /// ignored, still present) into `to`, and commits them there.
 fn hook_repo(to: &Path) {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let out = hosts::run_bounded(
         Command::new("git").current_dir(root).args([
             "ls-files",

@@ -34,7 +34,7 @@ fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
 
 /// (label, text) of every input: testdata always, the shared data when present.
 fn inputs() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let mut paths = Vec::new();
     walk(
         &root.join("testdata"),
@@ -92,14 +92,8 @@ fn check_head(label: &str, text: &str, failures: &mut Vec<String>) -> usize {
             continue;
         };
         let root = &doc.root;
-        let name = root
-            .get("metadata")
-            .and_then(|m| meshjob::locate::str_of(m, "name"));
-        let seen = (
-            meshjob::locate::str_of(root, "apiVersion"),
-            meshjob::locate::str_of(root, "kind"),
-            name,
-        );
+        let name = root.get("metadata").and_then(|m| m.str("name"));
+        let seen = (root.str("apiVersion"), root.str("kind"), name);
         let read = (head.api_version, head.kind, head.name);
         // An opaque head leaves the identity to the parser; a plain one must agree.
         if !head.opaque && read != seen {

@@ -47,8 +47,8 @@ fn regression_inputs_keep_the_invariants() {
 /// A nested insertion at the end of a text without a final line break is made, not refused.
 #[test]
 fn nested_insert_at_end_without_final_newline() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/regressions/mesh-config-no-final-newline-nested-insert.yaml");
+    let path =
+        common::root().join("testdata/regressions/mesh-config-no-final-newline-nested-insert.yaml");
     let text = std::fs::read_to_string(path).unwrap();
     for t in [text.clone(), text.replace("\r\n", "\n")] {
         let out = meshjob::run::process(&t, &meshjob::config::Settings::default());
@@ -100,7 +100,7 @@ fn yaml_files(dir: &str) -> Vec<std::path::PathBuf> {
 
 /// The `*.yaml` files of a folder of the repository, sorted.
 fn yaml_files_or_none(dir: &str) -> Vec<std::path::PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let path = common::root().join(dir);
     let mut files: Vec<_> = std::fs::read_dir(&path)
         .unwrap_or_else(|e| panic!("{dir}: {e}"))
         .filter_map(|e| e.ok().map(|e| e.path()))

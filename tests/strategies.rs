@@ -39,7 +39,7 @@ const NULL_ARGS: &[&str] = &["null-args-is-no-args", "empty-command-is-no-comman
 fn wrapper_then_none_gives_back_the_input() {
     let mut failures = Vec::new();
     let mut exact = 0;
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let root = common::root().join("testdata");
     for dir in common::golden_cases() {
         if !(dir.starts_with(root.join("jobs")) || dir.starts_with(root.join("linkerd")))
             || dir.join("args").exists()

@@ -34,7 +34,7 @@ fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
 }
 
 fn inputs() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let mut paths = Vec::new();
     walk(
         &root.join("testdata"),

@@ -264,8 +264,7 @@ fn pilot_agent() -> Option<&'static Path> {
     BUILT
         .get_or_init(|| {
             let go = common::require_tool("go", "builds the pilot-agent stand-in (Go net/http)")?;
-            let src =
-                Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/servers/pilot_agent_quit.go");
+            let src = common::root().join("tests/servers/pilot_agent_quit.go");
             let work = Path::new(env!("CARGO_TARGET_TMPDIR")).join("go");
             let out = work.join("pilot_agent_quit");
             let started = Instant::now();

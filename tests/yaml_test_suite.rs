@@ -39,7 +39,7 @@ fn cases(root: &Path) -> Vec<PathBuf> {
 }
 
 fn allowlist() -> BTreeMap<String, String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/yaml-test-suite-allowlist.txt");
+    let path = common::root().join("tests/yaml-test-suite-allowlist.txt");
     let text = std::fs::read_to_string(path).expect("the allowlist exists");
     text.lines()
         .map(str::trim)

@@ -3,13 +3,13 @@
 //! themselves (`plan::sidecars`). meshjob wraps neither and never edits them; it says what
 //! it saw.
 
-use super::container::{How, Wrap};
 use super::sidecars;
-use super::stops::{self, Found, Stop};
+use super::stops::{self, Found, Stop, Targets};
+use super::wrapped::{How, Wrap};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::{describe, str_of};
-use crate::mesh::{Mesh, MeshId, istio, linkerd};
+use crate::mesh::{Mesh, Support};
 use crate::yaml::tree::Node;
 
 /// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
@@ -66,7 +66,7 @@ fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
 /// the pod gets a native sidecar, so the quit is no longer needed (a warning).
 pub(crate) fn own_stop(
     w: &Wrap<'_>,
-    status_port: Option<u16>,
+    targets: &Targets,
     shared_pid: bool,
     native: bool,
     oref: &ObjectRef,
@@ -82,7 +82,7 @@ pub(crate) fn own_stop(
     let push = |out: &mut Vec<Finding>, sev, rule, msg: String| {
         out.push(Finding::new(sev, rule, at, msg).with_object(Some(oref.clone())));
     };
-    match stops::find(&words, status_port) {
+    match stops::find(&words, targets) {
         Found::Nothing => false,
         Found::QuitNotPost => {
             if !native {
@@ -138,7 +138,7 @@ pub(crate) fn own_stop(
                 w.node
                     .get("env")
                     .and_then(Node::items)
-                    .is_some_and(|es| es.iter().any(|e| str_of(e, "name") == Some(k)))
+                    .is_some_and(|es| es.iter().any(|e| e.str("name") == Some(k)))
             };
             if stop == Stop::Scuttle && !has_env("ENVOY_ADMIN_API") {
                 push(
@@ -164,7 +164,7 @@ pub fn sidecar_finding(
     settings: &Settings,
     oref: &ObjectRef,
 ) -> Option<Finding> {
-    let why = sidecars::sidecar(name, str_of(c, "image"), &settings.sidecars)?;
+    let why = sidecars::sidecar(name, c.str("image"), &settings.sidecars)?;
     Some(
         Finding::warning(
             Rule::LongRunningSidecar,
@@ -183,31 +183,18 @@ pub fn sidecar_finding(
 
 /// When no container of a pod can be wrapped and none stops the proxy, the errors of its
 /// containers say that no annotation is added either, and what would fix the pod.
-pub fn note_unfixed(settings: &Settings, mesh: &Mesh, oref: &ObjectRef, out: &mut [Finding]) {
-    // The pod's mesh: its version setting and flag, and where its native sidecars begin.
-    let (version, flag, since, kube_since) = match mesh.id {
-        MeshId::Istio => (
-            settings.istio_version,
-            "--istio-version",
-            istio::NATIVE_ANNOTATION_SINCE,
-            istio::NATIVE_KUBERNETES_SINCE,
-        ),
-        MeshId::Linkerd => (
-            settings.linkerd_version,
-            "--linkerd-version",
-            linkerd::NATIVE_SINCE,
-            linkerd::NATIVE_KUBERNETES_SINCE,
-        ),
-    };
-    let name = mesh.name;
-    let native = match (version, settings.kubernetes_version) {
-        (Some(m), Some(k)) if m >= since && k >= kube_since => format!(
-            "; --strategy native would fix it without a command ({name} {m} and Kubernetes {k} \
-             allow native sidecars)"
+pub fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
+    let m = support.mesh;
+    let native = match (support.mesh_version, support.kubernetes) {
+        (Some(v), Some(k)) if support.too_old().is_empty() => format!(
+            "; --strategy native would fix it without a command ({} {v} and Kubernetes {k} \
+             allow native sidecars)",
+            m.name
         ),
         (None, _) | (_, None) => format!(
-            "; a native sidecar needs no command: on {name} {since}+ with Kubernetes \
-             {kube_since}+, pass {flag} and --kubernetes-version"
+            "; a native sidecar needs no command: on {} {}+ with Kubernetes {}+, pass {} and \
+             --kubernetes-version",
+            m.name, m.native.since, m.native.kubernetes_since, m.version_flag
         ),
         _ => String::new(),
     };
@@ -218,7 +205,7 @@ pub fn note_unfixed(settings: &Settings, mesh: &Mesh, oref: &ObjectRef, out: &mu
         f.message.push_str(&format!(
             ". Nothing else in this pod stops the proxy, so meshjob adds no {} annotation \
              either{native}",
-            mesh.pod_config_annotation
+            m.pod_config_annotation
         ));
     }
 }
@@ -226,13 +213,13 @@ pub fn note_unfixed(settings: &Settings, mesh: &Mesh, oref: &ObjectRef, out: &mu
 /// Under the native strategy: what the containers do about the proxy, said as warnings.
 pub fn native_notes(
     containers: &[Node],
-    status_port: Option<u16>,
+    targets: &Targets,
     settings: &Settings,
     oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) {
     for (index, c) in containers.iter().enumerate() {
-        let name = str_of(c, "name").unwrap_or_default().to_string();
+        let name = c.str("name").unwrap_or_default().to_string();
         if let Some(f) = sidecar_finding(c, &name, settings, oref) {
             out.push(f);
             continue;
@@ -246,6 +233,6 @@ pub fn native_notes(
             name,
             how: How::Command { cmd, args },
         };
-        own_stop(&w, status_port, true, true, oref, out);
+        own_stop(&w, targets, true, true, oref, out);
     }
 }

@@ -1,17 +1,16 @@
 //! Long-running sidecars that users put in `containers`: wrapping one would make the proxy
 //! wait for a container that never ends.
 
-/// Known sidecar images, by repository (the image reference without registry, tag or
-/// digest, matched on its last path components).
-const IMAGES: [&str; 5] = [
-    "cloud-sql-proxy",       // gcr.io/cloud-sql-connectors/cloud-sql-proxy (v2)
-    "gce-proxy",             // gcr.io/cloudsql-docker/gce-proxy (v1)
-    "linkerd/proxy",         // cr.l5d.io/linkerd/proxy
-    "istio/proxyv2",         // docker.io/istio/proxyv2
-    "istio-release/proxyv2", // gcr.io/istio-release/proxyv2
+/// Known sidecar images besides the meshes' own proxies (`Mesh::proxy_images`), by
+/// repository (the image reference without registry, tag or digest, matched on its last
+/// path components).
+const IMAGES: [&str; 2] = [
+    "cloud-sql-proxy", // gcr.io/cloud-sql-connectors/cloud-sql-proxy (v2)
+    "gce-proxy",       // gcr.io/cloudsql-docker/gce-proxy (v1)
 ];
-/// Container names that mean a proxy whatever the image.
-const NAMES: [&str; 3] = ["istio-proxy", "linkerd-proxy", "cloud-sql-proxy"];
+/// Container names that mean a proxy whatever the image, besides the meshes' proxy
+/// containers.
+const NAMES: [&str; 1] = ["cloud-sql-proxy"];
 
 /// The repository part of an image reference: `gcr.io/x/y:1.0@sha256:..` -> `gcr.io/x/y`.
 fn repository(image: &str) -> &str {
@@ -44,14 +43,17 @@ pub fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option
             ));
         }
         let repo = repository(image);
-        if let Some(known) = IMAGES.iter().find(|k| ends_with_components(repo, k)) {
+        let mesh_images = crate::mesh::ALL.iter().flat_map(|m| m.proxy_images);
+        if let Some(known) =
+            (IMAGES.iter().chain(mesh_images)).find(|k| ends_with_components(repo, k))
+        {
             return Some(format!(
                 "its image is {known}, a proxy that runs until it is stopped"
             ));
         }
     }
-    NAMES
-        .iter()
+    let mesh_names = crate::mesh::ALL.iter().map(|m| &m.proxy_container);
+    (NAMES.iter().chain(mesh_names))
         .find(|n| **n == name)
         .map(|n| format!("its name is {n}, a proxy that runs until it is stopped"))
 }

@@ -21,7 +21,7 @@ pub use settle::{Cause, Failure, Reference, line_col, line_cols, settle};
 use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
-use crate::run::{Pieces, ProcessOptions, process_pieces};
+use crate::pipeline::{Pieces, ProcessOptions, process_pieces};
 use std::io::Read;
 use std::sync::Arc;
 

@@ -251,10 +251,10 @@ mod tests {
     /// problem as (line, col, offset, message), or None.
     fn first_problem(text: &[u8]) -> Option<(usize, usize, usize, String)> {
         let settings = crate::config::Settings::default();
-        let opts = crate::run::ProcessOptions::default();
+        let opts = crate::pipeline::ProcessOptions::default();
         let reference = |t: &str| {
             (
-                crate::run::process_reference(t, &settings, opts).fatal,
+                crate::pipeline::process_reference(t, &settings, opts).fatal,
                 None,
             )
         };
@@ -298,8 +298,8 @@ mod tests {
             }
             Ok(t) => {
                 let settings = crate::config::Settings::default();
-                let opts = crate::run::ProcessOptions::default();
-                crate::run::process_reference(t, &settings, opts)
+                let opts = crate::pipeline::ProcessOptions::default();
+                crate::pipeline::process_reference(t, &settings, opts)
                     .fatal
                     .map(|f| {
                         let (l, c) = crate::source::line_col_bytes(text, f.offset);

@@ -3,8 +3,14 @@
 //! Each fact names where it was read in linkerd/linkerd2 (tag `version-2.X`) or
 //! linkerd/linkerd2-proxy. [`MESH`] is the summary the stages read through the mesh seam.
 
+mod annotation;
+mod injected;
+pub mod plan;
+mod pod;
+mod values;
+
 use super::{MarkerKey, Mesh, MeshId, Place};
-use crate::config::Version;
+use crate::version::Version;
 
 /// Linkerd as a [`Mesh`].
 pub const MESH: Mesh = Mesh {
@@ -20,8 +26,30 @@ pub const MESH: Mesh = Mesh {
         NATIVE_SIDECAR_ANNOTATION_BETA,
         NATIVE_SIDECAR_ANNOTATION_ALPHA,
     ],
-    native_sidecar_on: is_go_true,
+    native: super::Native {
+        since: NATIVE_SINCE,
+        kubernetes_since: NATIVE_KUBERNETES_SINCE,
+        too_old: "has no native sidecars",
+        key_for: native_annotation,
+        on: NATIVE_ON,
+        is_on: |v, _| is_go_true(v),
+        is_off: |v| !is_go_true(v),
+        unknown_version: " (with the alpha annotation, which every Linkerd from 2.15 reads)",
+    },
+    version_flag: "--linkerd-version",
+    version_key: "linkerdVersion",
+    version_of: "the injecting Linkerd",
     quit_port_annotation: Some(ADMIN_PORT_ANNOTATION),
+    // The admin port (4191, chart value `proxy.ports.admin`) serves `POST /shutdown`.
+    stop_endpoints: &[super::StopEndpoint {
+        port: 4191,
+        path: "/shutdown",
+        distinctive: false,
+        describe: "a POST to Linkerd's /shutdown",
+    }],
+    proxy_processes: &[],
+    // cr.l5d.io/linkerd/proxy.
+    proxy_images: &["linkerd/proxy"],
     pod_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
         place: Place::Annotation,
@@ -36,6 +64,7 @@ pub const MESH: Mesh = Mesh {
         off: &[INJECT_DISABLED],
         ignore_case: false,
     }],
+    ambient: None,
     injected_note: "so its settings come from injection time and the pod annotation takes \
                     effect only when it is injected again: \
                     LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true goes on its env instead",
