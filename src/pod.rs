@@ -183,8 +183,11 @@ impl<'d> Pod<'d> {
         self.restart
     }
 
-    /// The pod spec's `key` as a string (`hostNetwork`, `shareProcessNamespace`).
-    pub fn spec_str(&self, key: &str) -> Option<&'d str> {
-        self.spec()?.str(key)
+    /// Whether the pod spec's boolean `key` (`hostNetwork`, `shareProcessNamespace`) is true
+    /// as Kubernetes reads it: `true`, `True`, `yes`, `on`, ... ([`crate::yaml::value::is_true`]).
+    pub fn spec_true(&self, key: &str) -> bool {
+        self.spec()
+            .and_then(|s| s.get(key))
+            .is_some_and(crate::yaml::value::is_true)
     }
 }

@@ -126,7 +126,9 @@ pub fn decide(
 
 /// A `hostNetwork` pod is never injected, whatever its mesh.
 fn host_network(f: &Facts<'_, '_>) -> Option<Outcome> {
-    (f.pod.spec_str("hostNetwork") == Some("true")).then_some(Outcome::Skip(Why::HostNetwork))
+    f.pod
+        .spec_true("hostNetwork")
+        .then_some(Outcome::Skip(Why::HostNetwork))
 }
 
 /// An ambient pod has no sidecar: meshjob's changes come out.

@@ -183,7 +183,9 @@ pub fn plan(
     };
 
     let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, tpl));
-    let shared_pid = spec.str("shareProcessNamespace") == Some("true");
+    let shared_pid = spec
+        .get("shareProcessNamespace")
+        .is_some_and(crate::yaml::value::is_true);
     let mut wraps = Vec::new();
     let mut stops = false;
     for (index, c) in items.iter().enumerate() {
@@ -624,7 +626,7 @@ fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<F
         for m in mounts {
             let ours = m.str("name") == Some(PEERS_VOLUME);
             let path = m.str("mountPath").unwrap_or_default();
-            let read_only = m.get("readOnly").and_then(Node::as_str) == Some("true");
+            let read_only = m.get("readOnly").is_some_and(crate::yaml::value::is_true);
             if ours && (!is_peers_path(path) || read_only || m.get("subPath").is_some()) {
                 return taken(
                     m.start,
