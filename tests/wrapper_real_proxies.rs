@@ -398,10 +398,27 @@ fn non_loopback_ipv4() -> Option<std::net::Ipv4Addr> {
 /// task exits 7 and whose admin port is `port` (the `config.linkerd.io/admin-port`
 /// annotation), waiting for `/ready` first.
 fn linkerd_script(port: u16) -> (String, Vec<std::ffi::OsString>) {
+    let (pod, script, argv) = pipeline_script(&format!(
+        "linkerd.io/inject: enabled\n        config.linkerd.io/admin-port: \"{port}\""
+    ));
+    assert_eq!(
+        pod["metadata"]["annotations"]["config.linkerd.io/proxy-admin-shutdown"],
+        "enabled"
+    );
+    assert!(
+        script.contains(&format!("localhost:{port}")),
+        "the admin port is not in the script:\n{script}"
+    );
+    (script, argv)
+}
+
+/// The pod template, wrapper script and task argv (`args`) that meshjob's pipeline writes
+/// for a Job whose pod has `annotations` (YAML lines at the annotations' indentation) and
+/// whose task exits 7, waiting 5 s for the proxy.
+fn pipeline_script(annotations: &str) -> (serde_json::Value, String, Vec<std::ffi::OsString>) {
     let job = format!(
         "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  template:\n    \
-         metadata:\n      annotations:\n        linkerd.io/inject: enabled\n        \
-         config.linkerd.io/admin-port: \"{port}\"\n    spec:\n      containers:\n      \
+         metadata:\n      annotations:\n        {annotations}\n    spec:\n      containers:\n      \
          - name: main\n        image: alpine\n        command: [{sh}, -c, \"exit 7\"]\n      \
          restartPolicy: Never\n",
         sh = host_sh().display()
@@ -413,26 +430,53 @@ fn linkerd_script(port: u16) -> (String, Vec<std::ffi::OsString>) {
     let out = meshjob::run::process(&job, &settings);
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     let v: serde_json::Value = serde_saphyr::from_str(&out.text).expect("output parses");
-    let pod = &v["spec"]["template"];
-    assert_eq!(
-        pod["metadata"]["annotations"]["config.linkerd.io/proxy-admin-shutdown"],
-        "enabled"
-    );
+    let pod = v["spec"]["template"].clone();
     let script = pod["spec"]["containers"][0]["command"][2]
         .as_str()
         .expect("a wrapped command")
         .to_string();
-    assert!(
-        script.contains(&format!("localhost:{port}")),
-        "the admin port is not in the script:\n{script}"
-    );
     let argv = pod["spec"]["containers"][0]["args"]
         .as_array()
         .expect("the task's argv in args")
         .iter()
         .map(|a| a.as_str().expect("a string").into())
         .collect();
-    (script, argv)
+    (pod, script, argv)
+}
+
+/// A pod whose `status.sidecar.istio.io/port` is `"0"` has no pilot-agent status server:
+/// the wrapper the pipeline writes for it polls Envoy's admin `/ready` and POSTs its
+/// `/quitquitquit` on localhost:15000. Run against a real Envoy (its admin server on a free
+/// port, put in place of 15000), under every shell with every client: Envoy stops and the
+/// task's code stays.
+#[test]
+fn a_status_port_of_zero_stops_envoy_through_its_admin_server() {
+    let Some(envoy) = envoy() else {
+        return;
+    };
+    let (_, script, task) = pipeline_script("status.sidecar.istio.io/port: \"0\"");
+    assert!(
+        script.contains("ask GET localhost:15000 /ready ")
+            && script.contains("q=localhost:15000 u=/quitquitquit\n"),
+        "{script}"
+    );
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let Some(tools) = tool_dir(&[client]) else {
+                continue;
+            };
+            let mut server = start_envoy(&envoy);
+            let script = script.replace("localhost:15000", &format!("127.0.0.1:{}", server.port));
+            let what = format!("{} with {client:?}", sh.name);
+            let done = run(sh, &script, tools.path(), &task);
+            assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
+            assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+            match server.exit_within(EXIT_LIMIT) {
+                Some(st) => assert_eq!(st.code(), Some(0), "{what}: envoy exited {st:?}"),
+                None => panic!("{what}: envoy still runs {EXIT_LIMIT:?} after the quit"),
+            }
+        }
+    });
 }
 
 /// The Linkerd wrapper, as the pipeline writes it, waits on `/ready`, keeps the task's code

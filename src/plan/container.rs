@@ -93,16 +93,17 @@ fn wrapper_out(script: String) -> Out {
 
 /// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
 /// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
-/// `/shutdown` and `/ready`; Istio's ready port is another one and stays).
-fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpoint, String> {
+/// `/shutdown` and `/ready`; Istio's ready port is another one and stays). Port `0` turns
+/// that server off: the mesh's defaults then go to the server that stays (Istio: Envoy's
+/// admin server), or the pod is refused; an explicit URL stays as it is.
+fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, pod: &Pod<'_>) -> Result<Endpoint, String> {
     let quit = script::parse_quit_url(mesh.default_quit_url)?;
     let ready = script::parse_quit_url(mesh.ready_url)?;
     let mut q = url.cloned().unwrap_or_else(|| quit.clone());
-    let port = mesh
-        .quit_port_annotation
-        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
-        .and_then(Node::as_str)
-        .and_then(|p| p.parse::<u16>().ok());
+    let port = own_fixes::status_port(mesh, pod);
+    if port == Some(0) && (q == quit || q == ready) {
+        return port_off(mesh, pod, q == ready);
+    }
     if let Some(p) = port
         && q.port == quit.port
         && (q == quit || q == ready)
@@ -110,6 +111,33 @@ fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpo
         q.port = p;
     }
     Ok(q)
+}
+
+/// The quit (or, `ready`, readiness) endpoint of a pod whose quit port annotation is `0`.
+fn port_off(mesh: &Mesh, pod: &Pod<'_>, ready: bool) -> Result<Endpoint, String> {
+    let key = mesh.quit_port_annotation.unwrap_or_default();
+    let from = pod
+        .effective_annotation(key)
+        .and_then(|(_, ns)| ns)
+        .map_or_else(String::new, |ns| format!(" (from Namespace/{ns})"));
+    let Some(off) = &mesh.port_off else {
+        return Err(format!(
+            "`{key}: \"0\"`{from} turns the {} proxy's admin server off, so nothing in the pod \
+             can stop the proxy when the task ends; set a port, or pass --quit-url",
+            mesh.name
+        ));
+    };
+    let config = pod
+        .annotation(mesh.pod_config_annotation)
+        .unwrap_or_default();
+    if let Some(k) = off.moved_by.iter().find(|k| config.contains(*k)) {
+        return Err(format!(
+            "`{key}: \"0\"`{from} turns the status server off, so the wrapper would stop the \
+             proxy through {}, but the pod's {} sets `{k}`, which moves it; pass --quit-url",
+            off.served_by, mesh.pod_config_annotation
+        ));
+    }
+    script::parse_quit_url(if ready { off.ready_url } else { off.quit_url })
 }
 
 /// Plans the wrapper edits of one pod template. Returns whether the pod needs the per-pod
@@ -161,7 +189,7 @@ pub fn plan(
         ));
         return false;
     };
-    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), tpl) {
+    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), t) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -171,7 +199,7 @@ pub fn plan(
     let on_failure = spec.str("restartPolicy") == Some("OnFailure");
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
         script::parse_quit_url(mesh.ready_url)
-            .and_then(|r| pod_endpoint(mesh, Some(&r), tpl))
+            .and_then(|r| pod_endpoint(mesh, Some(&r), t))
             .map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
@@ -182,7 +210,7 @@ pub fn plan(
         None => None,
     };
 
-    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, tpl));
+    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, t));
     let shared_pid = spec
         .get("shareProcessNamespace")
         .is_some_and(crate::yaml::value::is_true);

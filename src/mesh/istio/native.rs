@@ -69,7 +69,7 @@ pub fn plan(
         .path(&["spec", "containers"])
         .and_then(Node::items)
     {
-        let port = crate::plan::own_fixes::status_port(mesh, t.template);
+        let port = crate::plan::own_fixes::status_port(mesh, t);
         let targets = crate::plan::stops::Targets::of(mesh, port);
         crate::plan::own_fixes::native_notes(items, &targets, settings, oref, out);
     }
