@@ -51,6 +51,14 @@ impl Server {
     }
 }
 
+/// Fails unless `server` exits 0 within [`EXIT_LIMIT`] (after the wrapper asked it to quit).
+fn assert_exits_0(server: &mut Server, what: &str) {
+    match server.exit_within(EXIT_LIMIT) {
+        Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
+        None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after the quit"),
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -134,10 +142,7 @@ fn check_stops(sh: &Shell, client: Client, server: &mut Server, opts: &ScriptOpt
     let done = run(sh, &render(opts), tools.path(), &sh_task("exit 7", &[]));
     assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
     assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
-    match server.exit_within(EXIT_LIMIT) {
-        Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
-        None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after the quit"),
-    }
+    assert_exits_0(server, &what);
 }
 
 #[test]
@@ -215,10 +220,7 @@ fn envoy_stops_after_a_task_named_ask_that_gets_the_containers_environment() {
             let mut want = env.clone();
             want.sort();
             assert_eq!(printed_env(&done.stdout), want, "{what}");
-            match server.exit_within(EXIT_LIMIT) {
-                Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
-                None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after the quit"),
-            }
+            assert_exits_0(&mut server, &what);
         }
     });
 }
@@ -471,10 +473,7 @@ fn a_status_port_of_zero_stops_envoy_through_its_admin_server() {
             let done = run(sh, &script, tools.path(), &task);
             assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
             assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
-            match server.exit_within(EXIT_LIMIT) {
-                Some(st) => assert_eq!(st.code(), Some(0), "{what}: envoy exited {st:?}"),
-                None => panic!("{what}: envoy still runs {EXIT_LIMIT:?} after the quit"),
-            }
+            assert_exits_0(&mut server, &what);
         }
     });
 }
@@ -497,10 +496,7 @@ fn linkerd_wrapper_stops_the_proxy_for_every_client_and_shell() {
             let done = run(sh, &script, tools.path(), &task);
             assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
             assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
-            match server.exit_within(EXIT_LIMIT) {
-                Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
-                None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after /shutdown"),
-            }
+            assert_exits_0(&mut server, &what);
         }
     });
 }

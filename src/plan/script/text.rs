@@ -16,7 +16,9 @@ pub(super) fn render(opts: &ScriptOptions) -> String {
     if let Some(w) = &opts.wait_for_proxy {
         s.push_str(&v2::ready_wait(w));
     }
-    s.push_str(RUN_TASK);
+    s.push_str(v2::STDIN_TO_FD3);
+    s.push_str(START_TASK);
+    s.push_str(v2::WAIT_FOR_TASK);
     if !opts.stop_proxy_on_failure {
         s.push_str(v2::ON_FAILURE);
     }
@@ -45,26 +47,19 @@ pub(super) fn is_genuine(script: &str) -> bool {
 /// The variables the script sets before the task starts, and the values they came with:
 /// `"=value"` for one that was set (from the container's environment, so exported), `""` for
 /// one that was not. The task's subshell gives them those values back before it runs the
-/// task (see [`RUN_TASK`]), so that the task's environment is the container's.
+/// task (see [`START_TASK`]), so that the task's environment is the container's.
 const SAVE: &str = r#"set -- "${g+=$g}" "${T+=$T}" "${s+=$s}" "${t+=$t}" "${w+=$w}" "${k+=$k}" "$@"
 t='' s='' g='' T=''
 "#;
 
-/// Runs the task in a subshell: it stops at once with a signal's code when one came during
+/// Starts the task in a subshell (then [`v2::WAIT_FOR_TASK`] waits for it): the subshell stops at once with a signal's code when one came during
 /// the wait for the proxy (`s`), gives the saved variables their values back (`k` last: it
 /// is the loop variable, and the loop does not assign it again after its last turn), then
 /// `exec`s the task as the kubelet would: a program found on PATH, never one of the
 /// script's functions or a shell builtin. A missing program still exits 127, one that
 /// cannot run 126.
-const RUN_TASK: &str = r#"{ command exec 3<&0; } 2>/dev/null || exec 3</dev/null
-( [ -z "$s" ] || exit "$s"; for k in g T s t w k; do
+const START_TASK: &str = r#"( [ -z "$s" ] || exit "$s"; for k in g T s t w k; do
   case $1 in =*) eval "$k=\${1#=}" ;; esac; shift; done; exec "$@" ) <&3 3<&- & t=$! e=''
-exec 3<&-
-[ -z "$s" ] || kill "$t" 2>/dev/null
-while s=; wait "$t"; x=$?
-  case $x:$e in 127:?*) ;; *) e=$x ;; esac
-  [ -n "$s" ] && [ "$x" -gt 128 ]
-do :; done
 "#;
 
 /// The task has been reaped; the quit endpoint's `host:port` and path follow.

@@ -27,7 +27,9 @@ pub fn render(opts: &ScriptOptions) -> String {
         s.push_str(&ready_wait(w));
         s.push_str(READY_SIGNALLED);
     }
-    s.push_str(RUN_TASK);
+    s.push_str(STDIN_TO_FD3);
+    s.push_str(START_TASK);
+    s.push_str(WAIT_FOR_TASK);
     if !opts.stop_proxy_on_failure {
         s.push_str(ON_FAILURE);
     }
@@ -162,9 +164,13 @@ kill "$w" 2>/dev/null
 /// A signal during the wait replaces the task with `exit "$s"`.
 const READY_SIGNALLED: &str = "[ -z \"$s\" ] || { set -- exit \"$s\"; s=; }\n";
 
-const RUN_TASK: &str = r#"{ command exec 3<&0; } 2>/dev/null || exec 3</dev/null
-"$@" <&3 3<&- & t=$!
-exec 3<&-
+/// The wrapper's stdin as fd 3, for the task started in the background.
+pub(super) const STDIN_TO_FD3: &str = "{ command exec 3<&0; } 2>/dev/null || exec 3</dev/null\n";
+
+const START_TASK: &str = "\"$@\" <&3 3<&- & t=$!\n";
+
+/// Closes fd 3, passes on a signal that came before `t` was set, and waits for the task.
+pub(super) const WAIT_FOR_TASK: &str = r#"exec 3<&-
 [ -z "$s" ] || kill "$t" 2>/dev/null
 while s=; wait "$t"; x=$?
   case $x:$e in 127:?*) ;; *) e=$x ;; esac
