@@ -30,7 +30,7 @@ const DEFAULT_TAG: &str = "latest";
 /// `image`); without, it is left tagless (a config entry, which may be a prefix). Text that
 /// is not a valid reference is normalised by the same rules, never refused: the runtime
 /// refuses it later, and matching only needs both sides spelled alike.
-pub fn normalise(reference: &str, default_tag: bool) -> String {
+pub(crate) fn normalise(reference: &str, default_tag: bool) -> String {
     let (name, digest) = match reference.split_once('@') {
         Some((n, d)) => (n, Some(d)),
         None => (reference, None),
@@ -73,7 +73,7 @@ pub fn normalise(reference: &str, default_tag: bool) -> String {
 /// the image's start, ending at a component boundary (`/`, `:` or `@`) or with a `/`. Both
 /// sides are normalised first. Returns the length of the normalised entry (the longest entry
 /// wins) when it matches.
-pub fn matches(image: &str, entry: &str) -> Option<usize> {
+pub(crate) fn matches(image: &str, entry: &str) -> Option<usize> {
     let image = normalise(image, true);
     let entry = normalise(entry, false);
     let under = image.strip_prefix(entry.as_str()).is_some_and(|rest| {

@@ -154,7 +154,7 @@ fn may_be_target(doc: &str, kinds: &crate::kinds::Kinds) -> bool {
 
 /// Whether a document of this kind (and, for a ConfigMap, name) may be one meshjob edits or
 /// reports on: what the quick path must not skip. Groups are not checked here.
-pub fn may_matter(kinds: &Kinds, kind: &str, name: Option<&str>) -> bool {
+pub(crate) fn may_matter(kinds: &Kinds, kind: &str, name: Option<&str>) -> bool {
     if kinds.has_kind(kind) || matches!(kind, "List" | "ResourceList") {
         return true;
     }

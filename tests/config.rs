@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use common::golden;
-use meshjob::config::{self, Settings};
+use meshjob::Settings;
 
 const SCHEMA_PATH: &str = "schemas/meshjob-config.schema.json";
 const VALID_DIR: &str = "testdata/config/valid";
@@ -55,7 +55,7 @@ fn stem(path: &Path) -> String {
 fn valid_examples_load_and_render_their_effective_settings() {
     let mut problems = Vec::new();
     for path in yaml_files(VALID_DIR) {
-        let config = match config::load(&path) {
+        let config = match meshjob::load_config(&path) {
             Ok(config) => config,
             Err(e) => {
                 problems.push(format!("{} should load: {e}", path.display()));
@@ -66,17 +66,17 @@ fn valid_examples_load_and_render_their_effective_settings() {
         config
             .apply_to(&mut settings)
             .expect("a loaded config applies");
-        let rendered = config::render_effective(&settings);
+        let rendered = meshjob::render_effective(&settings);
         let expected = Path::new(EFFECTIVE_DIR).join(format!("{}.yaml", stem(&path)));
         problems.extend(golden::check_file(&expected, rendered.as_bytes()).err());
 
         // The rendering is itself a config that gives the same settings, and renders the same.
-        let again = config::parse(&rendered, &expected.display().to_string())
+        let again = meshjob::parse_config(&rendered, &expected.display().to_string())
             .unwrap_or_else(|e| panic!("rendered settings should parse: {e}\n{rendered}"));
         let mut from_defaults = Settings::default();
         again.apply_to(&mut from_defaults).expect("applies");
         assert_eq!(from_defaults, settings, "{}", path.display());
-        assert_eq!(config::render_effective(&from_defaults), rendered);
+        assert_eq!(meshjob::render_effective(&from_defaults), rendered);
     }
     golden::assert_none(&problems);
 }
@@ -85,7 +85,7 @@ fn valid_examples_load_and_render_their_effective_settings() {
 fn invalid_examples_give_their_expected_errors() {
     let mut problems = Vec::new();
     for path in yaml_files(INVALID_DIR) {
-        let message = match config::load(&path) {
+        let message = match meshjob::load_config(&path) {
             Ok(_) => {
                 problems.push(format!("{} should be rejected", path.display()));
                 continue;
@@ -128,7 +128,7 @@ fn every_expectation_file_has_an_example() {
 
 #[test]
 fn committed_schema_is_fresh() {
-    let fresh = config::schema_json();
+    let fresh = meshjob::schema_json();
     if env_set(UPDATE_SCHEMA) {
         fs::create_dir_all("schemas").expect("create schemas/");
         fs::write(SCHEMA_PATH, &fresh).expect("write schema");
@@ -174,7 +174,7 @@ fn schema_describes_every_property_and_allows_no_others() {
         }
     }
     let schema: serde_json::Value =
-        serde_json::from_str(&config::schema_json()).expect("the schema is JSON");
+        serde_json::from_str(&meshjob::schema_json()).expect("the schema is JSON");
     let mut problems = Vec::new();
     walk(&schema, "#", &mut problems);
     golden::assert_none(&problems);

@@ -9,7 +9,7 @@
 mod common;
 
 use common::{Run, golden};
-use meshjob::yaml::tree::{Node, parse_stream};
+use meshjob::{Node, parse_stream};
 use std::path::PathBuf;
 
 fn cases() -> Vec<PathBuf> {

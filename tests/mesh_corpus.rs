@@ -6,8 +6,8 @@
 mod common;
 
 use common::Run;
-use meshjob::yaml::tree::parse_stream;
-use meshjob::yaml::value::{ScalarType, Value};
+use meshjob::parse_stream;
+use meshjob::{ScalarType, Value};
 use std::path::Path;
 
 fn fix(input: &[u8]) -> Run {

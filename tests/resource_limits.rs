@@ -13,8 +13,8 @@
 
 mod common;
 
-use meshjob::config::Settings;
-use meshjob::run::{self, Outcome};
+use meshjob::Settings;
+use meshjob::{self as run, Outcome};
 use std::process::Command;
 use std::time::{Duration, Instant};
 
@@ -162,20 +162,20 @@ fn ten_megabyte_scalar() {
     let job = JOB.replace("\"print 1\"", &format!("\"{big}\""));
     let out = timed(&job, Duration::from_secs(60));
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
-    let docs = meshjob::yaml::tree::parse_stream(&out.text).unwrap();
-    let v = meshjob::yaml::value::Value::from_node(&docs[0].root);
+    let docs = meshjob::parse_stream(&out.text).unwrap();
+    let v = meshjob::Value::from_node(&docs[0].root);
     let args = v
         .get("spec")
         .and_then(|s| s.get("template"))
         .and_then(|t| t.get("spec"))
         .and_then(|s| s.get("containers"))
         .and_then(|c| match c {
-            meshjob::yaml::value::Value::Seq(items) => items.first(),
+            meshjob::Value::Seq(items) => items.first(),
             _ => None,
         })
         .and_then(|c| c.get("args"));
     match args {
-        Some(meshjob::yaml::value::Value::Seq(items)) => {
+        Some(meshjob::Value::Seq(items)) => {
             assert_eq!(items.len(), 3);
             assert_eq!(items[2].as_str(), Some(big.as_str()));
         }
@@ -303,7 +303,7 @@ fn time_grows_linearly_with_documents() {
 fn largest_accepted_input_is_fixed() {
     let mut text = String::new();
     let mut i = 0;
-    while text.len() + JOB.len() + 20 < meshjob::stream::MAX_DOCUMENT_BYTES {
+    while text.len() + JOB.len() + 20 < meshjob::MAX_DOCUMENT_BYTES {
         text.push_str("---\n");
         text.push_str(&JOB.replace("name: pi\n", &format!("name: pi-{i}\n")));
         i += 1;

@@ -6,15 +6,15 @@
 
 mod common;
 
-use meshjob::config::{Settings, StrategyChoice};
-use meshjob::run::process;
+use meshjob::process;
+use meshjob::{Settings, StrategyChoice};
 
 /// Settings with `strategy`, under the case's own `.meshjob.yaml` when it has one.
 fn in_case(dir: &std::path::Path, strategy: StrategyChoice) -> Settings {
     let mut settings = Settings::default();
     let config = dir.join(".meshjob.yaml");
     if config.exists() {
-        meshjob::config::load(&config)
+        meshjob::load_config(&config)
             .and_then(|c| c.apply_to(&mut settings))
             .expect("the case's config");
     }

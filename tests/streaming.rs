@@ -4,9 +4,9 @@
 
 mod common;
 
-use meshjob::config::Settings;
-use meshjob::output::diff;
-use meshjob::run;
+use meshjob as run;
+use meshjob::Settings;
+use meshjob::unified_diff;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -85,7 +85,7 @@ fn a_multi_batch_stream_comes_out_as_the_whole_text_would() {
     let out = meshjob(&["diff", "big.yaml"], dir.path()).output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        diff::unified("big.yaml", &sparse, &whole(&sparse).text)
+        unified_diff("big.yaml", &sparse, &whole(&sparse).text)
     );
 }
 
@@ -98,7 +98,7 @@ fn an_error_deep_in_a_stream_is_where_the_whole_parse_puts_it() {
         stream(300 << 10, 0)
     );
     let want = whole(&text).fatal.expect("invalid");
-    let (line, col) = meshjob::yaml::text::line_col(&text, want.offset);
+    let (line, col) = meshjob::line_col(&text, want.offset);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.yaml");
     std::fs::write(&path, &text).unwrap();
@@ -132,7 +132,7 @@ fn an_error_deep_in_a_stream_is_where_the_whole_parse_puts_it() {
 
 #[test]
 fn past_the_hold_back_size_fix_stdin_stops_at_the_error() {
-    let good = stream(meshjob::output::hold::HOLD_BYTES + (2 << 20), 0);
+    let good = stream(meshjob::HOLD_BYTES + (2 << 20), 0);
     let text = format!("{good}---\nbad: [\n");
     let dir = tempfile::tempdir().unwrap();
     let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());

@@ -19,7 +19,7 @@ mod common;
 mod harness;
 
 use harness::*;
-use meshjob::plan::script::{ArgvOrigin, ReadyWait, ScriptOptions, parse_quit_url, render};
+use meshjob::script::{ArgvOrigin, ReadyWait, ScriptOptions, parse_quit_url, render};
 use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -425,11 +425,11 @@ fn pipeline_script(annotations: &str) -> (serde_json::Value, String, Vec<std::ff
          restartPolicy: Never\n",
         sh = host_sh().display()
     );
-    let settings = meshjob::config::Settings {
+    let settings = meshjob::Settings {
         wait_for_proxy_seconds: Some(5),
         ..Default::default()
     };
-    let out = meshjob::run::process(&job, &settings);
+    let out = meshjob::process(&job, &settings);
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     let v: serde_json::Value = serde_saphyr::from_str(&out.text).expect("output parses");
     let pod = v["spec"]["template"].clone();

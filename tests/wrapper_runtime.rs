@@ -11,7 +11,7 @@ mod harness;
 
 use harness::*;
 
-use meshjob::plan::script::{Endpoint as Url, Peers, ReadyWait, ScriptOptions, render, v2};
+use meshjob::script::{Endpoint as Url, Peers, ReadyWait, ScriptOptions, render, v2};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};

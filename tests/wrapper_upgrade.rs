@@ -5,8 +5,8 @@
 
 mod common;
 
-use meshjob::plan::script::v1::{self, V1Options};
-use meshjob::plan::script::{
+use meshjob::script::v1::{self, V1Options};
+use meshjob::script::{
     ARG0, ArgvOrigin, Peers, SHELL, ScriptOptions, WRAPPER_VERSION, original_argv, parse_quit_url,
     render, v2,
 };

@@ -1,4 +1,5 @@
 use super::*;
+use document::{ApiVersion, Kind};
 
 const HEAD: &str = "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\n";
 
@@ -210,7 +211,7 @@ fn quit_urls() {
         "http://localhost/quitquitquit",
         "http://my-host.local:1/a/b_c~d%20e",
     ] {
-        assert_eq!(validate_quit_url(good), Ok(()), "{good}");
+        assert_eq!(quit_url::parse(good).map(drop), Ok(()), "{good}");
     }
     for bad in [
         "",
@@ -233,10 +234,7 @@ fn quit_urls() {
         "http://localhost/$(reboot)",
         "http://localhost/quit'",
     ] {
-        assert!(
-            validate_quit_url(bad).is_err(),
-            "{bad:?} should be rejected"
-        );
+        assert!(quit_url::parse(bad).is_err(), "{bad:?} should be rejected");
     }
 }
 

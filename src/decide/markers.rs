@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 
 /// One mesh marker that was read: what it says and where, for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Seen {
+pub(crate) struct Seen {
     pub mesh: MeshId,
     pub marker: Marker,
     /// `label sidecar.istio.io/inject: "false"`, `container linkerd-proxy`.

@@ -11,8 +11,8 @@ mod markers;
 mod why;
 
 pub use context::RunContext;
-pub use markers::{Namespaces, Seen};
-pub use why::Why;
+pub(crate) use markers::Namespaces;
+pub(crate) use why::Why;
 
 use crate::config::{Settings, StrategyChoice};
 use crate::finding::Finding;
@@ -21,7 +21,7 @@ use crate::pod::Pod;
 
 /// How a pod is fixed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Strategy {
+pub(crate) enum Strategy {
     /// Wrap each container's entrypoint so that it asks the proxy to quit when the task
     /// ends, and set the mesh's per-pod settings (`plan::container`, the mesh's planner).
     Wrapper,
@@ -36,7 +36,7 @@ pub enum Strategy {
 
 /// What to do with one pod.
 #[derive(Debug)]
-pub enum Decision {
+pub(crate) enum Decision {
     /// Fix it for `mesh` with `strategy`; `why` explains the choice.
     Fix {
         mesh: &'static Mesh,
@@ -84,7 +84,7 @@ const STEPS: &[Step] = &[
 ];
 
 /// Decides what to do with one pod. `run_notes` collects the notes said once per run.
-pub fn decide(
+pub(crate) fn decide(
     pod: &Pod<'_>,
     settings: &Settings,
     ctx: &RunContext,

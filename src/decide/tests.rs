@@ -30,9 +30,9 @@ fn with(istio: Option<(u32, u32)>, kube: Option<(u32, u32)>, s: StrategyChoice) 
     }
 }
 
-/// The meshes of the pods of the document that get the wrapper, and the messages of
-/// those that do not, with the Namespace documents of the same text.
-fn decide_all(src: &str, default_mesh: MeshId) -> (Vec<MeshId>, Vec<String>) {
+/// The meshes of the pods of the document that get the wrapper, and the reasons of those
+/// that do not, with the Namespace documents of the same text.
+fn decide_all(src: &str, default_mesh: MeshId) -> (Vec<MeshId>, Vec<Why>) {
     let docs = parse_stream(src).unwrap();
     let mut namespaces = Namespaces::default();
     for d in &docs {
@@ -56,10 +56,7 @@ fn decide_all(src: &str, default_mesh: MeshId) -> (Vec<MeshId>, Vec<String>) {
                     strategy: Strategy::Wrapper,
                     ..
                 } => fixed.push(mesh.id),
-                Decision::Fix { why, .. } | Decision::Skip(why) => {
-                    let f = why.finding(pod);
-                    msgs.push(format!("{}: {}", f.severity, f.message));
-                }
+                Decision::Fix { why, .. } | Decision::Skip(why) => msgs.push(why),
             }
         }
     }
@@ -102,11 +99,10 @@ fn mesh_of_each_pod() {
     let off = "{annotations: {linkerd.io/inject: disabled}}";
     let (fixed, msgs) = decide_all(&format!("{ns}{}", job_in("batch", off, "{}")), Istio);
     assert!(fixed.is_empty());
-    assert_eq!(
-        msgs,
-        [
-            "info: Job/j: skipped, opted out of injection (annotation linkerd.io/inject: \"disabled\")"
-        ]
+    assert!(
+        matches!(&msgs[..], [Why::OptedOut(s)]
+            if s.mesh == Linkerd && s.what == "annotation linkerd.io/inject: \"disabled\""),
+        "{msgs:?}"
     );
     // An opt-out of Linkerd does not make the pod an Istio pod.
     assert_eq!(decide_all(&job_in("a", off, "{}"), Istio).0, []);
@@ -122,8 +118,12 @@ fn two_meshes_are_an_error() {
         "{labels: {sidecar.istio.io/inject: \"true\"}, annotations: {linkerd.io/inject: enabled}}";
     let (fixed, msgs) = decide_all(&job_in("a", meta, "{}"), MeshId::Istio);
     assert!(fixed.is_empty());
-    assert_eq!(msgs.len(), 1);
-    assert!(msgs[0].starts_with("error: Job/j: both Istio (label sidecar.istio.io/inject: \"true\") and Linkerd (annotation linkerd.io/inject: \"enabled\")"), "{}", msgs[0]);
+    assert!(
+        matches!(&msgs[..], [Why::MeshConflict(a, b)]
+            if a.what == "label sidecar.istio.io/inject: \"true\""
+                && b.what == "annotation linkerd.io/inject: \"enabled\""),
+        "{msgs:?}"
+    );
     let ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: batch, labels: {istio-injection: enabled}}\n---\n";
     let pod = "{annotations: {linkerd.io/inject: enabled}}";
     let (fixed, msgs) = decide_all(
@@ -132,9 +132,9 @@ fn two_meshes_are_an_error() {
     );
     assert!(fixed.is_empty());
     assert!(
-        msgs[0].contains("label istio-injection: \"enabled\" on Namespace/batch"),
-        "{}",
-        msgs[0]
+        matches!(&msgs[..], [Why::MeshConflict(a, _)]
+            if a.what == "label istio-injection: \"enabled\" on Namespace/batch"),
+        "{msgs:?}"
     );
 }
 

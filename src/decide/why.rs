@@ -10,7 +10,7 @@ const REMOVE_NOTE: &str = "meshjob's own earlier changes, if any, are taken out"
 
 /// The reason for a decision about one pod.
 #[derive(Clone, Debug)]
-pub enum Why {
+pub(crate) enum Why {
     /// Two meshes would inject the pod: left alone.
     MeshConflict(Seen, Seen),
     /// The pod opts out of injection.
@@ -53,7 +53,7 @@ pub enum Why {
 
 impl Why {
     /// The rule of the finding this reason becomes.
-    pub fn rule(&self) -> Rule {
+    pub(crate) fn rule(&self) -> Rule {
         match self {
             Why::MeshConflict(..) => Rule::MeshConflict,
             Why::OptedOut(_) => Rule::OptedOut,
@@ -75,7 +75,7 @@ impl Why {
     }
 
     /// The finding that says this about `pod`, at its template.
-    pub fn finding(&self, pod: &Pod<'_>) -> Finding {
+    pub(crate) fn finding(&self, pod: &Pod<'_>) -> Finding {
         let at = pod.template.start;
         let name = pod.describe();
         let severity = match self {

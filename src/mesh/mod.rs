@@ -7,10 +7,10 @@
 //! adding a module and a [`MeshId`]; the stages read the facts from here, and branch on the
 //! id only where a mesh's behaviour (not just a name) differs.
 
-pub mod istio;
-pub mod linkerd;
+pub(crate) mod istio;
+pub(crate) mod linkerd;
 
-pub use crate::config::MeshId;
+pub(crate) use crate::config::MeshId;
 use crate::version::Version;
 
 impl MeshId {
@@ -329,4 +329,10 @@ impl Support {
 }
 
 /// Every mesh meshjob knows.
-pub const ALL: &[&Mesh] = &[&istio::MESH, &linkerd::MESH];
+pub(crate) static ALL: std::sync::LazyLock<Vec<&'static Mesh>> = std::sync::LazyLock::new(|| {
+    // Every `MeshId` (the config's `mesh` values), so that a new mesh cannot be left out.
+    <MeshId as clap::ValueEnum>::value_variants()
+        .iter()
+        .map(|id| id.mesh())
+        .collect()
+});

@@ -9,7 +9,7 @@ use std::io::Write;
 pub const HOLD_BYTES: usize = 8 << 20;
 
 /// Output that is held until it passes [`HOLD_BYTES`], then written as it comes.
-pub struct HoldBack<'a> {
+pub(crate) struct HoldBack<'a> {
     out: &'a mut dyn Write,
     held: Vec<u8>,
     /// The input so far, for `fix -` to write back on a failure while nothing is written.
@@ -21,7 +21,7 @@ pub struct HoldBack<'a> {
 
 impl<'a> HoldBack<'a> {
     /// Output to `out`; `echo`: keep the input too, to write it back on a failure.
-    pub fn new(out: &'a mut dyn Write, echo: bool) -> Self {
+    pub(crate) fn new(out: &'a mut dyn Write, echo: bool) -> Self {
         HoldBack {
             out,
             held: Vec::new(),
@@ -33,7 +33,7 @@ impl<'a> HoldBack<'a> {
 
     /// Output. Errors writing stdout are ignored, as for any output meshjob prints: the
     /// reader went away.
-    pub fn write(&mut self, bytes: &[u8]) {
+    pub(crate) fn write(&mut self, bytes: &[u8]) {
         if self.flushed {
             let _ = self.out.write_all(bytes);
             return;
@@ -49,7 +49,7 @@ impl<'a> HoldBack<'a> {
     }
 
     /// Input that was read, kept while nothing is written (for `fix -`).
-    pub fn input(&mut self, bytes: &[u8]) {
+    pub(crate) fn input(&mut self, bytes: &[u8]) {
         if let Some(i) = &mut self.input {
             i.extend_from_slice(bytes);
         }
@@ -57,7 +57,7 @@ impl<'a> HoldBack<'a> {
 
     /// The input failed: drop what is held; `fix -` writes the input back unchanged while it
     /// still can (nothing written yet), the rest following through [`HoldBack::echo`].
-    pub fn fail(&mut self) {
+    pub(crate) fn fail(&mut self) {
         self.held = Vec::new();
         if let Some(i) = self.input.take() {
             let _ = self.out.write_all(&i);
@@ -67,14 +67,14 @@ impl<'a> HoldBack<'a> {
     }
 
     /// After a failure, the rest of the input, as it is read.
-    pub fn echo(&mut self, bytes: &[u8]) {
+    pub(crate) fn echo(&mut self, bytes: &[u8]) {
         self.fail();
         if self.echoing {
             let _ = self.out.write_all(bytes);
         }
     }
 
-    pub fn finish(&mut self) {
+    pub(crate) fn finish(&mut self) {
         if !self.flushed {
             let _ = self.out.write_all(&self.held);
             self.held = Vec::new();

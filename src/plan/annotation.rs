@@ -12,7 +12,7 @@ use crate::yaml::tree::Entry;
 /// Makes sure the pod template's annotation `key` exists, creating `metadata` and
 /// `annotations` as needed. `value` gets whether the new text stands in a flow context.
 /// Returns the existing entry, if there is one; the caller decides what to do with it.
-pub fn ensure<'d>(
+pub(crate) fn ensure<'d>(
     ed: &mut Editor<'_>,
     t: &Pod<'d>,
     key: &str,

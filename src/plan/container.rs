@@ -143,7 +143,7 @@ fn port_off(mesh: &Mesh, pod: &Pod<'_>, ready: bool) -> Result<Endpoint, String>
 /// Plans the wrapper edits of one pod template. Returns whether the pod needs the per-pod
 /// proxy configuration: a container is wrapped, or already stops the proxy itself. A pod
 /// in which nothing stops the proxy gets none, so that its diff does not look like a fix.
-pub fn plan(
+pub(crate) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &'static Mesh,

@@ -1,16 +1,16 @@
 //! Plans the edits for each target: one file per concern. Each pod gets the planners of
 //! the strategy `decide` chose for it.
 
-pub mod annotation;
-pub mod container;
-pub mod env;
-pub mod own_fixes;
-pub mod planner;
-pub mod revert;
+pub(crate) mod annotation;
+pub(crate) mod container;
+pub(crate) mod env;
+pub(crate) mod own_fixes;
+pub(crate) mod planner;
+pub(crate) mod revert;
 pub mod script;
-pub mod sidecars;
-pub mod stops;
-pub mod wrapped;
+pub(crate) mod sidecars;
+pub(crate) mod stops;
+pub(crate) mod wrapped;
 
 use crate::apply::Edit;
 use crate::config::Settings;
@@ -26,7 +26,7 @@ use crate::yaml::tree::Node;
 use planner::{Planner, PodCx};
 
 /// The planner of a mesh. A new mesh adds its arm here (the match is exhaustive).
-pub fn planner(id: MeshId) -> &'static dyn Planner {
+pub(crate) fn planner(id: MeshId) -> &'static dyn Planner {
     match id {
         MeshId::Istio => &mesh::istio::plan::PLANNER,
         MeshId::Linkerd => &mesh::linkerd::plan::PLANNER,
@@ -132,7 +132,7 @@ pub fn plan_doc_in<'a>(
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
-        for m in mesh::ALL {
+        for m in mesh::ALL.iter() {
             planner(m.id).values(&mut editor, &doc.root, settings, force_mesh, &mut findings);
         }
     }

@@ -16,7 +16,7 @@ use crate::yaml::tree::Node;
 /// The pod's quit port from its mesh's annotation (`status.sidecar.istio.io/port`,
 /// `config.linkerd.io/admin-port`; the pod's own, else the one its Namespace gives it),
 /// where a hand-written quit may go instead of the default port.
-pub fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
+pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
     mesh.quit_port_annotation
         .and_then(|a| pod.effective_annotation(a))
         .and_then(|(p, _)| p.parse().ok())
@@ -159,7 +159,7 @@ pub(crate) fn own_stop(
 }
 
 /// A finding when container `c` is a long-running sidecar: never wrapped.
-pub fn sidecar_finding(
+pub(crate) fn sidecar_finding(
     c: &Node,
     name: &str,
     settings: &Settings,
@@ -184,7 +184,7 @@ pub fn sidecar_finding(
 
 /// When no container of a pod can be wrapped and none stops the proxy, the errors of its
 /// containers say that no annotation is added either, and what would fix the pod.
-pub fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
+pub(crate) fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
     let m = support.mesh;
     let native = match (support.mesh_version, support.kubernetes) {
         (Some(v), Some(k)) if support.too_old().is_empty() => format!(
@@ -212,7 +212,7 @@ pub fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
 }
 
 /// Under the native strategy: what the containers do about the proxy, said as warnings.
-pub fn native_notes(
+pub(crate) fn native_notes(
     containers: &[Node],
     targets: &Targets,
     settings: &Settings,

@@ -17,7 +17,7 @@ use crate::yaml::value::Value;
 
 /// Restores the pod's containers that meshjob wrapped, and the shared volume; the same for
 /// every mesh.
-pub fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
+pub(crate) fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
     let spath = child(&t.path, "spec");
     if let Some(spec) = t.template.get("spec").filter(|s| shared_node(s).is_none()) {
         unwrap_containers(ed, spec, &spath, &t.object, out);
@@ -227,7 +227,7 @@ fn restored_command(
 /// (`on`; the wrapper strategy). When it is the pod's only annotation and `replacement` is given,
 /// the replacement takes its place (true is returned); without one, `annotations` (and a
 /// `metadata` left empty) go too.
-pub fn drop_native(
+pub(crate) fn drop_native(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     (key, on): (&str, &str),
@@ -285,7 +285,7 @@ pub fn drop_native(
 }
 
 /// Takes out `annotations` (and `metadata`, when that was all it held).
-pub fn remove_empty_annotations(
+pub(crate) fn remove_empty_annotations(
     ed: &mut Editor<'_>,
     tpl: &Node,
     tpath: &[Seg],

@@ -27,7 +27,7 @@ fn ends_with_components(repo: &str, suffix: &str) -> bool {
 }
 
 /// Why a container is taken for a long-running sidecar, or None.
-pub fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option<String> {
+pub(crate) fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option<String> {
     if let Some(e) = configured.iter().find(|e| e.as_str() == name) {
         return Some(format!(
             "its name {e:?} is listed under `sidecars` in the config"

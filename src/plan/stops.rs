@@ -7,7 +7,7 @@ use crate::mesh::{Mesh, StopEndpoint};
 
 /// How a container already stops the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// A POST, with any client, to an endpoint that stops a mesh's proxy (`/quitquitquit`
     /// on pilot-agent's status port or Envoy's admin port, Linkerd's `/shutdown`), or to the
     /// port the pod's annotation moves it to.
@@ -24,7 +24,7 @@ pub enum Stop {
 
 impl Stop {
     /// A few words for findings: "curl/wget ... POST /quitquitquit" and so on.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
             Stop::Post(e) => e.describe,
             Stop::PilotAgentRequest => "`pilot-agent request POST quitquitquit`",
@@ -37,7 +37,7 @@ impl Stop {
 
 /// What the argv says about stopping the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// It stops the proxy itself.
     Stops(Stop),
     /// It calls `/quitquitquit` on a proxy port, but not with POST: pilot-agent and Envoy
@@ -48,7 +48,7 @@ pub enum Found {
 
 /// What stops a proxy: the endpoints that stop it on a POST, and its processes.
 #[derive(Clone, Debug, Default)]
-pub struct Targets {
+pub(crate) struct Targets {
     pub endpoints: Vec<StopEndpoint>,
     pub processes: Vec<&'static str>,
 }
@@ -56,9 +56,9 @@ pub struct Targets {
 impl Targets {
     /// Every mesh's endpoints and processes, and the endpoints of the pod's own mesh
     /// (`mesh`) again at `moved_port`, where the pod's annotation puts them.
-    pub fn of(mesh: &Mesh, moved_port: Option<u16>) -> Targets {
+    pub(crate) fn of(mesh: &Mesh, moved_port: Option<u16>) -> Targets {
         let mut t = Targets::default();
-        for m in crate::mesh::ALL {
+        for m in crate::mesh::ALL.iter() {
             t.endpoints.extend_from_slice(m.stop_endpoints);
             t.processes.extend_from_slice(m.proxy_processes);
         }
@@ -84,7 +84,7 @@ impl Targets {
 
 /// Looks at a container's argv (`command` followed by `args`) for what stops a proxy
 /// (`targets`).
-pub fn find(argv: &[&str], targets: &Targets) -> Found {
+pub(crate) fn find(argv: &[&str], targets: &Targets) -> Found {
     let mut quit_not_post = false;
     if argv.first().is_some_and(|p| base(p) == "scuttle") {
         return Found::Stops(Stop::Scuttle);

@@ -14,9 +14,11 @@ mod ordered;
 mod read;
 mod settle;
 
-pub use ordered::ordered;
-pub use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError, Reader};
-pub use settle::{Cause, Failure, Reference, line_col, line_cols, settle};
+pub(crate) use crate::yaml::text::line_cols;
+pub(crate) use ordered::ordered;
+pub use read::Reader;
+pub(crate) use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError};
+pub(crate) use settle::{Cause, Failure, line_col, settle};
 
 use crate::config::Settings;
 use crate::decide::RunContext;
@@ -27,7 +29,7 @@ use std::sync::Arc;
 
 /// Where the stream's `Namespace` documents (which decide some Jobs' strategy) come from.
 #[derive(Clone, Copy, Debug)]
-pub enum Namespaces<'a> {
+pub(crate) enum Namespaces<'a> {
     /// Read before the stream is processed (a file is read twice: [`namespaces`] first; a
     /// text in memory): they apply to every document.
     Whole(&'a RunContext),
@@ -40,7 +42,7 @@ pub enum Namespaces<'a> {
 /// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
 /// skips the rest), and only what they say is kept (ambient namespaces and mesh markers). A problem in the input is left for the
 /// pass that edits it to report.
-pub fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
+pub(crate) fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
     let mut ctx = RunContext::default();
     for b in reader {
         let Ok(b) = b else { break };
@@ -106,7 +108,7 @@ impl Contexts {
 
 /// One batch, processed.
 #[derive(Debug)]
-pub struct Done {
+pub(crate) struct Done {
     pub batch: Batch,
     /// The outcome of its pieces; offsets in the batch.
     pub result: Pieces,
@@ -118,17 +120,17 @@ pub struct Done {
 
 impl Done {
     /// Whether any piece changed.
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         self.result.outs.iter().any(Option::is_some)
     }
 
     /// The batch as text (empty when it is not text).
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         std::str::from_utf8(&self.batch.bytes).unwrap_or_default()
     }
 
     /// Each piece, as it was and as it is when it changed.
-    pub fn pieces(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
         let text = self.text();
         self.batch.pieces.iter().enumerate().map(move |(i, r)| {
             let new = self.result.outs.get(i).and_then(Option::as_deref);
@@ -137,7 +139,7 @@ impl Done {
     }
 
     /// Appends the batch's output.
-    pub fn write_to(&self, out: &mut String) {
+    pub(crate) fn write_to(&self, out: &mut String) {
         if !self.changed() {
             out.push_str(self.text());
             return;
@@ -149,7 +151,7 @@ impl Done {
 }
 
 /// Where the batches of a stream go, in order.
-pub trait Sink {
+pub(crate) trait Sink {
     /// The next batch, processed without a fatal error. An error stops the stream.
     fn batch(&mut self, done: &Done) -> Result<(), String>;
 
@@ -159,7 +161,7 @@ pub trait Sink {
 
 /// Why a stream stopped.
 #[derive(Debug)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The input: not text, a document too large, not YAML, or an internal error.
     Failed(Box<Failure>),
     /// It could not be read.
@@ -225,7 +227,7 @@ fn read_stop(e: ReadError) -> Stop {
 /// Cuts `input` into documents, processes them (on every core when there is more than one
 /// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
 /// whole stream would report it (see [`settle`]).
-pub fn process<R: Read + Send>(
+pub(crate) fn process<R: Read + Send>(
     input: R,
     settings: &Settings,
     opts: ProcessOptions<'_>,
@@ -237,7 +239,7 @@ pub fn process<R: Read + Send>(
 
 /// [`process`] with a reader of chosen sizes. `in_memory`: the input is a text already
 /// (`run::process_with`), so it is not checked for NUL bytes or a UTF-16/32 start.
-pub fn process_sized<R: Read + Send>(
+pub(crate) fn process_sized<R: Read + Send>(
     mut reader: Reader<R>,
     settings: &Settings,
     opts: ProcessOptions<'_>,

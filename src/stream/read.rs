@@ -5,8 +5,8 @@ use std::io::Read;
 use std::ops::Range;
 
 /// A batch closes at the first document boundary at or past this many bytes.
-pub const BATCH_BYTES: usize = 64 << 10;
-pub use crate::source::MAX_DOCUMENT_BYTES;
+pub(crate) const BATCH_BYTES: usize = 64 << 10;
+pub(crate) use crate::source::MAX_DOCUMENT_BYTES;
 /// Bytes asked of the reader at a time.
 const READ_CHUNK: usize = 64 << 10;
 

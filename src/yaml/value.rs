@@ -220,7 +220,12 @@ fn map_matches<E>(
 }
 
 /// Resolves a scalar's type the way a Kubernetes client would read it.
-pub fn resolve(value: &str, style: ScalarStyle, tag: Option<&str>, empty: bool) -> ScalarType {
+pub(crate) fn resolve(
+    value: &str,
+    style: ScalarStyle,
+    tag: Option<&str>,
+    empty: bool,
+) -> ScalarType {
     if let Some(tag) = tag {
         return match tag {
             "!!str" | "tag:yaml.org,2002:str" => ScalarType::Str,
@@ -251,7 +256,7 @@ const TRUE_WORDS: [&str; 11] = [
 ];
 
 /// Whether `node` is a boolean that Kubernetes reads as true (`hostNetwork: True`).
-pub fn is_true(node: &Node) -> bool {
+pub(crate) fn is_true(node: &Node) -> bool {
     match &node.kind {
         Kind::Scalar { value, style } => {
             resolve(value, *style, node.tag.as_deref(), node.empty) == ScalarType::Bool

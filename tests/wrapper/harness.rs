@@ -4,7 +4,7 @@
 #![allow(dead_code)]
 
 use crate::common;
-use meshjob::plan::script::{ArgvOrigin, ScriptOptions, parse_quit_url};
+use meshjob::script::{ArgvOrigin, ScriptOptions, parse_quit_url};
 use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::path::{Path, PathBuf};

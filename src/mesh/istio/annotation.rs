@@ -23,7 +23,7 @@ fn fresh(d: &Desired, json: bool) -> Out {
 
 /// The annotation meshjob adds for the wrapper, as a key and a block value: to put in the
 /// place of another annotation.
-pub fn fresh_entry(d: &Desired) -> (&'static str, Out) {
+pub(super) fn fresh_entry(d: &Desired) -> (&'static str, Out) {
     (istio::PROXY_CONFIG_ANNOTATION, fresh(d, false))
 }
 
@@ -52,7 +52,7 @@ fn fresh_value(text: &str) -> Value {
 }
 
 /// Plans the annotation edits for one pod template.
-pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<Finding>) {
+pub(super) fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<Finding>) {
     let oref = &t.object;
     let Some(pc) = ensure(
         ed,

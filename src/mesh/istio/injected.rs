@@ -36,7 +36,13 @@ fn fresh_proxy_config(d: &Desired) -> Out {
 }
 
 /// Plans the env edits of the injected proxy container of one pod.
-pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mut Vec<Finding>) {
+pub(super) fn plan(
+    ed: &mut Editor<'_>,
+    t: &Pod<'_>,
+    mesh: &Mesh,
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
     let oref = &t.object;
     let Some(proxy) = env::proxy(t, mesh) else {
         return;
@@ -165,7 +171,13 @@ pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mu
 /// own `PROXY_CONFIG` as a block scalar (`value: |`, istio/istio@0134e00
 /// manifests/charts/istio-control/istio-discovery/files/injection-template.yaml), `{}` when
 /// the pod sets nothing: that entry stays, with a drain duration merged into it.
-pub fn revert(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, d: &Desired, out: &mut Vec<Finding>) {
+pub(super) fn revert(
+    ed: &mut Editor<'_>,
+    t: &Pod<'_>,
+    mesh: &Mesh,
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
     let ours = |e: &Node| match (e.str("name"), e.str("value")) {
         (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS), Some("true")) => true,
         (Some(PROXY_CONFIG_ENV), Some(v)) if !e.get("value").is_some_and(Node::is_block_scalar) => {

@@ -16,7 +16,7 @@ use crate::yaml::path::child;
 use crate::yaml::tree::Node;
 
 /// Plans the native strategy for one pod.
-pub fn plan(
+pub(super) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &Mesh,

@@ -19,7 +19,7 @@ use crate::yaml::value::{ScalarType, resolve};
 
 /// What to do with the pod's native-sidecar annotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NativeAnnotation {
+pub(super) enum NativeAnnotation {
     /// Leave it as it is.
     Keep,
     /// Take it out when it holds meshjob's value.
@@ -30,7 +30,7 @@ pub enum NativeAnnotation {
 }
 
 /// Takes meshjob's additions out of one pod template, and sees to the native annotation.
-pub fn plan(
+pub(super) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &Mesh,

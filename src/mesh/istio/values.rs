@@ -45,7 +45,7 @@ enum Verdict {
 }
 
 /// The mesh-wide settings: the pod settings without `holdApplicationUntilProxyStarts`.
-pub fn desired(pod: &Desired) -> Desired {
+pub(super) fn desired(pod: &Desired) -> Desired {
     Desired {
         hold: false,
         ..pod.clone()
@@ -53,7 +53,7 @@ pub fn desired(pod: &Desired) -> Desired {
 }
 
 /// Plans the mesh-config edits of one document (or of the items of a `kind: List`).
-pub fn plan(
+pub(super) fn plan(
     ed: &mut Editor<'_>,
     root: &Node,
     pod: &Desired,

@@ -13,7 +13,7 @@ use crate::yaml::path::child;
 use crate::yaml::tree::Kind;
 
 /// Linkerd's shutdown annotation as a new entry.
-pub fn fresh_entry() -> (&'static str, Out) {
+pub(super) fn fresh_entry() -> (&'static str, Out) {
     (
         linkerd::SHUTDOWN_ANNOTATION,
         Out::Str(linkerd::SHUTDOWN_ENABLED.into()),
@@ -26,7 +26,7 @@ pub fn fresh_entry() -> (&'static str, Out) {
 /// ignores, is replaced. A pod without one of its own gets its Namespace's: `enabled` needs
 /// nothing more, `disabled` is kept in the same way (with `force` the pod gets `enabled`,
 /// which wins over its Namespace's).
-pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, force: bool, out: &mut Vec<Finding>) {
+pub(super) fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, force: bool, out: &mut Vec<Finding>) {
     let key = linkerd::SHUTDOWN_ANNOTATION;
     let enabled = || Out::Str(linkerd::SHUTDOWN_ENABLED.into());
     if let Some((value, Some(ns))) = t.effective_annotation(key) {

@@ -11,10 +11,10 @@ use crate::yaml::editor::Editor;
 use crate::yaml::tree::Node;
 
 /// Linkerd as a [`Planner`].
-pub struct Linkerd;
+pub(crate) struct Linkerd;
 
 /// The one Linkerd planner.
-pub static PLANNER: Linkerd = Linkerd;
+pub(crate) static PLANNER: Linkerd = Linkerd;
 
 impl Planner for Linkerd {
     fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {

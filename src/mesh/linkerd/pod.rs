@@ -18,7 +18,7 @@ use crate::yaml::tree::Node;
 
 /// What to do with the pod's native-sidecar annotations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Native {
+pub(super) enum Native {
     /// Leave them (the pod is native because of one).
     Keep,
     /// Take out those that hold meshjob's value.
@@ -28,7 +28,7 @@ pub enum Native {
 }
 
 /// Plans one Linkerd pod.
-pub fn plan(
+pub(super) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &Mesh,

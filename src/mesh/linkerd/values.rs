@@ -47,7 +47,7 @@ fn wanted(settings: &Settings) -> &'static [&'static str] {
 }
 
 /// Plans the edits of one document's Linkerd values, if it holds some.
-pub fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &mut Vec<Finding>) {
+pub(super) fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &mut Vec<Finding>) {
     for (obj, path, listed) in objects(root) {
         if listed || obj.str("apiVersion").is_some() || obj.str("kind").is_some() {
             continue;
