@@ -4,7 +4,7 @@
 use super::Why;
 use crate::config::MeshId;
 use crate::mesh::{self, Marker, MarkerKey, Mesh, Place};
-use crate::pod::Pod;
+use crate::pod::{Inherited, Pod};
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
@@ -90,10 +90,12 @@ pub(super) fn which_mesh(
     }
 }
 
-/// The mesh markers of the Namespace documents in a run, by namespace name.
+/// The mesh markers of the Namespace documents in a run, by namespace name, and the
+/// annotations the meshes' injectors copy from them onto their pods.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Namespaces {
     by_name: BTreeMap<String, Vec<Seen>>,
+    annotations: BTreeMap<String, Vec<(&'static str, String)>>,
 }
 
 impl Namespaces {
@@ -118,6 +120,14 @@ impl Namespaces {
             .entry(name.to_string())
             .or_default()
             .extend(seen);
+        let anns = meta.and_then(|m| m.get("annotations"));
+        let copied = (mesh::ALL.iter())
+            .flat_map(|m| (m.namespace_annotations)(None))
+            .filter_map(|k| Some((*k, anns?.str(k)?.to_string())));
+        self.annotations
+            .entry(name.to_string())
+            .or_default()
+            .extend(copied);
         true
     }
 
@@ -126,6 +136,30 @@ impl Namespaces {
         for (name, seen) in other.by_name {
             self.by_name.entry(name).or_default().extend(seen);
         }
+        for (name, anns) in other.annotations {
+            self.annotations.entry(name).or_default().extend(anns);
+        }
+    }
+
+    /// The annotations `pod` gets from its Namespace: those the injectors (of the versions
+    /// in `settings`) copy, where the pod has none of its own.
+    pub fn inherited(&self, pod: &Pod<'_>, settings: &crate::config::Settings) -> Vec<Inherited> {
+        let ns = &pod.object.namespace;
+        let Some(anns) = self.annotations.get(ns) else {
+            return Vec::new();
+        };
+        let copied = |k: &str| {
+            (mesh::ALL.iter())
+                .any(|m| (m.namespace_annotations)(settings.mesh_version(m.id)).contains(&k))
+        };
+        anns.iter()
+            .filter(|(k, _)| copied(k) && pod.annotation(k).is_none())
+            .map(|(key, value)| Inherited {
+                key,
+                value: value.clone(),
+                namespace: ns.clone(),
+            })
+            .collect()
     }
 
     pub(super) fn get(&self, name: &str) -> &[Seen] {

@@ -58,7 +58,10 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let located = locate::locate(&doc.root, &settings.kinds);
+    let mut located = locate::locate(&doc.root, &settings.kinds);
+    for pod in &mut located.pods {
+        pod.inherited = ctx.namespaces.inherited(pod, settings);
+    }
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let mut run_notes = Vec::new();

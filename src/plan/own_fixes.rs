@@ -13,13 +13,13 @@ use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
 use crate::yaml::tree::Node;
 
-/// The port the pod's annotation moves its mesh's quit endpoint to
-/// (`status.sidecar.istio.io/port`, Linkerd's `config.linkerd.io/admin-port`), where a
-/// hand-written quit may go instead.
+/// The pod's quit port from its mesh's annotation (`status.sidecar.istio.io/port`,
+/// `config.linkerd.io/admin-port`; the pod's own, else the one its Namespace gives it),
+/// where a hand-written quit may go instead of the default port.
 pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
     mesh.quit_port_annotation
-        .and_then(|a| pod.annotation(a))
-        .and_then(|p| p.parse().ok())
+        .and_then(|a| pod.effective_annotation(a))
+        .and_then(|(p, _)| p.parse().ok())
 }
 
 fn strings(n: Option<&Node>) -> Vec<String> {

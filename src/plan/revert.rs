@@ -151,10 +151,16 @@ pub(crate) fn unwrap(ed: &mut Editor<'_>, c: &Node, path: &[Seg], cmd: &Entry) -
             }
         }
         (false, _) => {
-            let Some(words) = a.value.items().map(|i| &i[..n]) else {
+            let Some(words) = a.value.items().and_then(|i| i.get(..n)) else {
                 return false;
             };
-            let out = restored_command(ed, words, a.value.flow);
+            // Versions 1 and 2 did not say how `command` was written: the style of `args`.
+            let style = marker.style.unwrap_or(if a.value.flow {
+                script::CommandStyle::Flow(None)
+            } else {
+                script::CommandStyle::Block
+            });
+            let out = restored_command(ed, words, a.value.flow, &style);
             ed.replace_value(c, &cmd.key, &cmd.value, path, "command", &out);
             ed.remove_items(&a.value, &child(path, "args"), 0..n)
         }
@@ -166,15 +172,40 @@ pub(crate) fn unwrap(ed: &mut Editor<'_>, c: &Node, path: &[Seg], cmd: &Entry) -
     }
 }
 
-/// The `command` value for words taken back from `args`: in flow style when `args` is.
-fn restored_command(ed: &Editor<'_>, words: &[Node], flow: bool) -> Out {
-    let items: Vec<Out> = words.iter().map(|w| item_out(ed.src, w, flow)).collect();
-    if !flow {
+/// The `command` value for words taken back from `args`, written as the marker says it was:
+/// a block list, or a flow list in its own layout (its words' text is theirs in `args`), or
+/// `[a, b]` when the layout was not recorded or a word's text did not survive.
+fn restored_command(
+    ed: &Editor<'_>,
+    words: &[Node],
+    args_flow: bool,
+    style: &script::CommandStyle,
+) -> Out {
+    let items: Vec<Out> = words
+        .iter()
+        .map(|w| item_out(ed.src, w, args_flow))
+        .collect();
+    if *style == script::CommandStyle::Block {
         return Out::Seq(items);
     }
     let value = Value::Seq(items.iter().map(Out::value).collect());
+    let texts: Option<Vec<&str>> = items
+        .iter()
+        .map(|i| match i {
+            Out::Raw {
+                text,
+                flow_safe: true,
+                ..
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = match (style, texts) {
+        (script::CommandStyle::Flow(Some(layout)), Some(texts)) => layout.join(&texts),
+        _ => emit::flow(&Out::Seq(items), &ed.style),
+    };
     Out::Raw {
-        text: emit::flow(&Out::Seq(items), &ed.style),
+        text,
         value,
         flow_safe: true,
     }
