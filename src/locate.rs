@@ -233,6 +233,7 @@ impl<'d> Walk<'_, 'd> {
             shape: pattern.shape,
             restart,
             fixes: self.row.fixes,
+            inherited: Vec::new(),
         });
     }
 

@@ -4,7 +4,7 @@
 use super::Why;
 use crate::config::MeshId;
 use crate::mesh::{self, Marker, MarkerKey, Mesh, Place};
-use crate::pod::Pod;
+use crate::pod::{Inherited, Pod};
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
@@ -17,13 +17,13 @@ pub(crate) struct Seen {
     pub what: String,
 }
 
-/// What `keys` (and an injected proxy container in `spec`) say about `mesh` at one level.
+/// What `keys` (and, for a pod, an injected proxy container) say about `mesh` at one level.
 /// An `Off` wins over an `On` at the same level, as a pod's opt-out wins in each injector.
 fn level(
     mesh: &Mesh,
     meta: Option<&Node>,
     keys: &[MarkerKey],
-    spec: Option<&Node>,
+    pod: Option<&Pod<'_>>,
 ) -> Option<Seen> {
     let lookup = |place: &str, key: &str| {
         meta.and_then(|m| m.get(place))
@@ -45,13 +45,8 @@ fn level(
             found.push((m, format!("{place} {}: \"{v}\"", k.key)));
         }
     }
-    let injected = spec.is_some_and(|s| {
-        ["containers", "initContainers"].iter().any(|list| {
-            s.get(list).and_then(Node::items).is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.str("name") == Some(mesh.proxy_container))
-            })
-        })
+    let injected = pod.is_some_and(|p| {
+        (p.containers().chain(p.init_containers())).any(|c| c.name() == mesh.proxy_container)
     });
     if injected {
         found.push((Marker::On, format!("container {}", mesh.proxy_container)));
@@ -80,7 +75,7 @@ pub(super) fn which_mesh(
     let seen: Vec<Seen> = mesh::ALL
         .iter()
         .filter_map(|m| {
-            level(m, pod.metadata(), m.pod_markers, pod.spec())
+            level(m, pod.metadata(), m.pod_markers, Some(pod))
                 .or_else(|| in_namespace.iter().find(|s| s.mesh == m.id).cloned())
         })
         .collect();
@@ -95,10 +90,12 @@ pub(super) fn which_mesh(
     }
 }
 
-/// The mesh markers of the Namespace documents in a run, by namespace name.
+/// The mesh markers of the Namespace documents in a run, by namespace name, and the
+/// annotations the meshes' injectors copy from them onto their pods.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Namespaces {
     by_name: BTreeMap<String, Vec<Seen>>,
+    annotations: BTreeMap<String, Vec<(&'static str, String)>>,
 }
 
 impl Namespaces {
@@ -123,6 +120,14 @@ impl Namespaces {
             .entry(name.to_string())
             .or_default()
             .extend(seen);
+        let anns = meta.and_then(|m| m.get("annotations"));
+        let copied = (mesh::ALL.iter())
+            .flat_map(|m| (m.namespace_annotations)(None))
+            .filter_map(|k| Some((*k, anns?.str(k)?.to_string())));
+        self.annotations
+            .entry(name.to_string())
+            .or_default()
+            .extend(copied);
         true
     }
 
@@ -131,6 +136,33 @@ impl Namespaces {
         for (name, seen) in other.by_name {
             self.by_name.entry(name).or_default().extend(seen);
         }
+        for (name, anns) in other.annotations {
+            self.annotations.entry(name).or_default().extend(anns);
+        }
+    }
+
+    /// The annotations `pod` gets from its Namespace: those the injectors (of the releases
+    /// `release` says, given or read) copy, where the pod has none of its own.
+    pub(crate) fn inherited(
+        &self,
+        pod: &Pod<'_>,
+        release: &dyn Fn(&'static mesh::Mesh) -> Option<crate::version::Release>,
+    ) -> Vec<Inherited> {
+        let ns = &pod.object.namespace;
+        let Some(anns) = self.annotations.get(ns) else {
+            return Vec::new();
+        };
+        let copied = |k: &str| {
+            (mesh::ALL.iter()).any(|m| (m.namespace_annotations)(release(m)).contains(&k))
+        };
+        anns.iter()
+            .filter(|(k, _)| copied(k) && pod.annotation(k).is_none())
+            .map(|(key, value)| Inherited {
+                key,
+                value: value.clone(),
+                namespace: ns.clone(),
+            })
+            .collect()
     }
 
     pub(super) fn get(&self, name: &str) -> &[Seen] {

@@ -149,6 +149,26 @@ pub struct Mesh {
     pub(crate) read_versions: fn(&crate::yaml::tree::Node, &mut found::Finder<'_>),
     /// Orders releases: a smaller key is older.
     pub age: fn(Release) -> [u32; 4],
+    /// The Namespace annotations that this mesh's injector (of the given version; unknown:
+    /// any version) copies onto a pod of the Namespace that lacks them, of those meshjob
+    /// reads: a pod has them as if it carried them itself.
+    pub namespace_annotations: fn(Option<Release>) -> &'static [&'static str],
+    /// Where the wrapper asks the proxy to quit, and polls its readiness, when the pod's
+    /// [`Mesh::quit_port_annotation`] is `0` (that server turned off); None: such a pod is
+    /// refused with a finding.
+    pub port_off: Option<PortOff>,
+}
+
+/// The endpoints of a pod whose quit port is turned off (port `0`).
+#[derive(Debug)]
+pub struct PortOff {
+    pub quit_url: &'static str,
+    pub ready_url: &'static str,
+    /// What serves them, for messages.
+    pub served_by: &'static str,
+    /// Keys of the pod's config annotation that move that server: a pod that sets one is
+    /// refused, since meshjob cannot tell where it went.
+    pub moved_by: &'static [&'static str],
 }
 
 impl Mesh {

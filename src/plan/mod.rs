@@ -60,7 +60,11 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let located = locate::locate(&doc.root, &settings.kinds);
+    let mut located = locate::locate(&doc.root, &settings.kinds);
+    for pod in &mut located.pods {
+        pod.inherited =
+            (ctx.namespaces).inherited(pod, &|m| ctx.versions.support(m, settings).release());
+    }
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let mut run_notes = Vec::new();
@@ -211,7 +215,7 @@ fn native_keys(t: &Pod<'_>, s: &Support, out: &mut Vec<Finding>) {
 /// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
 /// earlier run that took the pod for another mesh, they do nothing there.
 fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
-    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+    let Some(anns) = t.annotations() else {
         return;
     };
     for other in crate::mesh::ALL.iter().filter(|m| m.id != mesh.id) {
@@ -264,11 +268,7 @@ fn would_change(
             .with_object(Some(t.object.clone()))
             .fixed();
     }
-    let containers: Vec<&Node> = (tpl.get("spec"))
-        .and_then(|s| s.get("containers"))
-        .and_then(Node::items)
-        .map(|items| items.iter().collect())
-        .unwrap_or_default();
+    let containers: Vec<&Node> = t.containers().map(|c| c.node).collect();
     let is_touched = |c: &&Node| edits.iter().any(|e| c.start <= e.start && e.start <= c.end);
     // An injected proxy is never wrapped: its env may get the settings instead.
     let is_proxy = |c: &&Node| c.str("name") == Some(mesh.proxy_container);
@@ -310,8 +310,8 @@ fn would_change(
             ),
         ),
         None => {
-            let annotation = (tpl.get("metadata"))
-                .and_then(|m| m.get("annotations"))
+            let annotation = t
+                .annotations()
                 .and_then(|a| a.entry(mesh.pod_config_annotation));
             let verb = if annotation.is_some() {
                 "updated"

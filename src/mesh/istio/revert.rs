@@ -8,7 +8,7 @@ use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::shared_node;
 use crate::mesh::{Mesh, istio};
-use crate::plan::revert::{remove_empty_annotations, unwrap_pod};
+use crate::plan::revert::unwrap_pod;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::embedded::{self, Place};
@@ -53,10 +53,8 @@ fn annotations(
     out: &mut Vec<Finding>,
 ) {
     let oref = &t.object;
-    let tpl = t.template;
-    let mpath = child(&t.path, "metadata");
-    let apath = child(&mpath, "annotations");
-    let meta = tpl.get("metadata").filter(|m| m.entries().is_some());
+    let apath = t.annotations_path();
+    let meta = t.metadata().filter(|m| m.entries().is_some());
     let anns = meta
         .and_then(|m| m.get("annotations"))
         .filter(|a| a.entries().is_some() && shared_node(a).is_none());
@@ -117,7 +115,7 @@ fn annotations(
             );
         }
     }
-    let (Some(meta), Some(anns)) = (meta, anns) else {
+    let (Some(_), Some(anns)) = (meta, anns) else {
         if native == NativeAnnotation::Ensure && native_value.is_none() {
             crate::plan::annotation::ensure(
                 ed,
@@ -131,7 +129,7 @@ fn annotations(
     };
     let left = anns.entries().map_or(0, <[Entry]>::len) - to_remove.len();
     if left == 0 && replace_with_native.is_none() {
-        remove_empty_annotations(ed, tpl, &t.path, meta, &mpath);
+        crate::plan::annotation::remove_all(ed, t);
     } else {
         ed.remove_entries(anns, &apath, &to_remove);
     }

@@ -81,6 +81,8 @@ pub(crate) const MESH: Mesh = Mesh {
     is_config_map_name: |_| false,
     read_versions: versions::read,
     age,
+    namespace_annotations,
+    port_off: None,
 };
 
 /// The injected proxy container (`pkg/k8s/labels.go` `ProxyContainerName`).
@@ -229,6 +231,66 @@ pub(crate) fn age(r: Release) -> [u32; 4] {
     }
 }
 
+/// The Namespace annotations meshjob reads that the proxy injector copies onto a pod lacking
+/// them: `inject.AppendNamespaceAnnotations` copies every key of `ProxyAnnotations` and
+/// `ProxyAlphaConfigAnnotations` (`pkg/inject/inject.go`; the webhook calls it in
+/// `controller/proxy-injector/webhook.go`; the pod's own value wins, `GetConfigOverride`).
+/// Those lists hold the admin port in every version, the shutdown switch from 2.16, the
+/// alpha native key from 2.15, the beta one in 2.19 only and the GA one from 2.20
+/// (`version-2.15` f0d861e, `version-2.16` 332c4ef, `version-2.19` 0ebd74b, `version-2.20`
+/// eadc1ac). Unknown version: all of them, as the pod's own native keys are all read.
+pub(crate) fn namespace_annotations(r: Option<Release>) -> &'static [&'static str] {
+    const ALL: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_BETA,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    const GA: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    const BETA: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_BETA,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    const SHUTDOWN: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    const ALPHA: &[&str] = &[ADMIN_PORT_ANNOTATION, NATIVE_SIDECAR_ANNOTATION_ALPHA];
+    match r {
+        None => ALL,
+        Some(Release::Stable(v)) => match (v.major == 2).then_some(v.minor) {
+            Some(20..) => GA,
+            Some(19) => BETA,
+            Some(16..=18) => SHUTDOWN,
+            Some(15) => ALPHA,
+            _ => &[ADMIN_PORT_ANNOTATION],
+        },
+        // The edges decide from their own contents: `ProxyAnnotations` and
+        // `ProxyAlphaConfigAnnotations` of `pkg/inject/inject.go` at `edge-25.10.2`,
+        // `edge-26.5.1` and `edge-26.5.2`; the shutdown annotation joins the list in
+        // `edge-24.6.2` (`git tag --contains` of the commit that adds it there).
+        Some(r @ Release::Edge(e)) => match native_generation(r) {
+            3 => GA,
+            2 => BETA,
+            1 if e >= SHUTDOWN_EDGE => SHUTDOWN,
+            1 => ALPHA,
+            _ => &[ADMIN_PORT_ANNOTATION],
+        },
+    }
+}
+
+/// The first edge release whose injector copies the shutdown annotation from a Namespace.
+const SHUTDOWN_EDGE: Edge = Edge::new(24, 6, 2);
+
 /// Whether Go's `strconv.ParseBool` reads `v` as true.
 pub(crate) fn is_go_true(v: &str) -> bool {
     matches!(v, "1" | "t" | "T" | "true" | "TRUE" | "True")
@@ -362,6 +424,25 @@ mod tests {
         for f in ["", "yes", "on", "tRUE", "0", "false", "enabled"] {
             assert!(!is_go_true(f), "{f}");
         }
+    }
+
+    /// The keys the injector of each version copies from a Namespace (its
+    /// `ProxyAnnotations` and `ProxyAlphaConfigAnnotations` lists).
+    #[test]
+    fn namespace_annotations_by_version() {
+        let v = |minor| Some(Release::Stable(Version::new(2, minor)));
+        let copies = |minor, key| namespace_annotations(v(minor)).contains(&key);
+        assert!(copies(14, ADMIN_PORT_ANNOTATION));
+        assert!(!copies(15, SHUTDOWN_ANNOTATION));
+        assert!(copies(16, SHUTDOWN_ANNOTATION));
+        assert!(copies(15, NATIVE_SIDECAR_ANNOTATION_ALPHA));
+        assert!(copies(20, NATIVE_SIDECAR_ANNOTATION_ALPHA));
+        assert!(!copies(18, NATIVE_SIDECAR_ANNOTATION_BETA));
+        assert!(copies(19, NATIVE_SIDECAR_ANNOTATION_BETA));
+        assert!(!copies(20, NATIVE_SIDECAR_ANNOTATION_BETA));
+        assert!(!copies(19, NATIVE_SIDECAR_ANNOTATION));
+        assert!(copies(20, NATIVE_SIDECAR_ANNOTATION));
+        assert_eq!(namespace_annotations(None).len(), 5);
     }
 
     #[test]

@@ -13,7 +13,6 @@ use crate::plan::revert;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
-use crate::yaml::path::child;
 use crate::yaml::tree::Node;
 
 /// What to do with the pod's native-sidecar annotations.
@@ -38,8 +37,8 @@ pub(super) fn plan(
 ) {
     let oref = &t.object;
     let name = describe(oref);
-    let apath = child(&child(&t.path, "metadata"), "annotations");
-    let meta = t.template.get("metadata").filter(|m| m.entries().is_some());
+    let apath = t.annotations_path();
+    let meta = t.metadata().filter(|m| m.entries().is_some());
     let anns = meta
         .and_then(|m| m.get("annotations"))
         .filter(|a| a.entries().is_some() && shared_node(a).is_none());
@@ -88,18 +87,12 @@ pub(super) fn plan(
         Native::Ensure(key) if anns.and_then(|a| a.get(key)).is_none() => Some(key),
         _ => None,
     };
-    if let (Some(m), Some(a)) = (meta, anns)
+    if let (Some(_), Some(a)) = (meta, anns)
         && !to_remove.is_empty()
     {
         let left = a.entries().map_or(0, <[_]>::len) - to_remove.len();
         if left == 0 && ensure.is_none() {
-            revert::remove_empty_annotations(
-                ed,
-                t.template,
-                &t.path,
-                m,
-                &child(&t.path, "metadata"),
-            );
+            crate::plan::annotation::remove_all(ed, t);
         } else {
             ed.remove_entries(a, &apath, &to_remove);
         }
