@@ -108,8 +108,19 @@ impl Versions {
         &self.found
     }
 
+    /// Adds what `other` read, but what was read at a place already read (a file that is
+    /// both an input and among `--versions-from`) once.
     pub(crate) fn extend(&mut self, other: Versions) {
-        self.found.extend(other.found);
+        for f in other.found {
+            let p = &f.place;
+            let seen = self
+                .found
+                .iter()
+                .any(|g| g.what == f.what && g.place.offset == p.offset && g.place.file == p.file);
+            if !seen || p.file.is_none() {
+                self.found.push(f);
+            }
+        }
     }
 
     /// Reads one parsed document of `src` (a piece of a stream, at `base`): its objects, at
