@@ -150,6 +150,14 @@ pub fn main() -> ExitCode {
         Command::Check(a) => (files::Mode::Check, a),
         Command::Fix(a) => (files::Mode::Fix, a),
         Command::Config(a) => {
+            // Paths read for versions are not a setting the rendered config could hold
+            // (its `versionsFrom` is relative to the config file): refused, not ignored.
+            if !a.settings.versions_from.is_empty() {
+                return ExitCode::from(console::trouble(
+                    "--versions-from names paths to read, which `meshjob config` does not \
+                     read; `meshjob versions --versions-from PATH` shows what they say",
+                ));
+            }
             return ExitCode::from(match settings_here(&a.settings) {
                 Ok(s) => print(&crate::config::render_effective(&s)),
                 Err(e) => console::trouble_shown(&e),
