@@ -47,16 +47,16 @@ const KINDS: &[&str] = &[
 ];
 
 /// Whether a document the quick scanner read (`head`) may say something about versions:
-/// one of [`KINDS`], istiod's Deployment, the injector's ConfigMap, or a document without a
-/// kind (Helm values). A document the scanner cannot read is parsed.
+/// one of [`KINDS`], istiod's Deployment, the injector's ConfigMap; or a document without a
+/// kind (Helm values), a list, or one the scanner cannot read, that spells a word of those
+/// ([`batch_may_hold`]).
 pub(crate) fn may_hold(head: Option<&Head<'_>>, piece: &str) -> bool {
-    let Some(h) = head else { return true };
-    if h.opaque {
-        return true;
-    }
+    let Some(h) = head.filter(|h| !h.opaque) else {
+        return batch_may_hold(piece.as_bytes());
+    };
     let name = h.name.unwrap_or_default();
     match h.kind {
-        None => true,
+        None => batch_may_hold(piece.as_bytes()),
         Some("Deployment") => name == "istiod" || name.starts_with("istiod-"),
         Some("ConfigMap") => name.starts_with("istio-sidecar-injector"),
         Some("List" | "ResourceList") => batch_may_hold(piece.as_bytes()),
