@@ -21,10 +21,11 @@ use crate::version::{Kubelets, Origin, Release, Sourced};
 use crate::yaml::simple::Head;
 use crate::yaml::tree::Node;
 
-/// What the documents of a run say about versions, in the order they were read.
+/// What the documents of a run say about versions, in the order they were read. Shared by
+/// every input of a run: a clone is cheap, and an addition copies the list once.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub(crate) struct Versions {
-    found: Vec<Found>,
+    found: std::sync::Arc<Vec<Found>>,
 }
 
 /// Kinds whose documents may hold a version; a `Deployment` or `ConfigMap` only by name.
@@ -111,14 +112,17 @@ impl Versions {
     /// Adds what `other` read, but what was read at a place already read (a file that is
     /// both an input and among `--versions-from`) once.
     pub(crate) fn extend(&mut self, other: Versions) {
-        for f in other.found {
+        if other.found.is_empty() {
+            return;
+        }
+        let other = std::sync::Arc::try_unwrap(other.found).unwrap_or_else(|a| (*a).clone());
+        let found = std::sync::Arc::make_mut(&mut self.found);
+        for f in other {
             let p = &f.place;
-            let seen = self
-                .found
-                .iter()
+            let seen = (found.iter())
                 .any(|g| g.what == f.what && g.place.offset == p.offset && g.place.file == p.file);
             if !seen || p.file.is_none() {
-                self.found.push(f);
+                found.push(f);
             }
         }
     }
@@ -135,7 +139,9 @@ impl Versions {
             }
         }
         let said = !f.found.is_empty();
-        self.found.extend(f.found);
+        if said {
+            std::sync::Arc::make_mut(&mut self.found).extend(f.found);
+        }
         said
     }
 
