@@ -88,9 +88,10 @@ const NEEDLES: &[&[u8]] = &[
 /// Whether `bytes` (a batch of documents, or a list) may hold a document that says
 /// something about versions.
 pub(crate) fn batch_may_hold(bytes: &[u8]) -> bool {
-    NEEDLES
-        .iter()
-        .any(|n| memchr::memmem::find(bytes, n).is_some())
+    // Built once: a search set up for each call costs more than the search of a small file.
+    static FINDERS: std::sync::LazyLock<Vec<memchr::memmem::Finder<'static>>> =
+        std::sync::LazyLock::new(|| NEEDLES.iter().map(memchr::memmem::Finder::new).collect());
+    FINDERS.iter().any(|f| f.find(bytes).is_some())
 }
 
 /// Whether a document holds an injected proxy whose version its pod records, whatever its
