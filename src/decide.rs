@@ -100,6 +100,17 @@ impl RunContext {
         added
     }
 
+    /// The namespaces it says something about: in ambient mode, or with a mesh marker.
+    pub fn marked(&self) -> Vec<String> {
+        let mut names = self.ambient_namespaces.clone();
+        for (name, seen) in &self.namespaces.by_name {
+            if !seen.is_empty() && !names.contains(name) {
+                names.push(name.clone());
+            }
+        }
+        names
+    }
+
     /// Adds what `other` says.
     pub fn extend(&mut self, other: RunContext) {
         self.ambient_namespaces.extend(other.ambient_namespaces);

@@ -73,6 +73,8 @@ pub enum Rule {
     Rewritten,
     /// A document to edit has line breaks meshjob cannot edit around (a lone CR).
     LoneCarriageReturn,
+    /// On stdin past its read-ahead, a `Namespace` document after a pod it would place.
+    LateNamespace,
     /// meshjob's own output failed its checks; nothing was written.
     Internal,
     /// A Job or CronJob without a pod template.
@@ -179,7 +181,7 @@ pub enum Rule {
 
 impl Rule {
     /// Every rule, in code order.
-    pub const ALL: [Rule; 62] = [
+    pub const ALL: [Rule; 63] = [
         Rule::InvalidYaml,
         Rule::Unreadable,
         Rule::NotText,
@@ -191,6 +193,7 @@ impl Rule {
         Rule::ConfigInvalid,
         Rule::Rewritten,
         Rule::LoneCarriageReturn,
+        Rule::LateNamespace,
         Rule::Internal,
         Rule::NoPodTemplate,
         Rule::TemplateNotMapping,
@@ -258,6 +261,7 @@ impl Rule {
             Rule::ConfigInvalid => "MJ009",
             Rule::Rewritten => "MJ010",
             Rule::LoneCarriageReturn => "MJ011",
+            Rule::LateNamespace => "MJ012",
             Rule::Internal => "MJ090",
             Rule::NoPodTemplate => "MJ101",
             Rule::TemplateNotMapping => "MJ102",

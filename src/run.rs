@@ -137,7 +137,7 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
     let all = 0..text.len();
     let whole = std::slice::from_ref(&all);
     let ctx = RunContext::of_stream(text, whole, opts.namespaces);
-    let p = process_pieces(text, whole, settings, opts, &ctx, false, false);
+    let p = process_pieces(text, whole, settings, opts, &ctx, Growth::None, false);
     if let Some((_, f)) = p.fatal {
         return Outcome::fatal(text, f);
     }
@@ -167,12 +167,39 @@ pub struct Pieces {
     pub fatal: Option<(usize, Finding)>,
     /// Where the first edit is.
     pub first_edit: Option<usize>,
+    /// Under [`Growth::From`]: per piece processed, in order, the namespaces of its pods and
+    /// the namespaces its own `Namespace` documents place in a mesh (or in ambient mode),
+    /// for the check that no Namespace comes after a pod it would have placed.
+    pub grown: Vec<Grown>,
+}
+
+/// What one piece says about namespaces, under [`Growth::From`].
+#[derive(Debug, Default)]
+pub struct Grown {
+    /// The piece's index.
+    pub piece: usize,
+    /// The `metadata.namespace` of each of its pod templates' objects (when not empty).
+    pub pods: Vec<String>,
+    /// The namespaces its `Namespace` documents say something about (mesh markers, ambient
+    /// mode); only for pieces past the first pass.
+    pub marks: Vec<String>,
+}
+
+/// Where the pieces' own `Namespace` documents count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// `ctx` holds what the whole stream says (a first pass read it all).
+    None,
+    /// `ctx` holds what the stream says up to this offset in the text (a first pass read
+    /// that far: stdin's read-ahead); a piece that starts there or later adds its own
+    /// `Namespace` documents, which apply from that piece on. Each piece reports what it
+    /// says about namespaces ([`Pieces::grown`]).
+    From(usize),
 }
 
 /// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
-/// through unparsed. `grow`: `ctx` holds what the stream said before these pieces, and each
-/// piece's `Namespace` documents apply from that piece on (stdin, read once); otherwise
-/// `ctx` holds the whole stream's.
+/// through unparsed. `growth`: whether `ctx` holds the whole stream's `Namespace`
+/// documents, or only those before some offset.
 #[allow(clippy::too_many_arguments)]
 pub fn process_pieces(
     text: &str,
@@ -180,7 +207,7 @@ pub fn process_pieces(
     settings: &Settings,
     opts: ProcessOptions<'_>,
     ctx: &RunContext,
-    grow: bool,
+    growth: Growth,
     quick: bool,
 ) -> Pieces {
     let mut run = Pieces {
@@ -190,18 +217,34 @@ pub fn process_pieces(
     let mut grown: Option<RunContext> = None;
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
-        if grow {
+        let mut said = match growth {
+            Growth::From(_) => Some(Grown {
+                piece: i,
+                ..Grown::default()
+            }),
+            Growth::None => None,
+        };
+        if let (Growth::From(from), Some(said)) = (growth, &mut said)
+            && p.start >= from
+        {
             let mut here = RunContext::default();
             if here.add(piece) {
+                said.marks = here.marked();
                 grown.get_or_insert_with(|| ctx.clone()).extend(here);
             }
         }
         let ctx = grown.as_ref().unwrap_or(ctx);
         let part = if !quick || may_be_target(piece) {
-            process_piece(piece, settings, opts, ctx)
+            process_piece(piece, settings, opts, ctx, said.is_some())
         } else {
             Part::default()
         };
+        if let Some(mut said) = said {
+            said.pods = part.pods;
+            if !said.pods.is_empty() || !said.marks.is_empty() {
+                run.grown.push(said);
+            }
+        }
         let shift = |mut f: Finding| {
             f.offset += p.start;
             f
@@ -244,14 +287,18 @@ struct Part {
     fatal: Option<Finding>,
     /// Where its first edit is.
     first_edit: Option<usize>,
+    /// The namespaces of its pods, when asked for.
+    pods: Vec<String>,
 }
 
-/// Parses, plans, splices and verifies one piece of text.
+/// Parses, plans, splices and verifies one piece of text. `pods`: list the namespaces of
+/// its pods ([`Part::pods`]).
 fn process_piece(
     text: &str,
     settings: &Settings,
     opts: ProcessOptions<'_>,
     ctx: &RunContext,
+    pods: bool,
 ) -> Part {
     let fatal = |f: Finding| Part {
         fatal: Some(f),
@@ -274,6 +321,14 @@ fn process_piece(
     let mut edits: Vec<Edit> = Vec::new();
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
+    let mut namespaces = Vec::new();
+    for doc in docs.iter().filter(|_| pods) {
+        for t in locate::locate(&doc.root).pods {
+            if !t.object.namespace.is_empty() && !namespaces.contains(&t.object.namespace) {
+                namespaces.push(t.object.namespace.clone());
+            }
+        }
+    }
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
         // The lines of the document's content, from its first node's line to its last
@@ -309,6 +364,7 @@ fn process_piece(
     if edits.is_empty() {
         return Part {
             findings,
+            pods: namespaces,
             ..Part::default()
         };
     }
@@ -319,6 +375,7 @@ fn process_piece(
             findings,
             fatal: None,
             first_edit,
+            pods: namespaces,
         },
         Err(e) => Part {
             first_edit,

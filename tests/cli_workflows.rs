@@ -331,6 +331,39 @@ fn a_directory_without_yaml_files_says_so() {
     );
 }
 
+#[test]
+fn a_directory_whose_yaml_files_are_all_excluded_says_which_patterns() {
+    let t = tmp();
+    write(t.path(), "k8s/a.yaml", &job("a"));
+    write(t.path(), "k8s/b.yml", &job("b"));
+    write(t.path(), "k8s/gen/c.yaml", &job("c"));
+    write(t.path(), "k8s/README.md", "# docs\n");
+    let check = mj(
+        t.path(),
+        &[
+            "check",
+            "-q",
+            "--exclude",
+            "k8s/*.y*ml",
+            "--exclude",
+            "gen",
+            "k8s",
+        ],
+        b"",
+    );
+    assert_eq!(check.code, 0, "{}", check.show());
+    assert_eq!(
+        check.stderr,
+        "meshjob: warning: every YAML file under `k8s` is excluded (2 files by `k8s/*.y*ml`, \
+         1 directory by `gen`); nothing under it was checked [MJ008]\n",
+        "{}",
+        check.show()
+    );
+    // One file left in: no warning.
+    let some = mj(t.path(), &["check", "-q", "--exclude", "gen", "k8s"], b"");
+    assert!(!some.stderr.contains("MJ008"), "{}", some.show());
+}
+
 // ---------------------------------------------------------------------------------------
 // Excludes and Helm chart templates
 

@@ -13,6 +13,7 @@
 mod ordered;
 mod read;
 mod settle;
+pub mod stdin;
 
 pub use ordered::ordered;
 pub use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError, Reader};
@@ -21,7 +22,8 @@ pub use settle::{Cause, Failure, Reference, line_col, line_cols, settle};
 use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
-use crate::run::{Pieces, ProcessOptions, process_pieces};
+use crate::run::{Growth, Pieces, ProcessOptions, process_pieces};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::Arc;
 
@@ -29,12 +31,27 @@ use std::sync::Arc;
 #[derive(Clone, Copy, Debug)]
 pub enum Namespaces<'a> {
     /// Read before the stream is processed (a file is read twice: [`namespaces`] first; a
-    /// text in memory): they apply to every document.
+    /// text in memory; stdin read to its end ahead, see [`stdin`]): they apply to every
+    /// document.
     Whole(&'a RunContext),
-    /// Stdin, read once: each `Namespace` document applies to the documents after it
-    /// (kustomize and Helm put Namespaces first), added to what it starts with (the mesh
-    /// markers of the run's other inputs).
-    SoFar(&'a RunContext),
+    /// Stdin on a pipe that is longer than its read-ahead ([`stdin`]): `ctx` holds what the
+    /// documents before offset `from` say (with the mesh markers of the run's other inputs).
+    /// A `Namespace` document from there on applies to the documents after it; one that
+    /// comes after a pod it would place stops the stream ([`Rule::LateNamespace`]), since
+    /// that pod was decided without it.
+    From { ctx: &'a RunContext, from: u64 },
+}
+
+impl Namespaces<'_> {
+    /// How a batch's pieces count their own `Namespace` documents.
+    fn growth(self, batch_offset: u64) -> Growth {
+        match self {
+            Namespaces::Whole(_) => Growth::None,
+            Namespaces::From { from, .. } => {
+                Growth::From(usize::try_from(from.saturating_sub(batch_offset)).unwrap_or(0))
+            }
+        }
+    }
 }
 
 /// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
@@ -60,10 +77,11 @@ pub fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
     ctx
 }
 
-/// The context each batch is decided with: for [`Namespaces::SoFar`], what the batches
+/// The context each batch is decided with: for [`Namespaces::From`], what the batches
 /// before it said (the worker adds its own batch's, piece by piece).
 struct Contexts {
-    grow: bool,
+    /// Pieces from this offset on add their own `Namespace` documents.
+    grow_from: Option<u64>,
     current: Arc<RunContext>,
 }
 
@@ -71,12 +89,12 @@ impl Contexts {
     fn new(ns: Namespaces<'_>) -> Self {
         match ns {
             Namespaces::Whole(c) => Contexts {
-                grow: false,
+                grow_from: None,
                 current: Arc::new(c.clone()),
             },
-            Namespaces::SoFar(start) => Contexts {
-                grow: true,
-                current: Arc::new(start.clone()),
+            Namespaces::From { ctx, from } => Contexts {
+                grow_from: Some(from),
+                current: Arc::new(ctx.clone()),
             },
         }
     }
@@ -84,10 +102,17 @@ impl Contexts {
     fn tag(&mut self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
         let b = b?;
         let before = self.current.clone();
-        if self.grow && memchr::memmem::find(&b.bytes, b"Namespace").is_some() {
+        let Some(from) = self.grow_from else {
+            return Ok((b, before));
+        };
+        if memchr::memmem::find(&b.bytes, b"Namespace").is_some() {
             let mut next = (*self.current).clone();
             let mut added = false;
-            for r in &b.pieces {
+            for r in b
+                .pieces
+                .iter()
+                .filter(|r| b.offset + r.start as u64 >= from)
+            {
                 if let Some(piece) = b
                     .bytes
                     .get(r.clone())
@@ -136,6 +161,17 @@ impl Done {
         })
     }
 
+    /// The batch's output, in parts: the batch as it was when nothing changed, else each
+    /// piece, as it is now.
+    pub fn output(&self) -> impl Iterator<Item = &[u8]> {
+        let whole = (!self.changed()).then_some(&self.batch.bytes[..]);
+        let pieces = self
+            .pieces()
+            .filter(move |_| whole.is_none())
+            .map(|(old, new)| new.unwrap_or(old).as_bytes());
+        whole.into_iter().chain(pieces)
+    }
+
     /// Appends the batch's output.
     pub fn write_to(&self, out: &mut String) {
         if !self.changed() {
@@ -150,11 +186,15 @@ impl Done {
 
 /// Where the batches of a stream go, in order.
 pub trait Sink {
-    /// The next batch, processed without a fatal error. An error stops the stream.
+    /// The next batch, processed without a fatal error. An error (an output that cannot be
+    /// written) stops the stream: nothing more is read.
     fn batch(&mut self, done: &Done) -> Result<(), String>;
 
     /// After a fatal error: the bytes of the failing batch and of every later one, in order.
-    fn rest(&mut self, _bytes: &[u8]) {}
+    /// False when they cannot be written: the rest of the stream is not read.
+    fn rest(&mut self, _bytes: &[u8]) -> bool {
+        true
+    }
 }
 
 /// Why a stream stopped.
@@ -175,7 +215,7 @@ fn work(
     b: Result<(Batch, Arc<RunContext>), ReadError>,
     settings: &Settings,
     opts: ProcessOptions<'_>,
-    grow: bool,
+    ns: Namespaces<'_>,
     in_memory: bool,
 ) -> Result<Done, ReadError> {
     let (batch, ctx) = b?;
@@ -187,7 +227,15 @@ fn work(
     };
     let (result, decode) = match decoded {
         Ok(text) => (
-            process_pieces(text, &batch.pieces, settings, opts, &ctx, grow, true),
+            process_pieces(
+                text,
+                &batch.pieces,
+                settings,
+                opts,
+                &ctx,
+                ns.growth(batch.offset),
+                true,
+            ),
             None,
         ),
         Err(d) => (Pieces::default(), Some(d)),
@@ -222,6 +270,40 @@ fn read_stop(e: ReadError) -> Stop {
     }
 }
 
+/// Under [`Namespaces::From`]: the failure when a piece of `done` places a namespace in a
+/// mesh (or in ambient mode) after a pod in that namespace was decided without it; adds the
+/// namespaces of the batch's pods to `pods`.
+fn late_namespace(done: &Done, pods: &mut BTreeMap<String, usize>) -> Option<Failure> {
+    for g in &done.result.grown {
+        let start = done.batch.pieces.get(g.piece).map_or(0, |r| r.start);
+        let (line, col) = line_col(done.batch.line, &done.batch.bytes, start);
+        if let Some((name, pod_line)) = g.marks.iter().find_map(|m| pods.get_key_value(m.as_str()))
+        {
+            return Some(Failure {
+                line,
+                col,
+                finding: Finding::error(
+                    Rule::LateNamespace,
+                    done.batch.offset as usize + start,
+                    format!(
+                        "Namespace {name} comes after a pod in it (line {pod_line}), past the \
+                         first {} MiB of stdin that meshjob reads ahead: that pod was decided \
+                         without this Namespace, so the output would be wrong; give the stream \
+                         as a file (or redirect stdin from one), or put its Namespaces first",
+                        crate::output::hold::HOLD_BYTES >> 20
+                    ),
+                ),
+                decode: false,
+                window_first_edit: None,
+            });
+        }
+        for p in &g.pods {
+            pods.entry(p.clone()).or_insert(line);
+        }
+    }
+    None
+}
+
 /// Cuts `input` into documents, processes them (on every core when there is more than one
 /// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
 /// whole stream would report it (see [`settle`]).
@@ -246,18 +328,22 @@ pub fn process_sized<R: Read + Send>(
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
     let mut contexts = Contexts::new(ns);
-    let grow = contexts.grow;
     let Some(first) = reader.next_batch() else {
         return Ok(());
     };
     let mut failing: Option<Done> = None;
     let mut stop: Option<Stop> = None;
+    let mut too_big = false;
     // The stream's first edit, where it is shown (offset, line, column).
     let mut first_edit: Option<(u64, usize, usize)> = None;
+    // Under `Namespaces::From`: the namespaces of the pods so far, each with the line of
+    // its first pod.
+    let mut pods: BTreeMap<String, usize> = BTreeMap::new();
     let mut take = |r: Result<Done, ReadError>| -> bool {
         let done = match r {
             Ok(d) => d,
             Err(e) => {
+                too_big = matches!(e, ReadError::TooBig { .. });
                 stop = Some(read_stop(e));
                 return false;
             }
@@ -272,6 +358,10 @@ pub fn process_sized<R: Read + Send>(
             failing = Some(done);
             return false;
         }
+        if let Some(f) = late_namespace(&done, &mut pods) {
+            stop = Some(Stop::Failed(Box::new(f)));
+            return false;
+        }
         if let Err(m) = sink.batch(&done) {
             stop = Some(Stop::Sink(m));
             return false;
@@ -283,7 +373,7 @@ pub fn process_sized<R: Read + Send>(
         // All of it is in memory already: no threads.
         let rest = std::iter::once(first).chain(&mut reader);
         for b in rest {
-            if !take(work(contexts.tag(b), settings, opts, grow, in_memory)) {
+            if !take(work(contexts.tag(b), settings, opts, ns, in_memory)) {
                 break;
             }
         }
@@ -296,12 +386,16 @@ pub fn process_sized<R: Read + Send>(
             threads,
             AHEAD_PER_THREAD * threads + 2,
             source,
-            |b| work(b, settings, opts, grow, in_memory),
+            |b| work(b, settings, opts, ns, in_memory),
             &mut take,
         );
         after = left;
     }
     if let Some(s) = stop {
+        if too_big {
+            // The document too big to edit, and the rest, go back as they are (`fix -`).
+            reader.drain(|b| sink.rest(b));
+        }
         return Err(s);
     }
     let Some(done) = failing else {
@@ -318,6 +412,12 @@ pub fn process_sized<R: Read + Send>(
         .map(|d| d.batch)
         .collect();
     let ctx = done.ctx.clone();
+    // A window's own Namespaces count as they did for its batches (a repeat of one the
+    // context holds changes nothing).
+    let growth = match ns {
+        Namespaces::Whole(_) => Growth::None,
+        Namespaces::From { .. } => Growth::From(0),
+    };
     let reference = |t: &str| {
         let all = 0..t.len();
         let p = process_pieces(
@@ -326,7 +426,7 @@ pub fn process_sized<R: Read + Send>(
             settings,
             opts,
             &ctx,
-            grow,
+            growth,
             false,
         );
         (p.fatal.map(|(_, f)| f), p.first_edit)
