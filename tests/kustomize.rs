@@ -153,6 +153,61 @@ fn kubectl_kustomize_runs_the_installed_plugin() {
     assert!(!text.contains("kustomize.config.k8s.io/id"), "{text}");
 }
 
+/// kustomize hands a legacy plugin its resources in `resources:` order and sorts them only
+/// afterwards (`api/krusty/kustomizer.go`, `applySortOrder`, v5.8.1): a Namespace listed
+/// after its Job reaches the plugin after it, and still places the Job in Linkerd.
+#[test]
+fn kubectl_kustomize_plugin_sees_a_namespace_listed_after_its_job() {
+    let Some(kubectl) = common::require_tool("kubectl", "kubectl kustomize runs the plugin") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    let install = hosts::run_bounded(
+        isolated(&common::bin(), home).args(["kustomize", "install"]),
+        b"",
+        LIMIT,
+    );
+    assert!(install.status.success(), "{}", hosts::show(&install));
+    let app = home.join("app");
+    std::fs::create_dir(&app).expect("mkdir");
+    write(
+        &app,
+        "job.yaml",
+        &JOB.replace("  name: migrate\n", "  name: migrate\n  namespace: batch\n"),
+    );
+    write(
+        &app,
+        "namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: batch\n  annotations:\n    linkerd.io/inject: enabled\n",
+    );
+    write(&app, "meshjob.yaml", CONFIG);
+    write(
+        &app,
+        "kustomization.yaml",
+        "resources:\n- job.yaml\n- namespace.yaml\ntransformers:\n- meshjob.yaml\n",
+    );
+    let out = hosts::run_bounded(
+        isolated(&kubectl, home)
+            .args(["kustomize", "--enable-alpha-plugins"])
+            .arg(&app),
+        b"",
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    let text = String::from_utf8(out.stdout).expect("utf-8");
+    // kustomize's own output puts the Namespace first; the plugin saw it last.
+    assert!(
+        text.find("kind: Namespace") < text.find("kind: Job"),
+        "{text}"
+    );
+    assert!(
+        text.contains("q=localhost:4191 u=/shutdown"),
+        "Linkerd's wrapper:\n{text}"
+    );
+    assert!(!text.contains("quitquitquit"), "not Istio's:\n{text}");
+}
+
 #[test]
 fn install_dir_links_the_binary_and_argv0_selects_the_plugin() {
     let tmp = tempfile::tempdir().expect("tempdir");

@@ -621,9 +621,14 @@ struct FileResult {
 /// Stdin, and a file that cannot be opened (the second pass reports it), give `None`.
 fn first_pass(origin: &Origin) -> Option<RunContext> {
     match origin {
-        Origin::File(_) => source::open(origin)
-            .ok()
-            .map(|i| stream::namespaces(stream::Reader::new(i))),
+        Origin::File(_) => {
+            if !stream::spells_namespace(source::open(origin).ok()?) {
+                return Some(RunContext::default());
+            }
+            source::open(origin)
+                .ok()
+                .map(|i| stream::namespaces(stream::Reader::new(i)))
+        }
         Origin::Stdin => None,
     }
 }

@@ -54,6 +54,31 @@ impl Namespaces<'_> {
     }
 }
 
+/// Whether the bytes of `input` spell `Namespace` anywhere: a first pass need not cut an
+/// input that does not into documents (only a piece that spells it can hold a Namespace).
+/// An input that cannot be read is said to, for the first pass to meet the error.
+pub fn spells_namespace<R: Read>(mut input: R) -> bool {
+    const NEEDLE: &[u8] = b"Namespace";
+    let finder = memchr::memmem::Finder::new(NEEDLE);
+    let mut buf = vec![0u8; 256 << 10];
+    // The last bytes of the previous read, which may begin the word.
+    let mut kept = 0;
+    loop {
+        let n = match input.read(&mut buf[kept..]) {
+            Ok(0) => return false,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return true,
+        };
+        let end = kept + n;
+        if finder.find(&buf[..end]).is_some() {
+            return true;
+        }
+        kept = (NEEDLE.len() - 1).min(end);
+        buf.copy_within(end - kept..end, 0);
+    }
+}
+
 /// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
 /// skips the rest), and only what they say is kept (ambient namespaces and mesh markers). A problem in the input is left for the
 /// pass that edits it to report.
@@ -451,4 +476,29 @@ pub fn process_sized<R: Read + Send>(
         }
     }
     Err(Stop::Failed(Box::new(f)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spells_namespace_across_reads() {
+        /// Gives its bytes `n` at a time.
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.1.min(buf.len()).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let text = b"a: 1\nkind: Namespace\n";
+        for n in 1..text.len() {
+            assert!(spells_namespace(Trickle(text, n)), "{n}");
+            assert!(!spells_namespace(Trickle(&text[..18], n)), "{n}");
+        }
+        assert!(!spells_namespace(&b""[..]));
+    }
 }

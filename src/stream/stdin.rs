@@ -112,7 +112,12 @@ impl Stdin {
 fn whole_file(file: &File, start: u64, head: u64) -> Option<RunContext> {
     let mut f = file;
     f.seek(SeekFrom::Start(start)).ok()?;
-    let ctx = super::namespaces(Reader::new(f));
+    let ctx = if super::spells_namespace(f) {
+        f.seek(SeekFrom::Start(start)).ok()?;
+        super::namespaces(Reader::new(f))
+    } else {
+        RunContext::default()
+    };
     f.seek(SeekFrom::Start(start + head)).ok()?;
     Some(ctx)
 }
