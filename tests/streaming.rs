@@ -152,6 +152,24 @@ fn within_the_hold_back_size_fix_stdin_gives_the_input_back() {
 }
 
 #[test]
+fn fix_stdin_under_a_broken_config_gives_the_whole_input_back() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".meshjob.yaml"),
+        "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  nope: 1\n",
+    )
+    .unwrap();
+    let text = stream(300 << 10, 7);
+    let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+    assert!(
+        out.stdout == text.as_bytes(),
+        "the input read ahead comes back too"
+    );
+}
+
+#[test]
 fn past_the_hold_back_size_fix_stdin_stops_at_the_error() {
     let good = stream(meshjob::output::hold::HOLD_BYTES + (2 << 20), 0);
     let text = format!("{good}---\nbad: [\n");

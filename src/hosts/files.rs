@@ -407,7 +407,7 @@ impl<'r> Run<'r> {
                             self.stdout_failed = Some(console::cannot_write_stdout(&e));
                             return false;
                         }
-                        self.take(input, layer.as_deref(), r);
+                        self.take(input, layer.as_deref(), r, None);
                         true
                     },
                 );
@@ -421,27 +421,38 @@ impl<'r> Run<'r> {
                 Origin::Stdin => stdin.take(),
                 Origin::File(_) => None,
             };
-            let r = layer.as_ref().map(|l| {
-                let mut out = console::stdout_writer();
-                process_file(input, req, &l.settings, &ctx, own, color, &mut out)
-            });
-            self.take(input, layer.as_deref(), r);
+            let (r, own) = match &layer {
+                Some(l) => {
+                    let mut out = console::stdout_writer();
+                    let r = process_file(input, req, &l.settings, &ctx, own, color, &mut out);
+                    (Some(r), None)
+                }
+                None => (None, own),
+            };
+            self.take(input, layer.as_deref(), r, own);
             i += 1;
         }
     }
 
     /// Counts and keeps what one input gave; `None` when its config file is broken (that
-    /// error is reported once, with the others).
-    fn take(&mut self, input: &Input, layer: Option<&Layer>, r: Option<FileResult>) {
+    /// error is reported once, with the others). `stdin`: stdin, read ahead and not
+    /// processed (for `fix -` to write back).
+    fn take(
+        &mut self,
+        input: &Input,
+        layer: Option<&Layer>,
+        r: Option<FileResult>,
+        stdin: Option<Result<Stdin, String>>,
+    ) {
         self.counts.files += 1;
         let (Some(layer), Some(r)) = (layer, r) else {
             self.counts.unprocessed += 1;
             self.trouble = true;
-            if input.origin == Origin::Stdin && self.req.mode == Mode::Fix {
+            if let (Some(Ok(stdin)), Mode::Fix) = (stdin, self.req.mode) {
                 // `fix -` writes its input back unchanged when it cannot process it.
                 let mut out = console::stdout_writer();
                 if let Err(e) =
-                    std::io::copy(&mut std::io::stdin().lock(), &mut out).and_then(|_| out.flush())
+                    std::io::copy(&mut stdin.reader(), &mut out).and_then(|_| out.flush())
                 {
                     self.stdout_failed = Some(console::cannot_write_stdout(&e));
                 }
