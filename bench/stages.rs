@@ -83,7 +83,11 @@ fn checked(text: String, n: usize, targets: usize) -> String {
     assert_eq!(docs.len(), n, "document count");
     let found: usize = docs
         .iter()
-        .map(|d| meshjob::locate::locate(&d.root).pods.len())
+        .map(|d| {
+            meshjob::locate::locate(&d.root, meshjob::kinds::Kinds::builtin())
+                .pods
+                .len()
+        })
         .sum();
     assert_eq!(found, targets, "pod targets");
     let outcome = meshjob::run::process(&text, &Settings::default());
@@ -148,7 +152,7 @@ fn bench_locate(bencher: Bencher, text: &str) {
     bencher.counter(BytesCount::of_str(text)).bench(|| {
         black_box(&docs)
             .iter()
-            .map(|d| meshjob::locate::locate(&d.root))
+            .map(|d| meshjob::locate::locate(&d.root, meshjob::kinds::Kinds::builtin()))
             .collect::<Vec<_>>()
     });
 }

@@ -9,8 +9,9 @@
 
 use crate::config::{Settings, StrategyChoice, Version};
 use crate::finding::{Finding, Rule};
-use crate::locate::{PodTarget, describe, str_of};
+use crate::locate::describe;
 use crate::mesh::{self, Marker, MarkerKey, Mesh, MeshId, Place, istio, linkerd};
+use crate::pod::Pod;
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
@@ -122,18 +123,17 @@ impl RunContext {
 /// ambient` and not for sidecar injection (`istio-injection: enabled`, a non-empty
 /// `istio.io/rev`), as Istio's `NamespaceInAmbientMode` reads it.
 fn ambient_namespace(root: &Node) -> Option<&str> {
-    if str_of(root, "apiVersion") != Some("v1") || str_of(root, "kind") != Some("Namespace") {
+    if root.str("apiVersion") != Some("v1") || root.str("kind") != Some("Namespace") {
         return None;
     }
     let meta = root.get("metadata")?;
     let labels = meta.get("labels")?;
-    let ambient =
-        str_of(labels, istio::DATAPLANE_MODE_LABEL) == Some(istio::DATAPLANE_MODE_AMBIENT);
-    let sidecar = str_of(labels, istio::NAMESPACE_INJECTION_LABEL) == Some("enabled")
-        || str_of(labels, istio::REVISION_LABEL).is_some_and(|r| !r.is_empty());
-    (ambient && !sidecar)
-        .then(|| str_of(meta, "name"))
-        .flatten()
+    let ambient = labels.str(istio::DATAPLANE_MODE_LABEL) == Some(istio::DATAPLANE_MODE_AMBIENT);
+    let sidecar = labels.str(istio::NAMESPACE_INJECTION_LABEL) == Some("enabled")
+        || labels
+            .str(istio::REVISION_LABEL)
+            .is_some_and(|r| !r.is_empty());
+    (ambient && !sidecar).then(|| meta.str("name")).flatten()
 }
 
 /// One mesh marker that was read: what it says and where, for messages.
@@ -154,11 +154,11 @@ pub struct Namespaces {
 impl Namespaces {
     /// Records `obj` when it is a named `v1` Namespace; returns whether it is one.
     pub fn add(&mut self, obj: &Node) -> bool {
-        if str_of(obj, "apiVersion") != Some("v1") || str_of(obj, "kind") != Some("Namespace") {
+        if obj.str("apiVersion") != Some("v1") || obj.str("kind") != Some("Namespace") {
             return false;
         }
         let meta = obj.get("metadata");
-        let Some(name) = meta.and_then(|m| str_of(m, "name")) else {
+        let Some(name) = meta.and_then(|m| m.str("name")) else {
             return false;
         };
         let seen: Vec<Seen> = mesh::ALL
@@ -231,7 +231,7 @@ fn level(
         ["containers", "initContainers"].iter().any(|list| {
             s.get(list).and_then(Node::items).is_some_and(|cs| {
                 cs.iter()
-                    .any(|c| str_of(c, "name") == Some(mesh.proxy_container))
+                    .any(|c| c.str("name") == Some(mesh.proxy_container))
             })
         })
     });
@@ -252,7 +252,7 @@ fn level(
 
 /// Decides what to do with one pod. `run_notes` collects the notes said once per run.
 pub fn decide(
-    target: &PodTarget<'_>,
+    target: &Pod<'_>,
     settings: &Settings,
     ctx: &RunContext,
     run_notes: &mut Vec<Finding>,
@@ -419,7 +419,7 @@ pub fn decide(
 /// The mesh of a pod: its own markers, else its Namespace's, else `default_mesh`. Both
 /// meshes, or only an opt-out, is a finding instead.
 fn which_mesh(
-    target: &PodTarget<'_>,
+    target: &Pod<'_>,
     default_mesh: MeshId,
     namespaces: &Namespaces,
 ) -> Result<&'static Mesh, Box<Finding>> {
@@ -617,7 +617,7 @@ fn native_annotation<'n>(mesh: &Mesh, template: &'n Node) -> Option<(&'static st
 /// also asks for a sidecar (a pod with a sidecar is never enrolled in ambient).
 fn ambient(template: &Node) -> Option<String> {
     let labels = template.path(&["metadata", "labels"])?;
-    let mode = str_of(labels, istio::DATAPLANE_MODE_LABEL)?;
+    let mode = labels.str(istio::DATAPLANE_MODE_LABEL)?;
     if mode != istio::DATAPLANE_MODE_AMBIENT {
         return None;
     }
@@ -629,8 +629,10 @@ fn sidecar_labels(template: &Node) -> bool {
     template
         .path(&["metadata", "labels"])
         .is_some_and(|labels| {
-            str_of(labels, istio::INJECT_KEY) == Some("true")
-                || str_of(labels, istio::REVISION_LABEL).is_some_and(|r| !r.is_empty())
+            labels.str(istio::INJECT_KEY) == Some("true")
+                || labels
+                    .str(istio::REVISION_LABEL)
+                    .is_some_and(|r| !r.is_empty())
         })
 }
 
@@ -641,8 +643,8 @@ fn native_proxy(mesh: &Mesh, template: &Node) -> bool {
         .and_then(Node::items)
         .is_some_and(|inits| {
             inits.iter().any(|c| {
-                str_of(c, "name") == Some(mesh.proxy_container)
-                    && str_of(c, "restartPolicy") == Some("Always")
+                c.str("name") == Some(mesh.proxy_container)
+                    && c.str("restartPolicy") == Some("Always")
             })
         })
 }
@@ -655,7 +657,7 @@ pub fn proxy_container<'d>(mesh: &Mesh, template: &'d Node) -> Option<(usize, &'
         .and_then(Node::items)?
         .iter()
         .enumerate()
-        .find(|(_, c)| str_of(c, "name") == Some(mesh.proxy_container))
+        .find(|(_, c)| c.str("name") == Some(mesh.proxy_container))
 }
 
 /// Why a pod template is not to be touched whatever its mesh, if it is not.
@@ -683,7 +685,7 @@ mod tests {
     /// The strategy of the first pod of the document, or None when it is skipped.
     fn strategy(src: &str, settings: &Settings) -> Option<Strategy> {
         let docs = parse_stream(src).unwrap();
-        let pods = locate(&docs[0].root).pods;
+        let pods = locate(&docs[0].root, crate::kinds::Kinds::builtin()).pods;
         match decide(&pods[0], settings, &RunContext::default(), &mut Vec::new()) {
             Decision::Fix { strategy, .. } => Some(strategy),
             Decision::Skip(_) => None,
@@ -724,7 +726,7 @@ mod tests {
         let mut fixed = Vec::new();
         let mut msgs = Vec::new();
         for d in &docs {
-            for pod in &locate(&d.root).pods {
+            for pod in &locate(&d.root, crate::kinds::Kinds::builtin()).pods {
                 match decide(pod, &settings, &ctx, &mut Vec::new()) {
                     Decision::Fix {
                         mesh,

@@ -234,7 +234,7 @@ pub fn process_pieces(
             }
         }
         let ctx = grown.as_ref().unwrap_or(ctx);
-        let part = if !quick || may_be_target(piece) {
+        let part = if !quick || may_be_target(piece, &settings.kinds) {
             process_piece(piece, settings, opts, ctx, said.is_some())
         } else {
             Part::default()
@@ -265,7 +265,7 @@ pub fn process_pieces(
 /// Whether a document must be parsed fully: anything the quick scanner cannot read, every
 /// kind that meshjob edits or reports on (`locate::may_matter`), and documents without a
 /// kind.
-fn may_be_target(doc: &str) -> bool {
+fn may_be_target(doc: &str, kinds: &crate::kinds::Kinds) -> bool {
     let Some(h) = simple::head(doc) else {
         return true;
     };
@@ -273,7 +273,7 @@ fn may_be_target(doc: &str) -> bool {
         return true;
     }
     match (h.api_version, h.kind) {
-        (Some(_), Some(kind)) => locate::may_matter(kind, h.name),
+        (Some(_), Some(kind)) => locate::may_matter(kinds, kind, h.name),
         _ => true,
     }
 }
@@ -323,7 +323,7 @@ fn process_piece(
     let mut intended = Vec::with_capacity(docs.len());
     let mut namespaces = Vec::new();
     for doc in docs.iter().filter(|_| pods) {
-        for t in locate::locate(&doc.root).pods {
+        for t in locate::locate(&doc.root, &settings.kinds).pods {
             if !t.object.namespace.is_empty() && !namespaces.contains(&t.object.namespace) {
                 namespaces.push(t.object.namespace.clone());
             }

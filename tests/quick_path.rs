@@ -92,14 +92,8 @@ fn check_head(label: &str, text: &str, failures: &mut Vec<String>) -> usize {
             continue;
         };
         let root = &doc.root;
-        let name = root
-            .get("metadata")
-            .and_then(|m| meshjob::locate::str_of(m, "name"));
-        let seen = (
-            meshjob::locate::str_of(root, "apiVersion"),
-            meshjob::locate::str_of(root, "kind"),
-            name,
-        );
+        let name = root.get("metadata").and_then(|m| m.str("name"));
+        let seen = (root.str("apiVersion"), root.str("kind"), name);
         let read = (head.api_version, head.kind, head.name);
         // An opaque head leaves the identity to the parser; a plain one must agree.
         if !head.opaque && read != seen {

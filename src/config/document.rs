@@ -141,7 +141,7 @@ pub struct ConfigSpec {
     /// mesh: linkerd
     /// ```
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub mesh: Option<crate::mesh::MeshId>,
+    pub mesh: Option<MeshId>,
 
     /// The proxy's `terminationDrainDuration`: a Go duration that is not negative, such as
     /// `5s`, `500ms` or `1m30s`. Flag: `--drain-duration`. Default: `5s`.
@@ -314,7 +314,7 @@ pub struct ConfigSpec {
 }
 
 /// The schema's pattern for `istioVersion` and `kubernetesVersion`.
-const VERSION_PATTERN: &str = super::version::PATTERN;
+const VERSION_PATTERN: &str = crate::version::PATTERN;
 
 /// The `strategy` setting.
 #[derive(
@@ -537,4 +537,31 @@ where
     }
 
     deserializer.deserialize_any(PlainScalar(std::marker::PhantomData))
+}
+
+// The `mesh` key of the config and `--mesh`; each mesh's facts and planner are in
+// `crate::mesh` (`MeshId::mesh`).
+/// Which mesh.
+#[derive(
+    Clone,
+    Copy,
+    Debug,
+    Default,
+    PartialEq,
+    Eq,
+    Hash,
+    PartialOrd,
+    Ord,
+    serde::Deserialize,
+    serde::Serialize,
+    schemars::JsonSchema,
+    clap::ValueEnum,
+)]
+#[serde(rename_all = "lowercase")]
+pub enum MeshId {
+    /// Istio (sidecar mode).
+    #[default]
+    Istio,
+    /// Linkerd.
+    Linkerd,
 }

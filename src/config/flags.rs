@@ -15,7 +15,7 @@ pub struct Flags {
     /// The mesh of pods with no mesh marker of their own or of their Namespace
     /// [default: istio].
     #[arg(long, value_enum, value_name = "MESH")]
-    pub mesh: Option<crate::mesh::MeshId>,
+    pub mesh: Option<super::MeshId>,
 
     /// terminationDrainDuration to set, as a Go duration (5s, 500ms, 1m30s).
     #[arg(long, value_name = "DUR")]
@@ -68,16 +68,14 @@ impl Flags {
     /// Overrides `s` with every flag given. Errors name the flag.
     pub fn apply(&self, s: &mut Settings) -> Result<(), String> {
         if let Some(u) = &self.quit_url {
-            super::validate_quit_url(u).map_err(|m| format!("--quit-url: {m}"))?;
-            s.quit_url = Some(u.clone());
+            s.quit_url = Some(super::quit_url::parse(u).map_err(|m| format!("--quit-url: {m}"))?);
         }
         if let Some(m) = self.mesh {
             s.mesh = m;
         }
         if let Some(d) = &self.drain_duration {
-            crate::mesh::istio::validate_drain_duration(d)
-                .map_err(|m| format!("--drain-duration: {m}"))?;
-            s.drain_duration = d.clone();
+            s.drain_duration =
+                super::GoDuration::parse_drain(d).map_err(|m| format!("--drain-duration: {m}"))?;
         }
         if let Some(b) = self.exit_on_zero_active_connections {
             s.exit_on_zero_active_connections = b;

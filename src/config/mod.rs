@@ -1,26 +1,29 @@
 //! Configuration: `.meshjob.yaml`, the KRM functionConfig and the effective settings.
 //!
-//! The settings of a run are layered: [`Settings::default`] (built from `crate::mesh::istio`), then
+//! The settings of a run are layered: [`Settings::default`], then
 //! the config document ([`MeshJobConfig::apply_to`]), then command-line flags. The document
 //! types are the one source of the JSON Schema ([`schema_json`]).
 
 mod document;
+mod duration;
 mod flags;
 mod parse;
 pub mod quit_url;
-pub mod version;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+pub use crate::version::Version;
+pub use document::MeshId;
 pub use document::{
     ApiVersion, ConfigSpec, FailOn, Kind, Located, MeshJobConfig, Metadata, StrategyChoice,
     VersionText,
 };
+pub use duration::{GoDuration, parse_go_duration};
 pub use flags::Flags;
 pub(crate) use parse::closest;
 pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
-pub use version::Version;
+pub use quit_url::QuitUrl;
 
 /// The config file looked up from each input's directory upward.
 pub const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
@@ -33,11 +36,11 @@ pub const KIND: &str = "MeshJobConfig";
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Settings {
     /// URL the wrapper POSTs when the task ends; `None`: the pod's mesh's own endpoint.
-    pub quit_url: Option<String>,
+    pub quit_url: Option<QuitUrl>,
     /// The mesh of pods that no marker places in one.
-    pub mesh: crate::mesh::MeshId,
-    /// `terminationDrainDuration` to set (a Go duration, already validated).
-    pub drain_duration: String,
+    pub mesh: MeshId,
+    /// `terminationDrainDuration` to set.
+    pub drain_duration: GoDuration,
     /// Set `proxyMetadata.EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`.
     pub exit_on_zero_active_connections: bool,
     /// Set `holdApplicationUntilProxyStarts: true`.
@@ -65,14 +68,16 @@ pub struct Settings {
     pub strategy: StrategyChoice,
     /// Image references or prefixes, and container names, of long-running sidecars.
     pub sidecars: Vec<String>,
+    /// The kinds whose pods are fixed.
+    pub kinds: crate::kinds::Kinds,
 }
 
 impl Default for Settings {
     fn default() -> Self {
         Settings {
             quit_url: None,
-            mesh: crate::mesh::MeshId::default(),
-            drain_duration: crate::mesh::istio::DEFAULT_DRAIN_DURATION.to_string(),
+            mesh: MeshId::default(),
+            drain_duration: GoDuration::default_drain(),
             exit_on_zero_active_connections: true,
             hold_application_until_proxy_starts: true,
             entrypoints: BTreeMap::new(),
@@ -85,6 +90,7 @@ impl Default for Settings {
             kubernetes_version: None,
             strategy: StrategyChoice::Auto,
             sidecars: Vec::new(),
+            kinds: crate::kinds::Kinds::default(),
         }
     }
 }
@@ -122,7 +128,7 @@ pub fn load(path: &Path) -> Result<MeshJobConfig, ConfigError> {
     let text = String::from_utf8(bytes).map_err(|e| {
         let bad = e.utf8_error().valid_up_to();
         let text = String::from_utf8_lossy(e.as_bytes());
-        let (line, column) = crate::finding::line_col(&text, bad);
+        let (line, column) = crate::yaml::text::line_col(&text, bad);
         ConfigError::new(&name, line, column, "the config file is not valid UTF-8")
     })?;
     parse(&text, &name)
@@ -132,7 +138,14 @@ impl MeshJobConfig {
     /// Checks the values that the types alone do not: the quit URL, the drain duration and
     /// the entrypoints.
     pub fn validate(&self) -> Result<(), ConfigError> {
+        self.checked().map(drop)
+    }
+
+    /// The values that are parsed beyond their types, parsed once; errors name the key and
+    /// its position.
+    fn checked(&self) -> Result<Checked, ConfigError> {
         let spec = &self.spec;
+        let mut checked = Checked::default();
         let error = |at: (usize, usize), message: String| {
             let origin = match self.origin.as_str() {
                 "" => "functionConfig",
@@ -141,25 +154,37 @@ impl MeshJobConfig {
             ConfigError::new(origin, at.0, at.1, message)
         };
         if let Some(url) = &spec.quit_url {
-            validate_quit_url(url)
-                .map_err(|why| error(position(url), format!("invalid `quitUrl`: {why}")))?;
+            checked.quit_url = Some(
+                quit_url::parse(url)
+                    .map_err(|why| error(position(url), format!("invalid `quitUrl`: {why}")))?,
+            );
         }
         if let Some(duration) = &spec.drain_duration {
-            crate::mesh::istio::validate_drain_duration(duration).map_err(|why| {
+            checked.drain = Some(GoDuration::parse_drain(duration).map_err(|why| {
                 error(
                     position(duration),
                     format!("invalid `drainDuration`: {why}"),
                 )
-            })?;
+            })?);
         }
-        for (key, v) in [
-            ("istioVersion", &spec.istio_version),
-            ("kubernetesVersion", &spec.kubernetes_version),
-            ("linkerdVersion", &spec.linkerd_version),
+        for (key, v, slot) in [
+            ("istioVersion", &spec.istio_version, &mut checked.istio),
+            (
+                "kubernetesVersion",
+                &spec.kubernetes_version,
+                &mut checked.kubernetes,
+            ),
+            (
+                "linkerdVersion",
+                &spec.linkerd_version,
+                &mut checked.linkerd,
+            ),
         ] {
             if let Some(v) = v {
-                Version::parse(&v.0)
-                    .map_err(|why| error(position(v), format!("invalid `{key}`: {why}")))?;
+                *slot = Some(
+                    Version::parse(&v.0)
+                        .map_err(|why| error(position(v), format!("invalid `{key}`: {why}")))?,
+                );
             }
         }
         for s in spec.sidecars.iter().flatten() {
@@ -203,23 +228,23 @@ impl MeshJobConfig {
                 })?;
             }
         }
-        Ok(())
+        Ok(checked)
     }
 
     /// Validates, then overrides `settings` with every key the document sets. `entrypoints`
     /// entries are added to (and replace same-key entries of) the existing map. Nothing is
     /// changed when validation fails.
     pub fn apply_to(&self, settings: &mut Settings) -> Result<(), ConfigError> {
-        self.validate()?;
+        let checked = self.checked()?;
         let spec = &self.spec;
-        if let Some(url) = &spec.quit_url {
-            settings.quit_url = Some(url.value.clone());
+        if checked.quit_url.is_some() {
+            settings.quit_url = checked.quit_url;
         }
         if let Some(mesh) = spec.mesh {
             settings.mesh = mesh;
         }
-        if let Some(duration) = &spec.drain_duration {
-            settings.drain_duration.clone_from(duration);
+        if let Some(duration) = checked.drain {
+            settings.drain_duration = duration;
         }
         if let Some(on) = spec.exit_on_zero_active_connections {
             settings.exit_on_zero_active_connections = on;
@@ -244,14 +269,14 @@ impl MeshJobConfig {
         if let Some(level) = spec.fail_on {
             settings.fail_on = level;
         }
-        if let Some(v) = &spec.istio_version {
-            settings.istio_version = Version::parse(&v.0).ok();
-        }
-        if let Some(v) = &spec.kubernetes_version {
-            settings.kubernetes_version = Version::parse(&v.0).ok();
-        }
-        if let Some(v) = &spec.linkerd_version {
-            settings.linkerd_version = Version::parse(&v.0).ok();
+        for (given, slot) in [
+            (checked.istio, &mut settings.istio_version),
+            (checked.kubernetes, &mut settings.kubernetes_version),
+            (checked.linkerd, &mut settings.linkerd_version),
+        ] {
+            if given.is_some() {
+                *slot = given;
+            }
         }
         if let Some(s) = spec.strategy {
             settings.strategy = s;
@@ -272,9 +297,9 @@ impl MeshJobConfig {
                 ..Metadata::default()
             }),
             spec: ConfigSpec {
-                quit_url: settings.quit_url.clone().map(Into::into),
+                quit_url: settings.quit_url.as_ref().map(|u| u.to_string().into()),
                 mesh: Some(settings.mesh),
-                drain_duration: Some(settings.drain_duration.clone().into()),
+                drain_duration: Some(settings.drain_duration.to_string().into()),
                 exit_on_zero_active_connections: Some(settings.exit_on_zero_active_connections),
                 hold_application_until_proxy_starts: Some(
                     settings.hold_application_until_proxy_starts,
@@ -307,6 +332,16 @@ impl MeshJobConfig {
             ..MeshJobConfig::default()
         }
     }
+}
+
+/// What [`MeshJobConfig::checked`] parsed.
+#[derive(Default)]
+struct Checked {
+    quit_url: Option<QuitUrl>,
+    drain: Option<GoDuration>,
+    istio: Option<Version>,
+    kubernetes: Option<Version>,
+    linkerd: Option<Version>,
 }
 
 fn position<T>(value: &Located<T>) -> (usize, usize) {

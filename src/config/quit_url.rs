@@ -16,6 +16,16 @@ pub struct QuitUrl {
     pub path: String,
 }
 
+impl std::fmt::Display for QuitUrl {
+    /// The URL, with the port only when it is not HTTP's default.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self.port {
+            80 => write!(f, "http://{}{}", self.host, self.path),
+            port => write!(f, "http://{}:{port}{}", self.host, self.path),
+        }
+    }
+}
+
 const EXAMPLE: &str = "such as http://localhost:15020/quitquitquit";
 /// Path characters besides letters and digits; the schema's pattern lists the same.
 pub const PATH_CHARS: &str = "-._~/%:@+,;=";

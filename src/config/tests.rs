@@ -40,7 +40,7 @@ fn discover_walks_upward_and_takes_the_nearest() {
 #[test]
 fn apply_to_overrides_only_the_keys_that_are_set() {
     let mut settings = Settings {
-        drain_duration: "9s".to_string(),
+        drain_duration: GoDuration::parse_drain("9s").unwrap(),
         force: true,
         entrypoints: BTreeMap::from([
             ("keep/".to_string(), vec!["/keep".to_string()]),
@@ -55,11 +55,19 @@ fn apply_to_overrides_only_the_keys_that_are_set() {
     );
     config.apply_to(&mut settings).expect("applies");
     assert_eq!(
-        settings.quit_url.as_deref(),
+        settings
+            .quit_url
+            .as_ref()
+            .map(ToString::to_string)
+            .as_deref(),
         Some("http://localhost:15099/quitquitquit")
     );
     assert!(!settings.exit_on_zero_active_connections);
-    assert_eq!(settings.drain_duration, "9s", "not in the config: kept");
+    assert_eq!(
+        settings.drain_duration.as_str(),
+        "9s",
+        "not in the config: kept"
+    );
     assert!(settings.force, "not in the config: kept");
     assert!(settings.hold_application_until_proxy_starts);
     assert_eq!(
@@ -80,8 +88,8 @@ fn layers_defaults_then_config_then_flags() {
         .apply_to(&mut settings)
         .expect("applies");
     // A flag, applied by the CLI after the config, wins.
-    settings.drain_duration = "30s".to_string();
-    assert_eq!(settings.drain_duration, "30s");
+    settings.drain_duration = GoDuration::parse_drain("30s").unwrap();
+    assert_eq!(settings.drain_duration.as_str(), "30s");
     assert!(settings.force);
     assert_eq!(settings.wait_for_proxy_seconds, Some(15));
     assert_eq!(settings.quit_url, None);
@@ -205,9 +213,9 @@ fn quit_urls() {
 #[test]
 fn render_round_trips_awkward_values() {
     let settings = Settings {
-        quit_url: Some("http://127.0.0.1:15021/a%20b:c@d".to_string()),
-        mesh: crate::mesh::MeshId::Linkerd,
-        drain_duration: "0".to_string(),
+        quit_url: Some(quit_url::parse("http://127.0.0.1:15021/a%20b:c@d").unwrap()),
+        mesh: crate::config::MeshId::Linkerd,
+        drain_duration: GoDuration::parse_drain("0").unwrap(),
         exit_on_zero_active_connections: false,
         hold_application_until_proxy_starts: false,
         entrypoints: BTreeMap::from([(
@@ -230,6 +238,7 @@ fn render_round_trips_awkward_values() {
         kubernetes_version: Some(crate::config::Version::new(1, 9)),
         strategy: crate::config::StrategyChoice::None,
         sidecars: vec!["true".into(), "a/b:1".into()],
+        kinds: crate::kinds::Kinds::default(),
     };
     let text = render_effective(&settings);
     let mut back = Settings::default();

@@ -14,12 +14,12 @@ use super::{Host, at, config_settings};
 use crate::config::Settings;
 use crate::exit;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::{describe, object_ref, str_of};
+use crate::locate::{describe, object_ref};
 use crate::output::console::Reply;
 use crate::output::report::fixed_note;
-use crate::plan::editor::Editor;
-use crate::plan::embedded::looks_json;
 use crate::run::Outcome;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::looks_json;
 use crate::yaml::emit::Out;
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::{Doc, Node, parse_stream};
@@ -60,8 +60,8 @@ impl Host for Function {
             ));
         };
         let root = &doc.root;
-        let api = str_of(root, "apiVersion").unwrap_or_default();
-        let kind = str_of(root, "kind").unwrap_or_default();
+        let api = root.str("apiVersion").unwrap_or_default();
+        let kind = root.str("kind").unwrap_or_default();
         if kind != "ResourceList" || !API_VERSIONS.contains(&api) {
             return Err(format!(
                 "expected a ResourceList (apiVersion {}), found apiVersion {api:?} kind {kind:?}",
@@ -179,7 +179,7 @@ impl KrmResult {
 /// The annotation value of an item for the first of `keys` that it has.
 fn annotation<'n>(item: &'n Node, keys: &[&str]) -> Option<&'n str> {
     let ann = item.path(&["metadata", "annotations"])?;
-    keys.iter().find_map(|k| str_of(ann, k))
+    keys.iter().find_map(|k| ann.str(k))
 }
 
 fn file_of(item: &Node) -> Option<(String, Option<u64>)> {

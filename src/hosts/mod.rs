@@ -236,7 +236,7 @@ mod tests {
             "x",
         )
         .expect("valid");
-        assert_eq!(s.drain_duration, "9s");
+        assert_eq!(s.drain_duration.as_str(), "9s");
         assert_eq!(s.quit_url, Settings::default().quit_url);
         let e = config_settings(
             "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  drainDuraton: 9s\n",

@@ -10,30 +10,7 @@
 pub mod istio;
 pub mod linkerd;
 
-/// Which mesh.
-#[derive(
-    Clone,
-    Copy,
-    Debug,
-    Default,
-    PartialEq,
-    Eq,
-    Hash,
-    PartialOrd,
-    Ord,
-    serde::Deserialize,
-    serde::Serialize,
-    schemars::JsonSchema,
-    clap::ValueEnum,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum MeshId {
-    /// Istio (sidecar mode).
-    #[default]
-    Istio,
-    /// Linkerd.
-    Linkerd,
-}
+pub use crate::config::MeshId;
 
 impl MeshId {
     /// The facts of this mesh.

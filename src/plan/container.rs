@@ -1,70 +1,25 @@
 //! The entrypoint wrapper: each regular container's `command` becomes
 //! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
 
-use super::editor::Editor;
 use super::own_fixes;
 use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
+use super::wrapped::{How, PEERS_MOUNT, PEERS_VOLUME, Wrap, item_out, wrapper_script};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::{
-    PodTarget, describe, duplicate_key_finding, object_error as err, shared_node,
-    shared_node_finding, str_of,
+    describe, duplicate_key_finding, object_error as err, shared_node, shared_node_finding,
 };
 use crate::mesh::Mesh;
-use crate::yaml::emit::{Out, literal_ok};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
-use crate::yaml::value::{ScalarType, Value, resolve};
-use granit_parser::ScalarStyle;
+use crate::yaml::value::{ScalarType, resolve};
 
 /// The hint for a `command` or `args` that meshjob will not rewrite because it is shared.
 const SPELL_OUT: &str = "write the list out in each container (expand the anchor or alias by \
                          hand), then run again";
-
-/// The shared volume through which several wrappers agree on who finished last.
-pub const PEERS_VOLUME: &str = "meshjob";
-pub const PEERS_MOUNT: &str = "/var/run/meshjob";
-
-pub(crate) enum How<'d> {
-    /// Already wrapped: only the script may need an update.
-    Existing { cmd: &'d Node },
-    /// `command` written out. `args` is the `args` entry, if there is one (it may be null).
-    Command {
-        cmd: &'d Entry,
-        args: Option<&'d Entry>,
-    },
-    /// No `command` (none, null or `[]`: Kubernetes then runs the image's ENTRYPOINT), but
-    /// the config maps the image to its entrypoint. `cmd` and `args` are the entries that
-    /// are there.
-    Entrypoint {
-        argv: Vec<String>,
-        cmd: Option<&'d Entry>,
-        args: Option<&'d Entry>,
-    },
-}
-
-pub(crate) struct Wrap<'d> {
-    pub node: &'d Node,
-    pub index: usize,
-    pub name: String,
-    pub how: How<'d>,
-}
-
-/// Whether a command sequence is a wrapper written by meshjob (any version).
-pub(crate) fn wrapper_script(cmd: &Node) -> Option<&str> {
-    let items = cmd.items()?;
-    match items {
-        [sh, c, s, zero]
-            if sh.as_str() == Some(SHELL)
-                && c.as_str() == Some("-c")
-                && zero.as_str() == Some(ARG0) =>
-        {
-            let s = s.as_str()?;
-            script::marker_version(s).map(|_| s)
-        }
-        _ => None,
-    }
-}
 
 /// Why `n` (the value of `command` or `args`) is not a list of strings that meshjob can
 /// move, with what to do about it; `None` when it is one. Kubernetes itself refuses a
@@ -125,26 +80,6 @@ fn not_argv(n: &Node) -> Option<String> {
     None
 }
 
-/// An argv word copied from the source: its exact text when it is a one-line scalar.
-pub(crate) fn item_out(src: &str, n: &Node, from_flow: bool) -> Out {
-    let Kind::Scalar { value, style } = &n.kind else {
-        return Out::Str(String::new());
-    };
-    if !n.is_multiline(src) && n.tag.is_none() && !n.is_block_scalar() {
-        let plain_flow_ok = from_flow || !value.contains([',', '[', ']', '{', '}']);
-        return Out::Raw {
-            text: src[n.props_start..n.end].to_string(),
-            value: Value::from_node(n),
-            flow_safe: *style != ScalarStyle::Plain || plain_flow_ok,
-        };
-    }
-    if value.contains('\n') && literal_ok(value) {
-        Out::Literal(value.clone())
-    } else {
-        Out::Str(value.clone())
-    }
-}
-
 fn wrapper_out(script: String) -> Out {
     Out::Seq(vec![
         Out::Str(SHELL.into()),
@@ -157,17 +92,18 @@ fn wrapper_out(script: String) -> Out {
 /// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
 /// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
 /// `/shutdown` and `/ready`; Istio's ready port is another one and stays).
-fn pod_endpoint(mesh: &Mesh, url: &str, tpl: &Node) -> Result<Endpoint, String> {
-    let mut q = script::parse_quit_url(url)?;
-    let default_port = script::parse_quit_url(mesh.default_quit_url).map(|d| d.port)?;
+fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpoint, String> {
+    let quit = script::parse_quit_url(mesh.default_quit_url)?;
+    let ready = script::parse_quit_url(mesh.ready_url)?;
+    let mut q = url.cloned().unwrap_or_else(|| quit.clone());
     let port = mesh
         .quit_port_annotation
         .and_then(|a| tpl.path(&["metadata", "annotations", a]))
         .and_then(Node::as_str)
         .and_then(|p| p.parse::<u16>().ok());
     if let Some(p) = port
-        && q.port == default_port
-        && (url == mesh.default_quit_url || url == mesh.ready_url)
+        && q.port == quit.port
+        && (q == quit || q == ready)
     {
         q.port = p;
     }
@@ -179,7 +115,7 @@ fn pod_endpoint(mesh: &Mesh, url: &str, tpl: &Node) -> Result<Endpoint, String> 
 /// in which nothing stops the proxy gets none, so that its diff does not look like a fix.
 pub fn plan(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     settings: &Settings,
     out: &mut Vec<Finding>,
@@ -223,20 +159,18 @@ pub fn plan(
         ));
         return false;
     };
-    let quit_url = settings
-        .quit_url
-        .as_deref()
-        .unwrap_or(mesh.default_quit_url);
-    let quit = match pod_endpoint(mesh, quit_url, tpl) {
+    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), tpl) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
             return false;
         }
     };
-    let on_failure = str_of(spec, "restartPolicy") == Some("OnFailure");
+    let on_failure = spec.str("restartPolicy") == Some("OnFailure");
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
-        pod_endpoint(mesh, mesh.ready_url, tpl).map(|ready| ReadyWait { seconds, ready })
+        script::parse_quit_url(mesh.ready_url)
+            .and_then(|r| pod_endpoint(mesh, Some(&r), tpl))
+            .map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -247,7 +181,7 @@ pub fn plan(
     };
 
     let status_port = own_fixes::status_port(mesh, tpl);
-    let shared_pid = str_of(spec, "shareProcessNamespace") == Some("true");
+    let shared_pid = spec.str("shareProcessNamespace") == Some("true");
     let mut wraps = Vec::new();
     let mut stops = false;
     for (index, c) in items.iter().enumerate() {
@@ -344,7 +278,7 @@ fn classify<'d>(
     out: &mut Vec<Finding>,
 ) -> Option<Wrap<'d>> {
     c.entries()?;
-    let name = str_of(c, "name").unwrap_or_default().to_string();
+    let name = c.str("name").unwrap_or_default().to_string();
     if name == mesh.proxy_container {
         out.push(
             Finding::info(
@@ -375,7 +309,7 @@ fn classify<'d>(
         out.push(f);
         return None;
     }
-    let image = str_of(c, "image").unwrap_or_default();
+    let image = c.str("image").unwrap_or_default();
     // A null `args` is no args; a null or empty `command` is no command (Kubernetes runs
     // the image's ENTRYPOINT then).
     let args = c.entry("args");
@@ -622,7 +556,7 @@ fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<F
         Err(f) => return Some(*f),
     };
     for v in volumes {
-        if str_of(v, "name") == Some(PEERS_VOLUME)
+        if v.str("name") == Some(PEERS_VOLUME)
             && (v.get("emptyDir").is_none() || v.entries().is_some_and(|e| e.len() != 2))
         {
             return taken(
@@ -640,8 +574,8 @@ fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<F
             Err(f) => return Some(*f),
         };
         for m in mounts {
-            let ours = str_of(m, "name") == Some(PEERS_VOLUME);
-            let path = str_of(m, "mountPath").unwrap_or_default();
+            let ours = m.str("name") == Some(PEERS_VOLUME);
+            let path = m.str("mountPath").unwrap_or_default();
             let read_only = m.get("readOnly").and_then(Node::as_str) == Some("true");
             if ours && (!is_peers_path(path) || read_only || m.get("subPath").is_some()) {
                 return taken(
@@ -675,11 +609,10 @@ fn ensure_named_item(ed: &mut Editor<'_>, map: &Node, path: &[Seg], key: &str, i
             ed.replace_value(map, &e.key, &e.value, path, key, &Out::Seq(vec![item]));
         }
         Some(e) => {
-            let present = e.value.items().is_some_and(|items| {
-                items
-                    .iter()
-                    .any(|i| str_of(i, "name") == Some(PEERS_VOLUME))
-            });
+            let present = e
+                .value
+                .items()
+                .is_some_and(|items| items.iter().any(|i| i.str("name") == Some(PEERS_VOLUME)));
             if !present && e.value.items().is_some() {
                 ed.append_items(&e.value, &child(path, key), &[item]);
             }

@@ -3,30 +3,35 @@
 
 pub mod annotation;
 pub mod container;
-pub mod editor;
-pub mod embedded;
-pub mod injected;
-pub mod linkerd_pod;
-pub mod linkerd_values;
-pub mod mesh;
-pub mod native;
+pub mod env;
 pub mod own_fixes;
-pub mod proxy_config;
+pub mod planner;
 pub mod revert;
 pub mod script;
 pub mod sidecars;
 pub mod stops;
+pub mod wrapped;
 
 use crate::apply::Edit;
 use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
-use crate::mesh::{Mesh, MeshId};
+use crate::mesh::{self, Mesh, MeshId};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
-use crate::yaml::{self, tree::Node};
-use editor::Editor;
+use crate::yaml::tree::Node;
+use planner::{Planner, PodCx};
+
+/// The planner of a mesh. A new mesh adds its arm here (the match is exhaustive).
+pub fn planner(id: MeshId) -> &'static dyn Planner {
+    match id {
+        MeshId::Istio => &mesh::istio::plan::PLANNER,
+        MeshId::Linkerd => &mesh::linkerd::plan::PLANNER,
+    }
+}
 
 /// The plan for one document: its editor (edits + intended value) and findings.
 pub struct DocPlan<'a> {
@@ -53,10 +58,9 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let located = locate::locate(&doc.root);
+    let located = locate::locate(&doc.root, &settings.kinds);
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
-    let desired = proxy_config::Desired::from_settings(settings);
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
     for target in &located.pods {
@@ -75,105 +79,22 @@ pub fn plan_doc_in<'a>(
         let mut pod_findings = Vec::new();
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
+        let planner = planner(mesh.id);
+        let mut cx = PodCx {
+            ed: &mut editor,
+            pod: target,
+            mesh,
+            settings,
+            out: &mut pod_findings,
+        };
         match strategy {
-            Strategy::Wrapper if mesh.id == MeshId::Linkerd => {
-                let needs_config =
-                    container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
-                annotation::foreign(target, mesh, &mut pod_findings);
-                // meshjob's native annotations (an earlier native run) come out when they are
-                // what makes the pod native; the shutdown annotation may take their place.
-                let anns = target.template.path(&["metadata", "annotations"]);
-                let effective = mesh.native_sidecar_annotations.iter().find_map(|k| {
-                    anns.and_then(|a| a.get(k))
-                        .and_then(yaml::tree::Node::as_str)
-                });
-                let drop: &[&str] = match effective {
-                    Some(crate::mesh::linkerd::NATIVE_ON) => mesh.native_sidecar_annotations,
-                    _ => &[],
-                };
-                let mut replaced = false;
-                for key in drop {
-                    let replacement =
-                        (needs_config && !replaced).then(annotation::linkerd_fresh_entry);
-                    replaced |= revert::drop_native(
-                        &mut editor,
-                        target,
-                        key,
-                        replacement,
-                        &mut pod_findings,
-                    );
-                }
-                if needs_config && !replaced {
-                    let force = settings.force;
-                    annotation::plan_linkerd(&mut editor, target, force, &mut pod_findings);
-                }
-                if needs_config && injected::proxy_container(mesh, target.template).is_some() {
-                    // Injected already: the annotation takes effect only at the next
-                    // injection, the proxy's env now.
-                    let force = settings.force;
-                    injected::plan_linkerd(&mut editor, target, mesh, force, &mut pod_findings);
-                }
-            }
             Strategy::Wrapper => {
-                let needs_config =
-                    container::plan(&mut editor, target, mesh, settings, &mut pod_findings);
-                annotation::foreign(target, mesh, &mut pod_findings);
-                let replacement = needs_config.then(|| annotation::fresh_entry(&desired));
-                let replaced = revert::drop_native(
-                    &mut editor,
-                    target,
-                    mesh.native_sidecar_annotation,
-                    replacement,
-                    &mut pod_findings,
-                );
-                if injected::proxy_container(mesh, target.template).is_some() {
-                    // The annotation would have no effect: the proxy's env instead.
-                    if needs_config {
-                        injected::plan(&mut editor, target, mesh, &desired, &mut pod_findings);
-                    }
-                } else if needs_config && !replaced {
-                    annotation::plan(&mut editor, target, &desired, &mut pod_findings);
-                }
+                let wrapped = container::plan(cx.ed, target, mesh, settings, cx.out);
+                foreign(target, mesh, cx.out);
+                planner.wrapper(&mut cx, wrapped);
             }
-            Strategy::Native if mesh.id == MeshId::Linkerd => {
-                let native = linkerd_pod::Native::Ensure(native_annotation(mesh, settings));
-                let force = settings.force;
-                linkerd_pod::plan(&mut editor, target, mesh, native, force, &mut pod_findings);
-            }
-            Strategy::Remove { keep_native } if mesh.id == MeshId::Linkerd => {
-                let native = if keep_native {
-                    linkerd_pod::Native::Keep
-                } else {
-                    linkerd_pod::Native::Remove
-                };
-                let force = settings.force;
-                linkerd_pod::plan(&mut editor, target, mesh, native, force, &mut pod_findings);
-            }
-            Strategy::Native => {
-                native::plan(
-                    &mut editor,
-                    target,
-                    mesh,
-                    settings,
-                    &desired,
-                    &mut pod_findings,
-                );
-            }
-            Strategy::Remove { keep_native } => {
-                let native = if keep_native {
-                    revert::NativeAnnotation::Keep
-                } else {
-                    revert::NativeAnnotation::Remove
-                };
-                revert::plan(
-                    &mut editor,
-                    target,
-                    mesh,
-                    &desired,
-                    native,
-                    &mut pod_findings,
-                );
-            }
+            Strategy::Native => planner.native(&mut cx),
+            Strategy::Remove { keep_native } => planner.remove(&mut cx, keep_native),
         }
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = editor.edits.len() > mark;
@@ -208,8 +129,9 @@ pub fn plan_doc_in<'a>(
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
-        mesh::plan(&mut editor, &doc.root, &desired, force_mesh, &mut findings);
-        linkerd_values::plan(&mut editor, &doc.root, settings, &mut findings);
+        for m in mesh::ALL {
+            planner(m.id).values(&mut editor, &doc.root, settings, force_mesh, &mut findings);
+        }
     }
     DocPlan { editor, findings }
 }
@@ -224,12 +146,39 @@ fn native_annotation(mesh: &Mesh, settings: &Settings) -> &'static str {
     }
 }
 
+/// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
+/// earlier run that took the pod for another mesh, they do nothing there.
+fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
+    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+        return;
+    };
+    for other in crate::mesh::ALL.iter().filter(|m| m.id != mesh.id) {
+        let key = other.pod_config_annotation;
+        if let Some(e) = anns.entry(key) {
+            out.push(
+                Finding::warning(
+                    Rule::ForeignAnnotation,
+                    e.key.start,
+                    format!(
+                        "{}: `{key}` is {}'s, but {} injects this pod, which ignores it; \
+                         remove it",
+                        t.describe(),
+                        other.name,
+                        mesh.name
+                    ),
+                )
+                .with_object(Some(t.object.clone())),
+            );
+        }
+    }
+}
+
 /// The finding that says a pod template would change, so that every such pod gets a line
 /// (and a pull-request annotation) of its own: at the first container that would be
 /// wrapped, else at the pod's config annotation, else at the pod template.
 fn would_change(
     src: &str,
-    t: &locate::PodTarget<'_>,
+    t: &crate::pod::Pod<'_>,
     mesh: &Mesh,
     strategy: Strategy,
     native_key: &str,
@@ -261,7 +210,7 @@ fn would_change(
         .unwrap_or_default();
     let is_touched = |c: &&Node| edits.iter().any(|e| c.start <= e.start && e.start <= c.end);
     // An injected proxy is never wrapped: its env may get the settings instead.
-    let is_proxy = |c: &&Node| locate::str_of(c, "name") == Some(mesh.proxy_container);
+    let is_proxy = |c: &&Node| c.str("name") == Some(mesh.proxy_container);
     // A new entry at the end of a container lands on the line after its last one.
     let line_end = |at: usize| src[at..].find('\n').map_or(src.len(), |i| at + i + 1);
     let proxy = containers.iter().copied().find(|c| {
@@ -273,7 +222,7 @@ fn would_change(
         .collect();
     let names: Vec<String> = touched
         .iter()
-        .map(|c| format!("`{}`", locate::str_of(c, "name").unwrap_or_default()))
+        .map(|c| format!("`{}`", c.str("name").unwrap_or_default()))
         .collect();
     let (offset, message) = match touched.first() {
         Some(first) => (

@@ -3,12 +3,12 @@
 //! themselves (`plan::sidecars`). meshjob wraps neither and never edits them; it says what
 //! it saw.
 
-use super::container::{How, Wrap};
 use super::sidecars;
 use super::stops::{self, Found, Stop};
+use super::wrapped::{How, Wrap};
 use crate::config::Settings;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::{describe, str_of};
+use crate::locate::describe;
 use crate::mesh::{Mesh, istio};
 use crate::yaml::tree::Node;
 
@@ -138,7 +138,7 @@ pub(crate) fn own_stop(
                 w.node
                     .get("env")
                     .and_then(Node::items)
-                    .is_some_and(|es| es.iter().any(|e| str_of(e, "name") == Some(k)))
+                    .is_some_and(|es| es.iter().any(|e| e.str("name") == Some(k)))
             };
             if stop == Stop::Scuttle && !has_env("ENVOY_ADMIN_API") {
                 push(
@@ -164,7 +164,7 @@ pub fn sidecar_finding(
     settings: &Settings,
     oref: &ObjectRef,
 ) -> Option<Finding> {
-    let why = sidecars::sidecar(name, str_of(c, "image"), &settings.sidecars)?;
+    let why = sidecars::sidecar(name, c.str("image"), &settings.sidecars)?;
     Some(
         Finding::warning(
             Rule::LongRunningSidecar,
@@ -222,7 +222,7 @@ pub fn native_notes(
     out: &mut Vec<Finding>,
 ) {
     for (index, c) in containers.iter().enumerate() {
-        let name = str_of(c, "name").unwrap_or_default().to_string();
+        let name = c.str("name").unwrap_or_default().to_string();
         if let Some(f) = sidecar_finding(c, &name, settings, oref) {
             out.push(f);
             continue;

@@ -1,51 +1,22 @@
-//! Takes out what meshjob added to a pod: its wrappers (the original `command` and `args`
-//! restored from the marker line), the shared `meshjob` volume and its mounts, the
-//! `proxy.istio.io/config` keys it writes while they still hold its values, and the
-//! native-sidecar annotation. Used by `--strategy none`, by ambient pods, and before the
-//! native strategy writes its own fix.
+//! Takes out what meshjob added to a pod, the same for every mesh: its wrappers (the
+//! original `command` and `args` restored from the marker line), the shared `meshjob` volume
+//! and its mounts, and a native-sidecar annotation meshjob wrote. Each mesh's planner takes
+//! out its own settings (`mesh::*::plan`).
 
-use super::container::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
-use super::editor::Editor;
-use super::embedded::{self, Place};
-use super::proxy_config::Desired;
 use super::script;
+use super::wrapped::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{PodTarget, describe, shared_node, str_of};
-use crate::mesh::{Mesh, istio};
+use crate::locate::{describe, shared_node};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::{self, Out};
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Node};
-use crate::yaml::value::{ScalarType, Value, resolve};
-
-/// What to do with the pod's native-sidecar annotation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NativeAnnotation {
-    /// Leave it as it is.
-    Keep,
-    /// Take it out when it holds meshjob's value.
-    Remove,
-    /// Make sure it is there with meshjob's value (the native strategy). A value the user
-    /// wrote is the native planner's business.
-    Ensure,
-}
-
-/// Takes meshjob's additions out of one pod template, and sees to the native annotation.
-pub fn plan(
-    ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
-    mesh: &Mesh,
-    d: &Desired,
-    native: NativeAnnotation,
-    out: &mut Vec<Finding>,
-) {
-    unwrap_pod(ed, t, out);
-    annotations(ed, t, mesh, d, native, out);
-    super::injected::revert(ed, t, mesh, d, out);
-}
+use crate::yaml::value::Value;
 
 /// Restores the pod's containers that meshjob wrapped, and the shared volume; the same for
 /// every mesh.
-pub fn unwrap_pod(ed: &mut Editor<'_>, t: &PodTarget<'_>, out: &mut Vec<Finding>) {
+pub fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
     let spath = child(&t.path, "spec");
     if let Some(spec) = t.template.get("spec").filter(|s| shared_node(s).is_none()) {
         unwrap_containers(ed, spec, &spath, &t.object, out);
@@ -74,7 +45,7 @@ fn unwrap_containers(
         let Some(text) = wrapper_script(&cmd.value) else {
             continue;
         };
-        let name = str_of(c, "name").unwrap_or_default();
+        let name = c.str("name").unwrap_or_default();
         let mut path = cpath.clone();
         path.push(Seg::Index(i));
         if !script::is_genuine(text) || shared_node(c).is_some() || !unwrap(ed, c, &path, cmd) {
@@ -115,7 +86,7 @@ fn unwrap_containers(
         let mut path = cpath.clone();
         path.push(Seg::Index(i));
         remove_named(ed, &items[i], &path, "volumeMounts", |m| {
-            str_of(m, "mountPath") == Some(PEERS_MOUNT)
+            m.str("mountPath") == Some(PEERS_MOUNT)
         });
     }
     remove_named(ed, spec, spath, "volumes", |v| {
@@ -137,7 +108,7 @@ fn remove_named(
     let Some(items) = list.items() else { return };
     let Some(i) = items
         .iter()
-        .position(|m| str_of(m, "name") == Some(PEERS_VOLUME) && also(m))
+        .position(|m| m.str("name") == Some(PEERS_VOLUME) && also(m))
     else {
         return;
     };
@@ -220,106 +191,14 @@ fn restored_command(ed: &Editor<'_>, words: &[Node], flow: bool) -> Out {
     }
 }
 
-/// The pod's annotations: meshjob's proxy config keys out; the native annotation as asked.
-fn annotations(
-    ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
-    mesh: &Mesh,
-    d: &Desired,
-    native: NativeAnnotation,
-    out: &mut Vec<Finding>,
-) {
-    let oref = &t.object;
-    let tpl = t.template;
-    let mpath = child(&t.path, "metadata");
-    let apath = child(&mpath, "annotations");
-    let meta = tpl.get("metadata").filter(|m| m.entries().is_some());
-    let anns = meta
-        .and_then(|m| m.get("annotations"))
-        .filter(|a| a.entries().is_some() && shared_node(a).is_none());
-    let native_value = anns
-        .and_then(|a| a.get(mesh.native_sidecar_annotation))
-        .and_then(Node::as_str);
-    let mut to_remove: Vec<&str> = Vec::new();
-    let mut replace_with_native = None;
-    if let Some(anns) = anns {
-        if let Some(pc) = anns.entry(mesh.pod_config_annotation)
-            && shared_node(&pc.value).is_none()
-        {
-            match proxy_config(ed, pc, &apath, mesh, d, oref, out) {
-                Emptied::Whole => {
-                    let native_wanted =
-                        native == NativeAnnotation::Ensure && native_value.is_none();
-                    if native_wanted {
-                        replace_with_native = Some(pc);
-                    } else {
-                        to_remove.push(mesh.pod_config_annotation);
-                    }
-                }
-                Emptied::Partly | Emptied::Not => {}
-            }
-        }
-        if native == NativeAnnotation::Remove && native_value == Some(istio::NATIVE_ON) {
-            to_remove.push(mesh.native_sidecar_annotation);
-            out.push(
-                Finding::info(
-                    Rule::SettingRemoved,
-                    anns.start,
-                    format!(
-                        "{}: {}: \"{}\" taken out",
-                        describe(oref),
-                        mesh.native_sidecar_annotation,
-                        istio::NATIVE_ON
-                    ),
-                )
-                .with_object(Some(oref.clone())),
-            );
-        }
-    }
-    if let Some(pc) = replace_with_native {
-        ed.rename_key(
-            &apath,
-            &pc.key,
-            mesh.pod_config_annotation,
-            mesh.native_sidecar_annotation,
-        );
-        if let Some(anns) = anns {
-            ed.replace_value(
-                anns,
-                &pc.key,
-                &pc.value,
-                &apath,
-                mesh.native_sidecar_annotation,
-                &Out::Str(istio::NATIVE_ON.into()),
-            );
-        }
-    }
-    let (Some(meta), Some(anns)) = (meta, anns) else {
-        if native == NativeAnnotation::Ensure && native_value.is_none() {
-            super::annotation::ensure(ed, t, mesh.native_sidecar_annotation, |_| native_out(), out);
-        }
-        return;
-    };
-    let left = anns.entries().map_or(0, <[Entry]>::len) - to_remove.len();
-    if left == 0 && replace_with_native.is_none() {
-        remove_empty_annotations(ed, tpl, &t.path, meta, &mpath);
-    } else {
-        ed.remove_entries(anns, &apath, &to_remove);
-    }
-    if native == NativeAnnotation::Ensure && native_value.is_none() && replace_with_native.is_none()
-    {
-        super::annotation::ensure(ed, t, mesh.native_sidecar_annotation, |_| native_out(), out);
-    }
-}
-
 /// Takes out the native-sidecar annotation `key` when it holds the value meshjob writes
-/// (the wrapper strategy). When it is the pod's only annotation and `replacement` is given,
+/// (`on`; the wrapper strategy). When it is the pod's only annotation and `replacement` is given,
 /// the replacement takes its place (true is returned); without one, `annotations` (and a
 /// `metadata` left empty) go too.
 pub fn drop_native(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
-    key: &str,
+    t: &Pod<'_>,
+    (key, on): (&str, &str),
     replacement: Option<(&str, Out)>,
     out: &mut Vec<Finding>,
 ) -> bool {
@@ -339,7 +218,7 @@ pub fn drop_native(
     let Some(e) = anns.entry(native_key) else {
         return false;
     };
-    if e.value.as_str() != Some(istio::NATIVE_ON) {
+    if e.value.as_str() != Some(on) {
         return false;
     }
     out.push(
@@ -350,7 +229,7 @@ pub fn drop_native(
                 "{}: {}: \"{}\" taken out",
                 describe(&t.object),
                 native_key,
-                istio::NATIVE_ON
+                on
             ),
         )
         .with_object(Some(t.object.clone())),
@@ -373,12 +252,8 @@ pub fn drop_native(
     }
 }
 
-fn native_out() -> Out {
-    Out::Str(istio::NATIVE_ON.into())
-}
-
 /// Takes out `annotations` (and `metadata`, when that was all it held).
-pub(super) fn remove_empty_annotations(
+pub fn remove_empty_annotations(
     ed: &mut Editor<'_>,
     tpl: &Node,
     tpath: &[Seg],
@@ -389,157 +264,4 @@ pub(super) fn remove_empty_annotations(
     if only || !ed.remove_entry(meta, mpath, "annotations") {
         ed.remove_entry(tpl, tpath, "metadata");
     }
-}
-
-/// How much of the proxy config annotation meshjob's keys were.
-enum Emptied {
-    Not,
-    Partly,
-    Whole,
-}
-
-/// Takes meshjob's keys out of the proxy config annotation (edited inside the string).
-fn proxy_config(
-    ed: &mut Editor<'_>,
-    pc: &Entry,
-    apath: &[Seg],
-    mesh: &Mesh,
-    d: &Desired,
-    oref: &ObjectRef,
-    out: &mut Vec<Finding>,
-) -> Emptied {
-    let Some(text) = pc.value.as_str() else {
-        return Emptied::Not;
-    };
-    let Ok(docs) = crate::yaml::tree::parse_stream(text) else {
-        return Emptied::Not;
-    };
-    let Some(root) = docs.first().map(|d| &d.root) else {
-        return Emptied::Not;
-    };
-    let Some(entries) = root.entries() else {
-        return Emptied::Not;
-    };
-    let ours = ours(root, d);
-    let mut kept = Vec::new();
-    for (k, v) in &ours.kept {
-        kept.push(format!("`{k}: {v}`"));
-    }
-    if !kept.is_empty() {
-        out.push(
-            Finding::info(
-                Rule::AddedValueKept,
-                pc.value.start,
-                format!(
-                    "{}: {}: kept {}: not the value meshjob writes with these settings (run with \
-                     the settings the fix was made with, or remove it by hand)",
-                    describe(oref),
-                    mesh.pod_config_annotation,
-                    kept.join(", ")
-                ),
-            )
-            .with_object(Some(oref.clone())),
-        );
-    }
-    if ours.keys.is_empty() && !ours.exit_on_zero {
-        return Emptied::Not;
-    }
-    let metadata_left = root
-        .get(istio::PROXY_METADATA)
-        .and_then(Node::entries)
-        .map_or(0, <[Entry]>::len)
-        - usize::from(ours.exit_on_zero);
-    let drop_metadata = ours.exit_on_zero && metadata_left == 0;
-    let top_left = entries.len() - ours.keys.len() - usize::from(drop_metadata);
-    out.push(
-        Finding::info(
-            Rule::SettingRemoved,
-            pc.value.start,
-            format!(
-                "{}: {}: meshjob's settings taken out",
-                describe(oref),
-                mesh.pod_config_annotation
-            ),
-        )
-        .with_object(Some(oref.clone())),
-    );
-    if top_left == 0 {
-        return Emptied::Whole;
-    }
-    let place = Place {
-        key_col: ed.col(pc.key.props_start),
-        block_allowed: true,
-    };
-    let ppath = child(apath, mesh.pod_config_annotation);
-    let res = embedded::edit_in_string(ed, &pc.value, place, &ppath, |inner, root| {
-        let mut top: Vec<&str> = ours.keys.clone();
-        if drop_metadata {
-            top.push(istio::PROXY_METADATA);
-        }
-        inner.remove_entries(root, &[], &top);
-        if !drop_metadata
-            && ours.exit_on_zero
-            && let Some(md) = root.get(istio::PROXY_METADATA)
-        {
-            inner.remove_entries(
-                md,
-                &[Seg::Key(istio::PROXY_METADATA.into())],
-                &[istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS],
-            );
-        }
-    });
-    if res.is_err() {
-        return Emptied::Not;
-    }
-    Emptied::Partly
-}
-
-/// meshjob's keys in a ProxyConfig mapping, and those that no longer hold its value.
-struct Ours {
-    keys: Vec<&'static str>,
-    exit_on_zero: bool,
-    kept: Vec<(&'static str, String)>,
-}
-
-fn ours(root: &Node, d: &Desired) -> Ours {
-    let mut o = Ours {
-        keys: Vec::new(),
-        exit_on_zero: false,
-        kept: Vec::new(),
-    };
-    let typed = |n: &Node| match &n.kind {
-        crate::yaml::tree::Kind::Scalar { value, style } => Some((
-            resolve(value, *style, n.tag.as_deref(), n.empty),
-            value.clone(),
-        )),
-        _ => None,
-    };
-    if let Some(v) = root.get(istio::HOLD_APPLICATION).and_then(typed) {
-        match v {
-            (ScalarType::Bool, s) if s == "true" => o.keys.push(istio::HOLD_APPLICATION),
-            (_, s) => o.kept.push((istio::HOLD_APPLICATION, s)),
-        }
-    }
-    if let Some((ty, s)) = root.get(istio::TERMINATION_DRAIN_DURATION).and_then(typed) {
-        let want = istio::parse_go_duration(&d.drain).ok();
-        if ty == ScalarType::Str && istio::parse_go_duration(&s).ok() == want {
-            o.keys.push(istio::TERMINATION_DRAIN_DURATION);
-        } else {
-            o.kept.push((istio::TERMINATION_DRAIN_DURATION, s));
-        }
-    }
-    if let Some((ty, s)) = root
-        .path(&[
-            istio::PROXY_METADATA,
-            istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS,
-        ])
-        .and_then(typed)
-    {
-        if ty == ScalarType::Str && s == "true" {
-            o.exit_on_zero = true;
-        } else {
-            o.kept.push((istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS, s));
-        }
-    }
-    o
 }

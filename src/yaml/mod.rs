@@ -1,5 +1,7 @@
 //! Format-preserving YAML: spans, node tree, values, paths, layout and emitting.
 
+pub mod editor;
+pub mod embedded;
 pub mod emit;
 pub mod path;
 pub mod simple;

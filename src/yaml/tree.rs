@@ -110,6 +110,11 @@ impl Node {
         self.entry(key).map(|e| &e.value)
     }
 
+    /// The string value under `key`, for a mapping (a scalar's text, whatever its type).
+    pub fn str(&self, key: &str) -> Option<&str> {
+        self.get(key)?.as_str()
+    }
+
     /// Follows a path of mapping keys.
     pub fn path(&self, keys: &[&str]) -> Option<&Node> {
         keys.iter().try_fold(self, |n, k| n.get(k))

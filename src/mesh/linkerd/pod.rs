@@ -5,11 +5,12 @@
 //! where native sidecars are the default (2.20), so that the pod does not depend on the
 //! chart's setting.
 
-use super::editor::Editor;
-use super::revert;
 use crate::finding::{Finding, Rule};
-use crate::locate::{PodTarget, describe, shared_node};
+use crate::locate::{describe, shared_node};
 use crate::mesh::{Mesh, linkerd};
+use crate::plan::revert;
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::Node;
@@ -28,7 +29,7 @@ pub enum Native {
 /// Plans one Linkerd pod.
 pub fn plan(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     native: Native,
     force: bool,
@@ -65,7 +66,7 @@ pub fn plan(
         ed.replace_value(a, &e.key, &e.value, &apath, key, &on());
     }
     revert::unwrap_pod(ed, t, out);
-    super::injected::revert_linkerd(ed, t, mesh, out);
+    super::injected::revert(ed, t, mesh, out);
     let mut to_remove: Vec<&str> = Vec::new();
     if let Some(a) = anns {
         let shutdown = linkerd::SHUTDOWN_ANNOTATION;
@@ -103,7 +104,7 @@ pub fn plan(
         }
     }
     if let Some(key) = ensure {
-        super::annotation::ensure(ed, t, key, |_| on(), out);
+        crate::plan::annotation::ensure(ed, t, key, |_| on(), out);
     }
 }
 
@@ -111,7 +112,7 @@ fn on() -> Out {
     Out::Str(linkerd::NATIVE_ON.into())
 }
 
-fn taken_out(t: &PodTarget<'_>, anns: &Node, key: &str, value: &str) -> Finding {
+fn taken_out(t: &Pod<'_>, anns: &Node, key: &str, value: &str) -> Finding {
     Finding::info(
         Rule::SettingRemoved,
         anns.start,

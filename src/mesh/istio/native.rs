@@ -3,13 +3,14 @@
 //! Kubernetes 1.29+ stops when the task ends. What meshjob added for the wrapper is taken
 //! out first; none of it matters in native mode (see `mesh::istio`).
 
-use super::editor::Editor;
 use super::proxy_config::Desired;
 use super::revert::{self, NativeAnnotation};
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
-use crate::locate::{PodTarget, describe};
+use crate::locate::describe;
 use crate::mesh::{Mesh, istio};
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::child;
 use crate::yaml::tree::Node;
@@ -17,7 +18,7 @@ use crate::yaml::tree::Node;
 /// Plans the native strategy for one pod.
 pub fn plan(
     ed: &mut Editor<'_>,
-    t: &PodTarget<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     settings: &Settings,
     d: &Desired,
@@ -68,7 +69,7 @@ pub fn plan(
         .path(&["spec", "containers"])
         .and_then(Node::items)
     {
-        let port = super::own_fixes::status_port(mesh, t.template);
-        super::own_fixes::native_notes(items, port, settings, oref, out);
+        let port = crate::plan::own_fixes::status_port(mesh, t.template);
+        crate::plan::own_fixes::native_notes(items, port, settings, oref, out);
     }
 }

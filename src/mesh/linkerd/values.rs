@@ -9,11 +9,11 @@
 //! [`linkerd::DISTINCT_PROXY_KEYS`]). The chart's own values.yaml (its defaults) is left
 //! alone: users set values in their own file.
 
-use super::editor::Editor;
 use crate::config::{Settings, StrategyChoice};
 use crate::finding::{Finding, Rule};
-use crate::locate::{objects, refusal, shared_node, str_of};
+use crate::locate::{objects, refusal, shared_node};
 use crate::mesh::linkerd;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Path, child};
 use crate::yaml::tree::{Kind, Node};
@@ -57,7 +57,7 @@ fn wanted(settings: &Settings) -> &'static [&'static str] {
 /// Plans the edits of one document's Linkerd values, if it holds some.
 pub fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &mut Vec<Finding>) {
     for (obj, path, listed) in objects(root) {
-        if listed || str_of(obj, "apiVersion").is_some() || str_of(obj, "kind").is_some() {
+        if listed || obj.str("apiVersion").is_some() || obj.str("kind").is_some() {
             continue;
         }
         match classify(obj) {
@@ -83,7 +83,7 @@ fn classify(obj: &Node) -> Verdict {
     if !distinct_proxy && !linkerd::DISTINCT_TOP_KEYS.iter().any(|k| has(k)) {
         return Verdict::Ignore;
     }
-    let placeholder = str_of(obj, "linkerdVersion") == Some(linkerd::VALUES_VERSION_PLACEHOLDER);
+    let placeholder = obj.str("linkerdVersion") == Some(linkerd::VALUES_VERSION_PLACEHOLDER);
     if placeholder || linkerd::CHART_DEFAULTS_KEYS.iter().all(|k| has(k)) {
         return Verdict::LeaveAlone(
             "these look like the linkerd-control-plane chart's own values.yaml (its defaults); \

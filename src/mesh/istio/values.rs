@@ -8,15 +8,13 @@
 //! is linted but not set here: mesh-wide it would delay the start of every meshed pod, and
 //! the pod annotation already sets it on the Jobs that need it.
 
-use super::editor::Editor;
-use super::embedded::{self, EmbeddedError, Place};
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{
-    describe, duplicate_key_message, object_ref, objects, refusal, shared_node, str_of,
-};
+use crate::locate::{describe, duplicate_key_message, object_ref, objects, refusal, shared_node};
 use crate::mesh::ConfigRole;
 use crate::mesh::istio;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, EmbeddedError, Place};
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Path, key, path_string};
 use crate::yaml::tree::{Kind, Node};
@@ -72,8 +70,8 @@ fn group(api_version: &str) -> &str {
 }
 
 fn classify(obj: &Node, force_mesh: bool) -> Verdict {
-    let api = str_of(obj, "apiVersion");
-    let kind = str_of(obj, "kind");
+    let api = obj.str("apiVersion");
+    let kind = obj.str("kind");
     let (Some(api), Some(kind)) = (api, kind) else {
         return match (api, kind) {
             (None, None) => classify_untyped(obj, force_mesh),

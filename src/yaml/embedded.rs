@@ -5,8 +5,8 @@
 //! and layout survive; then it is written back in the string's own style (a literal block
 //! keeps its indentation, a quoted string its quotes).
 
-use super::editor::Editor;
 use crate::apply::{self, Edit};
+use crate::yaml::editor::Editor;
 use crate::yaml::emit;
 use crate::yaml::path::Seg;
 use crate::yaml::style::detect_style;

@@ -3,8 +3,14 @@
 //! Each fact names where it was read in linkerd/linkerd2 (tag `version-2.X`) or
 //! linkerd/linkerd2-proxy. [`MESH`] is the summary the stages read through the mesh seam.
 
+mod annotation;
+mod injected;
+pub mod plan;
+mod pod;
+mod values;
+
 use super::{MarkerKey, Mesh, MeshId, Place};
-use crate::config::Version;
+use crate::version::Version;
 
 /// Linkerd as a [`Mesh`].
 pub const MESH: Mesh = Mesh {

@@ -5,11 +5,11 @@
 //! (overwritten only with `--force`). Values Istio would reject are errors, fixed where the
 //! right value is known: a quoted boolean, an unquoted `proxyMetadata` value, a bad duration.
 
-use super::editor::Editor;
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
 use crate::locate::{duplicate_key_message, first_shared, refusal};
 use crate::mesh::istio;
+use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Kind, Node};
@@ -19,7 +19,7 @@ use crate::yaml::value::{ScalarType, resolve};
 #[derive(Clone, Debug)]
 pub struct Desired {
     pub hold: bool,
-    pub drain: String,
+    pub drain: crate::config::GoDuration,
     pub exit_on_zero: bool,
     pub force: bool,
 }
@@ -42,7 +42,7 @@ impl Desired {
         }
         v.push((
             istio::TERMINATION_DRAIN_DURATION.to_string(),
-            Out::Str(self.drain.clone()),
+            Out::Str(self.drain.to_string()),
         ));
         if self.exit_on_zero {
             v.push((istio::PROXY_METADATA.to_string(), self.metadata()));
@@ -209,13 +209,13 @@ fn durations(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
         let ours = key == istio::TERMINATION_DRAIN_DURATION;
         let Some(e) = map.entry(key) else {
             if ours {
-                ed.insert_entry(map, path, None, key, &Out::Str(d.drain.clone()));
+                ed.insert_entry(map, path, None, key, &Out::Str(d.drain.to_string()));
             }
             continue;
         };
         let v = &e.value;
         let valid = match (scalar_type(v), v.as_str()) {
-            (Some(ScalarType::Str), Some(s)) => istio::parse_go_duration(s).and_then(|n| {
+            (Some(ScalarType::Str), Some(s)) => crate::config::parse_go_duration(s).and_then(|n| {
                 if n < 0 {
                     Err(format!("invalid duration {s:?}: must not be negative"))
                 } else {
@@ -236,16 +236,15 @@ fn durations(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &m
                 let f = Finding::error(Rule::InvalidDuration, v.start, format!("`{key}`: {msg}"));
                 if ours {
                     out.push(f.fixed());
-                    ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.clone()));
+                    ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.to_string()));
                 } else {
                     out.push(f);
                 }
             }
             Ok(n) if ours => {
-                let want = istio::parse_go_duration(&d.drain).unwrap_or(0);
-                if n != want {
+                if n != d.drain.nanos() {
                     if d.force {
-                        ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.clone()));
+                        ed.replace_value(map, &e.key, v, path, key, &Out::Str(d.drain.to_string()));
                     } else {
                         out.push(Finding::warning(
                             Rule::KeptUserValue,

@@ -4,6 +4,14 @@
 //! locate and plan stages never spell them out themselves; [`MESH`] is the summary the
 //! stages read through the mesh seam.
 
+mod annotation;
+mod injected;
+mod native;
+pub mod plan;
+pub mod proxy_config;
+mod revert;
+mod values;
+
 use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, Place};
 
 /// Istio as a [`Mesh`].
@@ -77,8 +85,6 @@ pub const DEFAULT_QUIT_URL: &str = "http://localhost:15020/quitquitquit";
 /// The proxy's readiness endpoint polled by `pilot-agent wait` (FACTS.md). The wrapper
 /// script still spells out its port (15021) itself.
 pub const READY_URL: &str = "http://localhost:15021/healthz/ready";
-/// Default for `terminationDrainDuration` (ProxyConfig field 29).
-pub const DEFAULT_DRAIN_DURATION: &str = "5s";
 
 /// The pod-template annotation holding a ProxyConfig as YAML or JSON text.
 pub const PROXY_CONFIG_ANNOTATION: &str = "proxy.istio.io/config";
@@ -116,86 +122,6 @@ pub const PROXY_METADATA: &str = "proxyMetadata";
 pub const EXIT_ON_ZERO_ACTIVE_CONNECTIONS: &str = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS";
 /// A field people write that Istio does not have; the real one is [`HOLD_APPLICATION`].
 pub const MISSPELLED_HOLD_APPLICATION: &str = "holdApplicationUntilProxyReceivesConfig";
-
-/// Validates a duration the way Go's `time.ParseDuration` does, which is how Istio reads
-/// `google.protobuf.Duration` fields from YAML: `300ms`, `5s`, `1m30s`, `-1.5h`, `0`.
-/// Returns the duration in nanoseconds (signed), or a message naming the accepted forms.
-pub fn parse_go_duration(s: &str) -> Result<i128, String> {
-    const HINT: &str = "expected a Go duration such as \"5s\", \"500ms\" or \"1m30s\" \
-                        (units: ns, us, ms, s, m, h; no spaces)";
-    let err = |why: &str| Err(format!("invalid duration {s:?}: {why}; {HINT}"));
-    let (neg, mut rest) = match s.as_bytes().first() {
-        Some(b'-') => (true, &s[1..]),
-        Some(b'+') => (false, &s[1..]),
-        _ => (false, s),
-    };
-    if rest == "0" {
-        return Ok(0);
-    }
-    if rest.is_empty() {
-        return err("empty");
-    }
-    let mut total: i128 = 0;
-    while !rest.is_empty() {
-        let int_len = rest.bytes().take_while(u8::is_ascii_digit).count();
-        let (int_part, after) = rest.split_at(int_len);
-        let (frac_part, after) = match after.strip_prefix('.') {
-            Some(a) => {
-                let n = a.bytes().take_while(u8::is_ascii_digit).count();
-                a.split_at(n)
-            }
-            None => ("", after),
-        };
-        if int_part.is_empty() && frac_part.is_empty() {
-            return err("a number must come before each unit");
-        }
-        let unit_len = after
-            .bytes()
-            .take_while(|b| !b.is_ascii_digit() && *b != b'.')
-            .count();
-        let (unit, after) = after.split_at(unit_len);
-        let scale: i128 = match unit {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            "" => return err("missing unit"),
-            _ => return err(&format!("unknown unit {unit:?}")),
-        };
-        let int: i128 = if int_part.is_empty() {
-            0
-        } else {
-            match int_part.parse::<i128>() {
-                Ok(v) if v <= i128::from(i64::MAX) => v,
-                _ => return err("out of range"),
-            }
-        };
-        let mut frac_ns: i128 = 0;
-        let mut div: i128 = 1;
-        for d in frac_part.bytes().take(18) {
-            frac_ns = frac_ns * 10 + i128::from(d - b'0');
-            div *= 10;
-        }
-        total += int * scale + frac_ns * scale / div;
-        if total > i128::from(i64::MAX) {
-            return err("out of range");
-        }
-        rest = after;
-    }
-    Ok(if neg { -total } else { total })
-}
-
-/// A duration acceptable for drain settings: a valid Go duration that is not negative.
-pub fn validate_drain_duration(s: &str) -> Result<(), String> {
-    match parse_go_duration(s)? {
-        n if n < 0 => Err(format!(
-            "invalid duration {s:?}: must not be negative; expected a Go duration such as \"5s\""
-        )),
-        _ => Ok(()),
-    }
-}
 
 /// ProxyConfig fields in their JSON (camelCase) spelling, from istio/api
 /// `mesh/v1alpha1/proxy.proto`. Istio drops any other key silently.
@@ -404,7 +330,7 @@ entirely";
 //   `istio.io/dataplane-mode: ambient`; a namespace with `istio-injection: enabled` or a
 //   non-empty `istio.io/rev` is sidecar mode, and a pod with a sidecar is never enrolled.
 
-use crate::config::Version;
+use crate::version::Version;
 
 /// The first Istio whose injector reads the pod annotation `sidecar.istio.io/nativeSidecar`.
 pub const NATIVE_ANNOTATION_SINCE: Version = Version::new(1, 24);
@@ -437,25 +363,6 @@ pub fn native_annotation_on(value: &str, istio: Option<Version>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn go_durations() {
-        assert_eq!(parse_go_duration("5s"), Ok(5_000_000_000));
-        assert_eq!(parse_go_duration("500ms"), Ok(500_000_000));
-        assert_eq!(parse_go_duration("1m30s"), Ok(90_000_000_000));
-        assert_eq!(parse_go_duration("1.5h"), Ok(5_400_000_000_000));
-        assert_eq!(parse_go_duration(".5s"), Ok(500_000_000));
-        assert_eq!(parse_go_duration("0"), Ok(0));
-        assert_eq!(parse_go_duration("-1s"), Ok(-1_000_000_000));
-        for bad in ["", "5", "5 s", "s", "1x", "1.s5", "--1s", " 5s", "5s "] {
-            assert!(
-                parse_go_duration(bad).is_err(),
-                "{bad:?} should be rejected"
-            );
-        }
-        assert!(validate_drain_duration("-1s").is_err());
-        assert!(validate_drain_duration("30s").is_ok());
-    }
 
     #[test]
     fn mesh_names_and_fields() {

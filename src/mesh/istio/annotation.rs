@@ -1,0 +1,152 @@
+//! The pod annotation `proxy.istio.io/config`: created, or merged into.
+
+use super::proxy_config::{self, Desired};
+use crate::finding::{Finding, Rule};
+use crate::locate::describe;
+use crate::locate::{object_error as err, shared_node_finding};
+use crate::mesh::istio;
+use crate::plan::annotation::ensure;
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::embedded::{self, EmbeddedError, Place};
+use crate::yaml::emit::Out;
+use crate::yaml::path::child;
+use crate::yaml::tree::{Kind, parse_stream};
+use crate::yaml::value::Value;
+
+/// The annotation value for a template that has none, with what it means.
+fn fresh(d: &Desired, json: bool) -> Out {
+    let text = d.fresh_text(json);
+    let value = fresh_value(&text);
+    Out::YamlText { text, value }
+}
+
+/// The annotation meshjob adds for the wrapper, as a key and a block value: to put in the
+/// place of another annotation.
+pub fn fresh_entry(d: &Desired) -> (&'static str, Out) {
+    (istio::PROXY_CONFIG_ANNOTATION, fresh(d, false))
+}
+
+/// The value of a fresh annotation text. A run renders the same few texts for every pod, so
+/// the last ones read are kept (per thread) rather than parsed again.
+fn fresh_value(text: &str) -> Value {
+    thread_local! {
+        static SEEN: std::cell::RefCell<Vec<(String, Value)>> = const {
+            std::cell::RefCell::new(Vec::new())
+        };
+    }
+    SEEN.with_borrow_mut(|seen| {
+        if let Some((_, v)) = seen.iter().find(|(t, _)| t == text) {
+            return v.clone();
+        }
+        let value = parse_stream(text)
+            .ok()
+            .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
+            .unwrap_or(Value::Map(Vec::new()));
+        if seen.len() == 4 {
+            seen.remove(0);
+        }
+        seen.push((text.to_string(), value.clone()));
+        value
+    })
+}
+
+/// Plans the annotation edits for one pod template.
+pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<Finding>) {
+    let oref = &t.object;
+    let Some(pc) = ensure(
+        ed,
+        t,
+        istio::PROXY_CONFIG_ANNOTATION,
+        |json| fresh(d, json),
+        out,
+    ) else {
+        return;
+    };
+    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+        return;
+    };
+    let apath = child(&child(&t.path, "metadata"), "annotations");
+    let v = &pc.value;
+    if let Some(f) = shared_node_finding(v, oref) {
+        out.push(f);
+        return;
+    }
+    if !matches!(v.kind, Kind::Scalar { .. }) {
+        out.push(err(
+            Rule::AnnotationNotConfig,
+            oref,
+            v.start,
+            format!(
+                "the {} annotation must be a string holding YAML or JSON",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        ));
+        return;
+    }
+    let place = Place {
+        key_col: ed.col(pc.key.props_start),
+        block_allowed: !anns.flow,
+    };
+    let mut inner_findings = Vec::new();
+    let ppath = child(&apath, istio::PROXY_CONFIG_ANNOTATION);
+    let res = embedded::edit_in_string(ed, v, place, &ppath, |inner, root| {
+        if root.entries().is_some() {
+            proxy_config::merge(inner, root, &[], d, &mut inner_findings);
+            true
+        } else {
+            false
+        }
+    });
+    let at = v.start;
+    let name = describe(oref);
+    match res {
+        Ok(true) => {
+            for f in inner_findings {
+                let mut f = f.with_object(Some(oref.clone()));
+                f.offset = embedded::outer_offset(ed.src, v, f.offset);
+                f.message = format!("{name}: {}: {}", istio::PROXY_CONFIG_ANNOTATION, f.message);
+                out.push(f);
+            }
+        }
+        Ok(false) => out.push(err(
+            Rule::AnnotationNotConfig,
+            oref,
+            at,
+            format!(
+                "the {} annotation does not hold a mapping; fix it by hand",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        )),
+        Err(EmbeddedError::Invalid(why)) => out.push(err(
+            Rule::AnnotationNotConfig,
+            oref,
+            at,
+            format!(
+                "the {} annotation is not valid YAML or JSON ({why}); the injector would refuse \
+                 this pod",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        )),
+        Err(e @ (EmbeddedError::MultiDoc | EmbeddedError::Tagged(_))) => out.push(err(
+            Rule::AnnotationNotConfig,
+            oref,
+            at,
+            format!(
+                "the {} annotation {}",
+                istio::PROXY_CONFIG_ANNOTATION,
+                e.reason()
+            ),
+        )),
+        Err(EmbeddedError::Verify) => out.push(err(
+            Rule::Internal,
+            oref,
+            at,
+            format!(
+                "internal error: the edited {} annotation did not read back as intended; left \
+                 unchanged",
+                istio::PROXY_CONFIG_ANNOTATION
+            ),
+        )),
+    }
+}

@@ -1,0 +1,63 @@
+//! Istio's planner: what an Istio pod gets under each strategy, and Istio's mesh-wide
+//! configuration.
+
+use super::annotation;
+use super::injected;
+use super::proxy_config::Desired;
+use super::revert::{self, NativeAnnotation};
+use crate::config::Settings;
+use crate::finding::Finding;
+use crate::plan::env;
+use crate::plan::planner::{Planner, PodCx};
+use crate::yaml::editor::Editor;
+use crate::yaml::tree::Node;
+
+/// Istio as a [`Planner`].
+pub struct Istio;
+
+/// The one Istio planner.
+pub static PLANNER: Istio = Istio;
+
+impl Planner for Istio {
+    fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {
+        let d = Desired::from_settings(cx.settings);
+        let native = (cx.mesh.native_sidecar_annotation, super::NATIVE_ON);
+        let replacement = wrapped.then(|| annotation::fresh_entry(&d));
+        let replaced = crate::plan::revert::drop_native(cx.ed, cx.pod, native, replacement, cx.out);
+        if env::proxy(cx.pod, cx.mesh).is_some() {
+            // The annotation would have no effect: the proxy's env instead.
+            if wrapped {
+                injected::plan(cx.ed, cx.pod, cx.mesh, &d, cx.out);
+            }
+        } else if wrapped && !replaced {
+            annotation::plan(cx.ed, cx.pod, &d, cx.out);
+        }
+    }
+
+    fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
+        let d = Desired::from_settings(cx.settings);
+        super::native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, &d, cx.out);
+    }
+
+    fn remove(&self, cx: &mut PodCx<'_, '_, '_>, keep_native: bool) {
+        let d = Desired::from_settings(cx.settings);
+        let native = if keep_native {
+            NativeAnnotation::Keep
+        } else {
+            NativeAnnotation::Remove
+        };
+        revert::plan(cx.ed, cx.pod, cx.mesh, &d, native, cx.out);
+    }
+
+    fn values(
+        &self,
+        ed: &mut Editor<'_>,
+        root: &Node,
+        settings: &Settings,
+        force_mesh: bool,
+        out: &mut Vec<Finding>,
+    ) {
+        let d = Desired::from_settings(settings);
+        super::values::plan(ed, root, &d, force_mesh, out);
+    }
+}

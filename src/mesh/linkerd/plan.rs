@@ -1,0 +1,74 @@
+//! Linkerd's planner: what a Linkerd pod gets under each strategy, and the control-plane
+//! Helm values.
+
+use super::pod::{self, Native};
+use super::{annotation, injected};
+use crate::config::Settings;
+use crate::finding::Finding;
+use crate::plan::env;
+use crate::plan::planner::{Planner, PodCx};
+use crate::yaml::editor::Editor;
+use crate::yaml::tree::Node;
+
+/// Linkerd as a [`Planner`].
+pub struct Linkerd;
+
+/// The one Linkerd planner.
+pub static PLANNER: Linkerd = Linkerd;
+
+impl Planner for Linkerd {
+    fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {
+        // meshjob's native annotations (an earlier native run) come out when they are what
+        // makes the pod native; the shutdown annotation may take their place.
+        let mesh = cx.mesh;
+        let effective = (mesh.native_sidecar_annotations.iter()).find_map(|k| cx.pod.annotation(k));
+        let drop: &[&str] = match effective {
+            Some(super::NATIVE_ON) => mesh.native_sidecar_annotations,
+            _ => &[],
+        };
+        let mut replaced = false;
+        for key in drop {
+            let replacement = (wrapped && !replaced).then(annotation::fresh_entry);
+            let native = (*key, super::NATIVE_ON);
+            replaced |=
+                crate::plan::revert::drop_native(cx.ed, cx.pod, native, replacement, cx.out);
+        }
+        let force = cx.settings.force;
+        if wrapped && !replaced {
+            annotation::plan(cx.ed, cx.pod, force, cx.out);
+        }
+        if wrapped && env::proxy(cx.pod, mesh).is_some() {
+            // Injected already: the annotation takes effect only at the next injection, the
+            // proxy's env now.
+            injected::plan(cx.ed, cx.pod, mesh, force, cx.out);
+        }
+    }
+
+    fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
+        let key = super::native_annotation(cx.settings.linkerd_version)
+            .unwrap_or(cx.mesh.native_sidecar_annotation);
+        let force = cx.settings.force;
+        pod::plan(cx.ed, cx.pod, cx.mesh, Native::Ensure(key), force, cx.out);
+    }
+
+    fn remove(&self, cx: &mut PodCx<'_, '_, '_>, keep_native: bool) {
+        let native = if keep_native {
+            Native::Keep
+        } else {
+            Native::Remove
+        };
+        let force = cx.settings.force;
+        pod::plan(cx.ed, cx.pod, cx.mesh, native, force, cx.out);
+    }
+
+    fn values(
+        &self,
+        ed: &mut Editor<'_>,
+        root: &Node,
+        settings: &Settings,
+        _force_mesh: bool,
+        out: &mut Vec<Finding>,
+    ) {
+        super::values::plan(ed, root, settings, out);
+    }
+}

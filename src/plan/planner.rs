@@ -1,0 +1,48 @@
+//! The one trait each mesh implements: what its pods get under each strategy, and its
+//! mesh-wide values. The stages call `planner(mesh).native(&mut cx)`, never an `if` on the
+//! mesh, so a new mesh cannot silently inherit another mesh's annotation.
+
+use crate::config::Settings;
+use crate::finding::Finding;
+use crate::mesh::Mesh;
+use crate::pod::Pod;
+use crate::yaml::editor::Editor;
+use crate::yaml::tree::Node;
+
+/// What a pod planner works on: one pod of one document, its mesh and the settings.
+pub struct PodCx<'e, 'a, 'd> {
+    pub ed: &'e mut Editor<'a>,
+    pub pod: &'e Pod<'d>,
+    pub mesh: &'static Mesh,
+    pub settings: &'e Settings,
+    pub out: &'e mut Vec<Finding>,
+}
+
+/// A mesh's planners. Each mesh module has one (`mesh::istio::plan`,
+/// `mesh::linkerd::plan`).
+pub trait Planner: Sync {
+    /// The wrapper strategy, after `plan::container` wrapped the pod's containers:
+    /// `wrapped` says whether something in the pod now stops the proxy, so that the pod
+    /// needs the mesh's per-pod settings (an annotation, or the env of a proxy injected
+    /// already). An earlier native fix comes out.
+    fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool);
+
+    /// The native-sidecar strategy: the mesh's native annotation on the pod, and what
+    /// meshjob added for the wrapper taken out.
+    fn native(&self, cx: &mut PodCx<'_, '_, '_>);
+
+    /// Takes out what meshjob added to the pod; `keep_native`: the native annotation stays
+    /// (the pod is native because of it).
+    fn remove(&self, cx: &mut PodCx<'_, '_, '_>, keep_native: bool);
+
+    /// The mesh-wide values in one document (mesh config, control-plane Helm values), if it
+    /// holds some. `force_mesh`: an untyped document is the mesh's config whatever its keys.
+    fn values(
+        &self,
+        ed: &mut Editor<'_>,
+        root: &Node,
+        settings: &Settings,
+        force_mesh: bool,
+        out: &mut Vec<Finding>,
+    );
+}

@@ -1,0 +1,190 @@
+//! The pod view: one type that answers "which containers, init containers, pod metadata and
+//! `restartPolicy`, and at which paths" for a pod, however its kind stores it. Every stage
+//! after `locate` reads pods through it, never `spec.containers` by hand.
+
+use crate::finding::ObjectRef;
+use crate::kinds::{Fixes, RestartPolicy, Shape};
+use crate::yaml::path::{Path, Seg, child};
+use crate::yaml::tree::{Entry, Node};
+
+/// One pod of an object: a pod template (or, for kinds whose controller writes the
+/// containers, pod metadata), with the path to it.
+#[derive(Debug)]
+pub struct Pod<'d> {
+    pub object: ObjectRef,
+    /// The object's mapping node.
+    pub object_node: &'d Node,
+    /// The mapping at the end of the kind's pattern: a pod template (`metadata` + `spec`),
+    /// or pod metadata.
+    pub template: &'d Node,
+    /// Path from the document root to [`Pod::template`].
+    pub path: Path,
+    pub(crate) shape: Shape,
+    pub(crate) restart: RestartPolicy,
+    /// The fixes the pod's kind allows.
+    pub fixes: Fixes,
+}
+
+/// Which list of the pod spec a container is in.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum List {
+    Containers,
+    InitContainers,
+}
+
+impl List {
+    pub fn key(self) -> &'static str {
+        match self {
+            List::Containers => "containers",
+            List::InitContainers => "initContainers",
+        }
+    }
+}
+
+/// One container of a pod, with where it is.
+#[derive(Clone, Copy, Debug)]
+pub struct Container<'d> {
+    pub node: &'d Node,
+    pub list: List,
+    /// Its index in the list.
+    pub index: usize,
+}
+
+impl<'d> Container<'d> {
+    /// Its `name`, or `""`.
+    pub fn name(&self) -> &'d str {
+        self.node.str("name").unwrap_or_default()
+    }
+
+    pub fn image(&self) -> Option<&'d str> {
+        self.node.str("image")
+    }
+
+    pub fn get(&self, key: &str) -> Option<&'d Node> {
+        self.node.get(key)
+    }
+
+    pub fn entry(&self, key: &str) -> Option<&'d Entry> {
+        self.node.entry(key)
+    }
+
+    /// Whether it is a restartable init container (a native sidecar).
+    pub fn is_native_sidecar(&self) -> bool {
+        self.list == List::InitContainers && self.node.str("restartPolicy") == Some("Always")
+    }
+}
+
+impl<'d> Pod<'d> {
+    /// `Job/pi`: the object, for messages.
+    pub fn describe(&self) -> String {
+        crate::locate::describe(&self.object)
+    }
+
+    /// The pod's metadata mapping node (`metadata` of a template; the node itself for pod
+    /// metadata), if written.
+    pub fn metadata(&self) -> Option<&'d Node> {
+        match self.shape {
+            Shape::Template => self.template.get("metadata"),
+            Shape::Metadata => Some(self.template),
+        }
+    }
+
+    /// Path to the pod's metadata.
+    pub fn metadata_path(&self) -> Path {
+        match self.shape {
+            Shape::Template => child(&self.path, "metadata"),
+            Shape::Metadata => self.path.clone(),
+        }
+    }
+
+    /// The pod's annotations mapping, if written.
+    pub fn annotations(&self) -> Option<&'d Node> {
+        self.metadata()?.get("annotations")
+    }
+
+    pub fn annotations_path(&self) -> Path {
+        child(&self.metadata_path(), "annotations")
+    }
+
+    /// The pod's labels mapping, if written.
+    pub fn labels(&self) -> Option<&'d Node> {
+        self.metadata()?.get("labels")
+    }
+
+    /// The string value of annotation `key`.
+    pub fn annotation(&self, key: &str) -> Option<&'d str> {
+        self.annotations()?.str(key)
+    }
+
+    /// The string value of label `key`.
+    pub fn label(&self, key: &str) -> Option<&'d str> {
+        self.labels()?.str(key)
+    }
+
+    /// The pod spec, if the kind's pods have one written.
+    pub fn spec(&self) -> Option<&'d Node> {
+        match self.shape {
+            Shape::Template => self.template.get("spec"),
+            Shape::Metadata => None,
+        }
+    }
+
+    pub fn spec_path(&self) -> Path {
+        child(&self.path, "spec")
+    }
+
+    /// Whether the containers are written in the object (not by the kind's controller).
+    pub fn has_pod_spec(&self) -> bool {
+        self.shape == Shape::Template
+    }
+
+    /// The containers of one list, when it is a list.
+    pub fn list(&self, list: List) -> impl Iterator<Item = Container<'d>> + use<'d> {
+        let items = self
+            .spec()
+            .and_then(|s| s.get(list.key()))
+            .and_then(Node::items)
+            .unwrap_or(&[]);
+        items
+            .iter()
+            .enumerate()
+            .map(move |(index, node)| Container { node, list, index })
+    }
+
+    /// The regular containers.
+    pub fn containers(&self) -> impl Iterator<Item = Container<'d>> + use<'d> {
+        self.list(List::Containers)
+    }
+
+    /// The init containers.
+    pub fn init_containers(&self) -> impl Iterator<Item = Container<'d>> + use<'d> {
+        self.list(List::InitContainers)
+    }
+
+    /// The regular container named `name`, if there is one.
+    pub fn container(&self, name: &str) -> Option<Container<'d>> {
+        self.containers().find(|c| c.name() == name)
+    }
+
+    /// The path to list `list` of the pod spec.
+    pub fn list_path(&self, list: List) -> Path {
+        child(&self.spec_path(), list.key())
+    }
+
+    /// The path to a container.
+    pub fn container_path(&self, c: &Container<'_>) -> Path {
+        let mut p = self.list_path(c.list);
+        p.push(Seg::Index(c.index));
+        p
+    }
+
+    /// The pod's `restartPolicy`, read where its kind keeps it.
+    pub fn restart_policy(&self) -> RestartPolicy {
+        self.restart
+    }
+
+    /// The pod spec's `key` as a string (`hostNetwork`, `shareProcessNamespace`).
+    pub fn spec_str(&self, key: &str) -> Option<&'d str> {
+        self.spec()?.str(key)
+    }
+}
