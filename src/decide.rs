@@ -101,11 +101,16 @@ impl RunContext {
         added
     }
 
-    /// The namespaces it says something about: in ambient mode, or with a mesh marker.
-    pub fn marked(&self) -> Vec<String> {
-        let mut names = self.ambient_namespaces.clone();
-        for (name, seen) in &self.namespaces.by_name {
-            if !seen.is_empty() && !names.contains(name) {
+    /// The namespaces `other` says something about (ambient mode, a mesh marker) that this
+    /// context does not say already.
+    pub fn news(&self, other: &RunContext) -> Vec<String> {
+        let mut names: Vec<String> = (other.ambient_namespaces.iter())
+            .filter(|n| !self.ambient_namespaces.contains(n))
+            .cloned()
+            .collect();
+        for (name, seen) in &other.namespaces.by_name {
+            let known = self.namespaces.get(name);
+            if seen.iter().any(|s| !known.contains(s)) && !names.contains(name) {
                 names.push(name.clone());
             }
         }

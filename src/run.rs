@@ -180,8 +180,8 @@ pub struct Grown {
     pub piece: usize,
     /// The `metadata.namespace` of each of its pod templates' objects (when not empty).
     pub pods: Vec<String>,
-    /// The namespaces its `Namespace` documents say something about (mesh markers, ambient
-    /// mode); only for pieces past the first pass.
+    /// The namespaces its `Namespace` documents say something new about (mesh markers,
+    /// ambient mode); only for pieces past the first pass.
     pub marks: Vec<String>,
 }
 
@@ -229,7 +229,7 @@ pub fn process_pieces(
         {
             let mut here = RunContext::default();
             if here.add(piece) {
-                said.marks = here.marked();
+                said.marks = grown.as_ref().unwrap_or(ctx).news(&here);
                 grown.get_or_insert_with(|| ctx.clone()).extend(here);
             }
         }

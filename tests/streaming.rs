@@ -350,6 +350,10 @@ fn past_the_read_ahead_a_namespace_after_its_pods_stops_a_pipe() {
     let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), after.as_bytes());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     assert!(String::from_utf8_lossy(&o.stdout).contains("q=localhost:4191 u=/shutdown"));
+    // The same Namespace again past the read-ahead says nothing new: no error.
+    let again = format!("{LINKERD}---\n{job}---\n{filler}---\n{LINKERD}");
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), again.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     // Within the read-ahead, the Namespace after its Job counts, whatever follows.
     let early = format!("{job}---\n{LINKERD}---\n{filler}");
     let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), early.as_bytes());

@@ -60,13 +60,23 @@ impl Stdin {
         let read = (&file).take(hold as u64).read_to_end(&mut head);
         let complete = matches!(read, Ok(n) if n < hold);
         let error = read.err();
+        // Only a piece that spells `Namespace` can hold one: the read-ahead need not be cut
+        // into documents when it does not.
+        let spelled = memchr::memmem::find(&head, b"Namespace").is_some();
         let (ctx, from) = if complete || error.is_some() {
-            (super::namespaces(Reader::new(&head[..])), None)
+            let ctx = match spelled {
+                true => super::namespaces(Reader::new(&head[..])),
+                false => RunContext::default(),
+            };
+            (ctx, None)
         } else if let Some(ctx) = start.and_then(|s| whole_file(&file, s, head.len() as u64)) {
             (ctx, None)
-        } else {
+        } else if spelled {
             let (ctx, from) = read_ahead(&head);
             (ctx, Some(from))
+        } else {
+            // Nothing read ahead says anything: the rest may say it from the start.
+            (RunContext::default(), Some(0))
         };
         Stdin {
             file,
