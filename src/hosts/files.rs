@@ -945,6 +945,10 @@ impl Sink for FileSink<'_, '_> {
         Ok(())
     }
 
+    fn gives_back(&self) -> bool {
+        self.out.gives_back()
+    }
+
     fn rest(&mut self, bytes: &[u8]) -> bool {
         self.braces |= memchr::memmem::find(bytes, b"{{").is_some();
         match self.out.echo(bytes) {

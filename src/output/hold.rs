@@ -109,6 +109,11 @@ impl<'a> HoldBack<'a> {
         self.echoing
     }
 
+    /// Whether a failure now would write the input back (or it is being written back).
+    pub fn gives_back(&self) -> bool {
+        self.head.is_some() || self.echoing
+    }
+
     /// After a failure, the rest of the input, as it is read.
     pub fn echo(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.fail()?;

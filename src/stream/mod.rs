@@ -220,6 +220,12 @@ pub trait Sink {
     fn rest(&mut self, _bytes: &[u8]) -> bool {
         true
     }
+
+    /// Whether the sink writes the input back on a failure (`fix -`): then a document too
+    /// big to edit, and what follows it, are read to be written back.
+    fn gives_back(&self) -> bool {
+        false
+    }
 }
 
 /// Why a stream stopped.
@@ -417,7 +423,7 @@ pub fn process_sized<R: Read + Send>(
         after = left;
     }
     if let Some(s) = stop {
-        if too_big {
+        if too_big && sink.gives_back() {
             // The document too big to edit, and the rest, go back as they are (`fix -`).
             reader.drain(|b| sink.rest(b));
         }
