@@ -372,8 +372,8 @@ impl<'r> Run<'r> {
         for f in firsts.iter().flatten() {
             run_namespaces.extend(f.namespaces.clone());
         }
-        // What each input is decided with: a file, its own ambient namespaces; stdin, what
-        // it says so far. Both with the mesh markers of the whole run.
+        // What each input is decided with: its own ambient namespaces (stdin: those of its
+        // first pass, see `stream::stdin`), with the mesh markers of the whole run.
         let mut context = |i: usize| RunContext {
             ambient_namespaces: firsts[i]
                 .take()
@@ -649,8 +649,8 @@ fn first_pass(origin: &Origin) -> Option<RunContext> {
 ///
 /// A file is read twice: a first pass over every input of the run collects what their
 /// `Namespace` documents say ([`first_pass`]), then the file is processed with `ctx`. Stdin
-/// is read once: a `Namespace` document in it applies to the documents after it, added to
-/// `ctx`.
+/// (`stdin`, its first pass done) is read ahead, and past its read-ahead a `Namespace`
+/// document applies to the documents after it, added to `ctx` (`stream::stdin`).
 fn process_file(
     input: &Input,
     req: &Request,
