@@ -32,31 +32,31 @@ pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
 
 /// The `-` that introduces a block sequence item starting at `item`, if only whitespace
 /// separates them.
-/// A comment between them (`- # note`) is skipped.
+/// A comment between them (`- # note`) is skipped, whatever it holds (`- # a-`).
 pub fn dash_before(src: &str, item: usize) -> Option<usize> {
-    let bytes = src.as_bytes();
-    let mut i = item;
-    while i > 0 {
-        i -= 1;
-        match bytes[i] {
-            b' ' | b'\t' | b'\n' | b'\r' => {}
-            b'-' => return Some(i),
-            _ => {
-                // Inside a comment: go on from its `#`, which starts the line's text or
-                // follows a space.
-                let ls = bytes[..i]
-                    .iter()
-                    .rposition(|&b| b == b'\n' || b == b'\r')
-                    .map_or(0, |p| p + 1);
-                let line = &bytes[ls..=i];
-                let hash = (0..line.len()).find(|&h| {
-                    line[h] == b'#' && (h == 0 || matches!(line[h - 1], b' ' | b'\t'))
-                })?;
-                i = ls + hash;
+    let mut end = item;
+    loop {
+        let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let line = &src[start..end];
+        // A comment starts at a `#` that begins the line's text or follows a space; before
+        // an item there is nothing else a `#` could be.
+        let content = match line
+            .char_indices()
+            .find(|&(h, c)| c == '#' && (h == 0 || line[..h].ends_with([' ', '\t'])))
+        {
+            Some((h, _)) => &line[..h],
+            None => line,
+        };
+        let content = content.trim_end_matches([' ', '\t']);
+        if content.trim_start_matches([' ', '\t']).is_empty() {
+            if start == 0 {
+                return None;
             }
+            end = start - 1;
+            continue;
         }
+        return content.ends_with('-').then(|| start + content.len() - 1);
     }
-    None
 }
 
 /// Where the mapping entry whose key starts at `key` begins: the `?` of an explicit key
@@ -136,6 +136,11 @@ mod tests {
         assert_eq!(dash_before("a x", 2), None);
         assert_eq!(dash_before("- # c d\n  x", 10), Some(0));
         assert_eq!(dash_before("a # c\n  x", 8), None);
+        // A comment that ends in `-` is not the indicator (fuzz seed 19470069).
+        assert_eq!(dash_before("  - # c dat-\n    x", 17), Some(2));
+        assert_eq!(dash_before("- a-\n  x", 8), None);
+        assert_eq!(dash_before("- - x", 4), Some(2));
+        assert_eq!(dash_before("-\r\n  x", 5), Some(0));
         assert_eq!(dash_before("- # é\n  x", 9), Some(0));
         assert_eq!(dash_before("é\n x", 5), None);
         assert_eq!(colon_after("k  : v", 1), Some(3));
