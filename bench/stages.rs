@@ -15,9 +15,9 @@
 
 use divan::counter::BytesCount;
 use divan::{Bencher, black_box};
-use meshjob::apply::{Edit, Intended, apply};
-use meshjob::config::Settings;
-use meshjob::yaml::tree::{Doc, parse_stream};
+use meshjob::Settings;
+use meshjob::{Doc, parse_stream};
+use meshjob::{Edit, Intended, apply};
 
 fn main() {
     divan::main();
@@ -84,13 +84,13 @@ fn checked(text: String, n: usize, targets: usize) -> String {
     let found: usize = docs
         .iter()
         .map(|d| {
-            meshjob::locate::locate(&d.root, meshjob::kinds::Kinds::builtin())
+            meshjob::locate(&d.root, meshjob::Kinds::builtin())
                 .pods
                 .len()
         })
         .sum();
     assert_eq!(found, targets, "pod targets");
-    let outcome = meshjob::run::process(&text, &Settings::default());
+    let outcome = meshjob::process(&text, &Settings::default());
     assert!(outcome.fatal.is_none(), "{:?}", outcome.fatal);
     assert_eq!(
         outcome.changed(&text),
@@ -131,7 +131,7 @@ fn planned(text: &str, docs: &[Doc], settings: &Settings) -> (Vec<Edit>, Vec<Int
     let mut edits = Vec::new();
     let mut intended = Vec::new();
     for doc in docs {
-        let p = meshjob::plan::plan_doc(text, doc, settings, false);
+        let p = meshjob::plan_doc(text, doc, settings, false);
         intended.push(Intended {
             value: p.editor.intended,
             edited: !p.editor.edits.is_empty(),
@@ -152,7 +152,7 @@ fn bench_locate(bencher: Bencher, text: &str) {
     bencher.counter(BytesCount::of_str(text)).bench(|| {
         black_box(&docs)
             .iter()
-            .map(|d| meshjob::locate::locate(&d.root, meshjob::kinds::Kinds::builtin()))
+            .map(|d| meshjob::locate(&d.root, meshjob::Kinds::builtin()))
             .collect::<Vec<_>>()
     });
 }
@@ -163,7 +163,7 @@ fn bench_plan(bencher: Bencher, text: &str) {
     bencher.counter(BytesCount::of_str(text)).bench(|| {
         black_box(&docs)
             .iter()
-            .map(|d| meshjob::plan::plan_doc(text, d, &settings, false))
+            .map(|d| meshjob::plan_doc(text, d, &settings, false))
             .collect::<Vec<_>>()
     });
 }
@@ -181,7 +181,7 @@ fn bench_process(bencher: Bencher, text: &str) {
     let settings = Settings::default();
     bencher
         .counter(BytesCount::of_str(text))
-        .bench(|| meshjob::run::process(black_box(text), &settings));
+        .bench(|| meshjob::process(black_box(text), &settings));
 }
 
 /// One module per stage, with a `jobs` and a `mixed` benchmark each.

@@ -139,7 +139,7 @@ fn sorted(edits: &[Edit]) -> Vec<&Edit> {
 }
 
 /// Splices `edits` into `src`, refusing overlaps and ranges outside the text.
-pub fn splice(src: &str, edits: &[Edit]) -> Result<String, ApplyError> {
+pub(crate) fn splice(src: &str, edits: &[Edit]) -> Result<String, ApplyError> {
     let mut out =
         String::with_capacity(src.len() + edits.iter().map(|e| e.text.len()).sum::<usize>());
     let mut at = 0;

@@ -16,7 +16,7 @@ use std::path::{Component, Path, PathBuf};
 
 /// One pattern, with the directory it is relative to.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Pattern {
+pub(crate) struct Pattern {
     /// The text as written, for messages.
     pub text: String,
     base: PathBuf,
@@ -28,7 +28,7 @@ pub struct Pattern {
 
 impl Pattern {
     /// Parses `text` relative to `base` (an absolute directory).
-    pub fn new(text: &str, base: &Path) -> Result<Pattern, String> {
+    pub(crate) fn new(text: &str, base: &Path) -> Result<Pattern, String> {
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return Err("an exclude pattern may not be empty".into());
@@ -64,7 +64,7 @@ impl Pattern {
     }
 
     /// Whether the pattern excludes `path` (absolute, normalized), a directory when `is_dir`.
-    pub fn matches(&self, path: &Path, is_dir: bool) -> bool {
+    pub(crate) fn matches(&self, path: &Path, is_dir: bool) -> bool {
         let Ok(rel) = path.strip_prefix(&self.base) else {
             return false;
         };

@@ -1,8 +1,8 @@
 //! Exit statuses, the same for every host (DESIGN.md, "Command line").
 
 /// Nothing to report, or a diff that is only shown.
-pub const OK: u8 = 0;
+pub(crate) const OK: u8 = 0;
 /// `check` found something to change or an error; `fix` or a host left an error behind.
-pub const FINDINGS: u8 = 1;
+pub(crate) const FINDINGS: u8 = 1;
 /// The tool could not do its job: bad input, bad configuration, an unwritable file.
-pub const TROUBLE: u8 = 2;
+pub(crate) const TROUBLE: u8 = 2;

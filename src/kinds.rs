@@ -288,7 +288,7 @@ impl Builtin {
 }
 
 /// An `apiVersion`'s group and version: `batch/v1` is (`batch`, `v1`), `v1` is (``, `v1`).
-pub fn split_api_version(api_version: &str) -> (&str, &str) {
+pub(crate) fn split_api_version(api_version: &str) -> (&str, &str) {
     match api_version.rsplit_once('/') {
         Some((group, version)) => (group, version),
         None => ("", api_version),

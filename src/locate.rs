@@ -6,7 +6,7 @@
 //! embedded in strings) are never targets. Whether and how each pod is fixed is decided
 //! later (`decide`).
 
-use crate::finding::{Finding, ObjectRef, Rule};
+use crate::finding::{Finding, ObjectRef, Rule, describe, object_ref};
 use crate::kinds::{KindRow, Kinds, Lookup, Pattern, RestartPolicy, Shape, Step};
 use crate::pod::Pod;
 use crate::yaml::path::{Path, Seg, key};
@@ -20,48 +20,8 @@ pub struct Found<'d> {
     pub findings: Vec<Finding>,
 }
 
-/// Identity of a Kubernetes object mapping.
-pub fn object_ref(obj: &Node) -> ObjectRef {
-    let meta = obj.get("metadata");
-    ObjectRef {
-        api_version: obj.str("apiVersion").unwrap_or_default().to_string(),
-        kind: obj.str("kind").unwrap_or_default().to_string(),
-        name: meta
-            .and_then(|m| m.str("name").or_else(|| m.str("generateName")))
-            .unwrap_or_default()
-            .to_string(),
-        namespace: meta
-            .and_then(|m| m.str("namespace"))
-            .unwrap_or_default()
-            .to_string(),
-    }
-}
-
-/// Human name of an object: `Job/pi`.
-pub fn describe(o: &ObjectRef) -> String {
-    if o.name.is_empty() {
-        o.kind.clone()
-    } else {
-        format!("{}/{}", o.kind, o.name)
-    }
-}
-
-/// Whether a document of this kind (and, for a ConfigMap, name) may be one meshjob edits or
-/// reports on: what the quick path must not skip. Groups are not checked here.
-pub fn may_matter(kinds: &Kinds, kind: &str, name: Option<&str>) -> bool {
-    if kinds.has_kind(kind) || matches!(kind, "List" | "ResourceList") {
-        return true;
-    }
-    let config_kind = |m: &&crate::mesh::Mesh| m.config_kinds.iter().any(|c| c.kind == kind);
-    if !crate::mesh::ALL.iter().any(config_kind) {
-        return false;
-    }
-    kind != "ConfigMap"
-        || name.is_none_or(|n| crate::mesh::ALL.iter().any(|m| (m.is_config_map_name)(n)))
-}
-
 /// Whether an object is a list whose `items` are objects in their own right.
-pub fn is_list(obj: &Node) -> bool {
+pub(crate) fn is_list(obj: &Node) -> bool {
     let api = obj.str("apiVersion").unwrap_or_default();
     match obj.str("kind") {
         Some("List") => api == "v1",
@@ -73,7 +33,7 @@ pub fn is_list(obj: &Node) -> bool {
 /// The objects of a document: the items of a list, or the document itself, each with its
 /// path from the root and whether it is a list item. Nothing for a document that is not a
 /// mapping.
-pub fn objects(root: &Node) -> Vec<(&Node, Path, bool)> {
+pub(crate) fn objects(root: &Node) -> Vec<(&Node, Path, bool)> {
     if root.entries().is_none() {
         return Vec::new();
     }
@@ -273,6 +233,7 @@ impl<'d> Walk<'_, 'd> {
             shape: pattern.shape,
             restart,
             fixes: self.row.fixes,
+            inherited: Vec::new(),
         });
     }
 
@@ -296,7 +257,7 @@ impl<'d> Walk<'_, 'd> {
 
 /// Why editing through `node` is refused, when it is an alias, has an anchor, or uses a
 /// merge key (`<<`): an edit there would change other nodes too, or not take effect.
-pub fn shared_node(node: &Node) -> Option<&'static str> {
+pub(crate) fn shared_node(node: &Node) -> Option<&'static str> {
     if matches!(node.kind, Kind::Alias(_)) {
         Some("is an alias (*name) of a node used elsewhere")
     } else if node.anchor.is_some() {
@@ -319,7 +280,7 @@ fn describe_path(path: &Path) -> String {
 /// What a finding about a key written twice says; `what` names the mapping. Which of
 /// the two counts depends on the reader (Kubernetes and Istio take the last, meshjob's
 /// lookups the first), so it is refused rather than guessed.
-pub fn duplicate_key_message(what: &str, k: &str) -> String {
+pub(crate) fn duplicate_key_message(what: &str, k: &str) -> String {
     format!(
         "{what} has the key `{k}` twice; only one of them takes effect, so meshjob will not \
          guess which. Remove the duplicate"
@@ -328,7 +289,7 @@ pub fn duplicate_key_message(what: &str, k: &str) -> String {
 
 /// The refusal (rule [`Rule::DuplicateKey`]) when mapping `node` of object `oref` has a key
 /// written twice; `what` names the mapping.
-pub fn duplicate_key_finding(node: &Node, oref: &ObjectRef, what: &str) -> Option<Finding> {
+pub(crate) fn duplicate_key_finding(node: &Node, oref: &ObjectRef, what: &str) -> Option<Finding> {
     let k = node.duplicate_key()?;
     Some(object_error(
         Rule::DuplicateKey,
@@ -339,7 +300,7 @@ pub fn duplicate_key_finding(node: &Node, oref: &ObjectRef, what: &str) -> Optio
 }
 
 /// The first node at or below `node` that [`shared_node`] refuses, with the reason.
-pub fn first_shared(node: &Node) -> Option<(&Node, &'static str)> {
+pub(crate) fn first_shared(node: &Node) -> Option<(&Node, &'static str)> {
     if let Some(why) = shared_node(node) {
         return Some((node, why));
     }
@@ -353,17 +314,22 @@ pub fn first_shared(node: &Node) -> Option<(&Node, &'static str)> {
 }
 
 /// What a refusal to edit through a shared node says, given [`shared_node`]'s reason.
-pub fn refusal(why: &str) -> String {
+pub(crate) fn refusal(why: &str) -> String {
     format!("refusing to edit a node that {why}; expand it by hand, then run again")
 }
 
 /// An error about object `oref`, its message starting with the object's name.
-pub fn object_error(rule: Rule, oref: &ObjectRef, at: usize, msg: impl fmt::Display) -> Finding {
+pub(crate) fn object_error(
+    rule: Rule,
+    oref: &ObjectRef,
+    at: usize,
+    msg: impl fmt::Display,
+) -> Finding {
     Finding::error(rule, at, format!("{}: {msg}", describe(oref))).with_object(Some(oref.clone()))
 }
 
 /// The refusal (rule [`Rule::SharedNode`]) when `node` of object `oref` is shared.
-pub fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
+pub(crate) fn shared_node_finding(node: &Node, oref: &ObjectRef) -> Option<Finding> {
     let why = shared_node(node)?;
     Some(object_error(
         Rule::SharedNode,
@@ -466,25 +432,5 @@ mod tests {
         let other = doc.replace("example.com/v1", "example.com/v2");
         let docs = parse_stream(&other).unwrap();
         assert!(locate(&docs[0].root, &kinds).pods.is_empty());
-    }
-
-    #[test]
-    fn one_table_of_kinds() {
-        let k = Kinds::builtin();
-        for kind in [
-            "Job",
-            "CronJob",
-            "List",
-            "ResourceList",
-            "IstioOperator",
-            "Istio",
-        ] {
-            assert!(may_matter(k, kind, Some("x")), "{kind}");
-        }
-        assert!(may_matter(k, "IstioRevision", None));
-        assert!(may_matter(k, "ConfigMap", Some("istio-1-22")));
-        assert!(may_matter(k, "ConfigMap", None));
-        assert!(!may_matter(k, "ConfigMap", Some("app")));
-        assert!(!may_matter(k, "Deployment", None));
     }
 }

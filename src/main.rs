@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    meshjob::cli::main()
+    meshjob::main()
 }

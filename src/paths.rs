@@ -81,7 +81,7 @@ impl Spelling {
 }
 
 /// The name in a diff header after `a/` or `b/`.
-pub fn diff_name(display: &str) -> &str {
+pub(crate) fn diff_name(display: &str) -> &str {
     display.trim_start_matches('/')
 }
 

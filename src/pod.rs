@@ -23,6 +23,18 @@ pub struct Pod<'d> {
     pub(crate) restart: RestartPolicy,
     /// The fixes the pod's kind allows.
     pub fixes: Fixes,
+    /// Annotations the pod gets from its Namespace document at injection, where the pod has
+    /// none of its own (`Mesh::namespace_annotations`); filled in by `plan` from the run.
+    pub inherited: Vec<Inherited>,
+}
+
+/// An annotation a pod gets from its Namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inherited {
+    pub key: &'static str,
+    pub value: String,
+    /// The Namespace's name.
+    pub namespace: String,
 }
 
 /// Which list of the pod spec a container is in.
@@ -77,7 +89,7 @@ impl<'d> Container<'d> {
 impl<'d> Pod<'d> {
     /// `Job/pi`: the object, for messages.
     pub fn describe(&self) -> String {
-        crate::locate::describe(&self.object)
+        crate::finding::describe(&self.object)
     }
 
     /// The pod's metadata mapping node (`metadata` of a template; the node itself for pod
@@ -87,6 +99,12 @@ impl<'d> Pod<'d> {
             Shape::Template => self.template.get("metadata"),
             Shape::Metadata => Some(self.template),
         }
+    }
+
+    /// Whether the node at the kind's pattern is the pod's metadata itself (a kind that
+    /// keeps pod metadata alone), rather than a template holding `metadata`.
+    pub(crate) fn metadata_is_template(&self) -> bool {
+        self.shape == Shape::Metadata
     }
 
     /// Path to the pod's metadata.
@@ -114,6 +132,17 @@ impl<'d> Pod<'d> {
     /// The string value of annotation `key`.
     pub fn annotation(&self, key: &str) -> Option<&'d str> {
         self.annotations()?.str(key)
+    }
+
+    /// The value annotation `key` has for the mesh's injector: the pod's own, else the one
+    /// its Namespace gives it, with that Namespace's name.
+    pub fn effective_annotation(&self, key: &str) -> Option<(&str, Option<&str>)> {
+        if let Some(v) = self.annotation(key) {
+            return Some((v, None));
+        }
+        (self.inherited.iter())
+            .find(|i| i.key == key)
+            .map(|i| (i.value.as_str(), Some(i.namespace.as_str())))
     }
 
     /// The string value of label `key`.
@@ -183,8 +212,11 @@ impl<'d> Pod<'d> {
         self.restart
     }
 
-    /// The pod spec's `key` as a string (`hostNetwork`, `shareProcessNamespace`).
-    pub fn spec_str(&self, key: &str) -> Option<&'d str> {
-        self.spec()?.str(key)
+    /// Whether the pod spec's boolean `key` (`hostNetwork`, `shareProcessNamespace`) is true
+    /// as Kubernetes reads it: `true`, `True`, `yes`, `on`, ... ([`crate::yaml::value::is_true`]).
+    pub fn spec_true(&self, key: &str) -> bool {
+        self.spec()
+            .and_then(|s| s.get(key))
+            .is_some_and(crate::yaml::value::is_true)
     }
 }

@@ -8,8 +8,10 @@ use std::path::{Path, PathBuf};
 
 /// The largest input read whole: a KRM ResourceList, which is one document by nature. Streams
 /// (files, stdin) are not read whole and have no cap; their documents have the same one
-/// (`stream::MAX_DOCUMENT_BYTES`).
-pub const MAX_INPUT_BYTES: u64 = crate::stream::MAX_DOCUMENT_BYTES as u64;
+/// ([`MAX_DOCUMENT_BYTES`]).
+pub(crate) const MAX_INPUT_BYTES: u64 = MAX_DOCUMENT_BYTES as u64;
+/// The largest document meshjob edits: the guard against an unbounded piece.
+pub const MAX_DOCUMENT_BYTES: usize = 32 << 20;
 
 /// Where a text comes from.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -58,7 +60,7 @@ pub struct LeftOut {
 
 /// Whether an absolute path (a directory when the flag says so) is excluded: the pattern
 /// that excludes it.
-pub type ExcludeCheck<'a> = dyn FnMut(&Path, bool) -> Option<String> + 'a;
+pub(crate) type ExcludeCheck<'a> = dyn FnMut(&Path, bool) -> Option<String> + 'a;
 
 /// Expands PATH arguments: `-` is stdin (named `stdin_name`, else `-`), directories are
 /// walked (sorted; hidden entries, excluded ones and Helm chart templates skipped), files are
@@ -258,7 +260,7 @@ fn is_yaml(p: &Path) -> bool {
 
 /// Opens one input to be read as a stream, refusing special files (FIFOs, devices); stdin
 /// may be anything.
-pub fn open(origin: &Origin) -> Result<Box<dyn Read + Send>, String> {
+pub(crate) fn open(origin: &Origin) -> Result<Box<dyn Read + Send>, String> {
     match origin {
         Origin::Stdin => Ok(Box::new(std::io::stdin())),
         Origin::File(p) => {
@@ -273,7 +275,7 @@ pub fn open(origin: &Origin) -> Result<Box<dyn Read + Send>, String> {
 }
 
 /// The size of a regular file, when `origin` is one.
-pub fn file_len(origin: &Origin) -> Option<u64> {
+pub(crate) fn file_len(origin: &Origin) -> Option<u64> {
     match origin {
         Origin::File(p) => std::fs::metadata(p)
             .ok()
@@ -285,7 +287,7 @@ pub fn file_len(origin: &Origin) -> Option<u64> {
 
 /// Reads one input whole, refusing special files (FIFOs, devices) and inputs over
 /// [`MAX_INPUT_BYTES`] before reading them.
-pub fn read(origin: &Origin) -> Result<Vec<u8>, String> {
+pub(crate) fn read(origin: &Origin) -> Result<Vec<u8>, String> {
     let too_big = || {
         format!(
             "larger than {} MiB; meshjob does not edit inputs this big (split the stream into \
@@ -323,37 +325,27 @@ pub fn read(origin: &Origin) -> Result<Vec<u8>, String> {
 
 /// Why an input could not be loaded as text.
 #[derive(Debug)]
-pub enum LoadError {
+pub(crate) enum LoadError {
     /// It could not be read (missing, special file, too big, I/O error).
     Read(String),
-    /// It was read but is not text meshjob edits; `offset` is where in `bytes` that shows.
-    Decode {
-        bytes: Vec<u8>,
-        offset: usize,
-        message: String,
-    },
+    /// It was read but is not text meshjob edits.
+    Decode { message: String },
 }
 
 /// Reads one input whole ([`read`]) and checks that it is text ([`decode`]).
-pub fn load(origin: &Origin) -> Result<String, LoadError> {
+pub(crate) fn load(origin: &Origin) -> Result<String, LoadError> {
     let bytes = read(origin).map_err(LoadError::Read)?;
-    if let Err((offset, message)) = decode(&bytes) {
-        return Err(LoadError::Decode {
-            bytes,
-            offset,
-            message,
-        });
+    if let Err((_, message)) = decode(&bytes) {
+        return Err(LoadError::Decode { message });
     }
     // `decode` has checked the bytes, so this cannot fail; it keeps them without a copy.
-    String::from_utf8(bytes).map_err(|e| LoadError::Decode {
-        offset: e.utf8_error().valid_up_to(),
-        bytes: e.into_bytes(),
+    String::from_utf8(bytes).map_err(|_| LoadError::Decode {
         message: "not UTF-8 text".into(),
     })
 }
 
 /// "cannot read: ..." with a hint for the usual causes.
-pub fn cannot_read(e: &std::io::Error) -> String {
+pub(crate) fn cannot_read(e: &std::io::Error) -> String {
     let hint = match e.kind() {
         std::io::ErrorKind::NotFound => "; check the path",
         std::io::ErrorKind::PermissionDenied => "; check the file's permissions",
@@ -379,7 +371,7 @@ pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
 
 /// [`decode`] for the part of a stream that starts at byte `offset`: only the start of a
 /// stream can say that it is UTF-16 or UTF-32.
-pub fn decode_part(bytes: &[u8], offset: u64) -> Result<&str, (usize, String)> {
+pub(crate) fn decode_part(bytes: &[u8], offset: u64) -> Result<&str, (usize, String)> {
     if offset == 0 {
         return decode(bytes);
     }
@@ -468,10 +460,4 @@ pub fn wide_encoding(bytes: &[u8]) -> Option<Wide> {
         .into_iter()
         .find(|&(unit, be)| ascii_units(unit, be))
         .and_then(|(unit, be)| wide(unit, be, false))
-}
-
-/// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
-pub fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
-    let upto = String::from_utf8_lossy(&bytes[..offset.min(bytes.len())]);
-    crate::yaml::text::line_col(&upto, upto.len())
 }

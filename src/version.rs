@@ -4,7 +4,7 @@
 use std::fmt;
 
 /// The JSON Schema pattern of the forms [`Version::parse`] accepts.
-pub const PATTERN: &str =
+pub(crate) const PATTERN: &str =
     r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]*)?)?$";
 
 /// A major.minor version. Ordered, so `v >= Version::new(1, 24)` reads as it should.

@@ -6,14 +6,13 @@ use std::fs;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use meshjob::config::{self, Settings};
+use common::golden;
+use meshjob::Settings;
 
 const SCHEMA_PATH: &str = "schemas/meshjob-config.schema.json";
 const VALID_DIR: &str = "testdata/config/valid";
 const INVALID_DIR: &str = "testdata/config/invalid";
 const EFFECTIVE_DIR: &str = "testdata/config/effective";
-/// Rewrites the expected error texts and effective settings.
-const UPDATE_GOLDEN: &str = "MESHJOB_UPDATE_GOLDEN";
 /// Rewrites the committed schema.
 const UPDATE_SCHEMA: &str = "MESHJOB_UPDATE_SCHEMA";
 
@@ -52,35 +51,11 @@ fn stem(path: &Path) -> String {
         .to_string()
 }
 
-/// Compares `actual` with the file `expected` byte for byte, or rewrites the file when
-/// [`UPDATE_GOLDEN`] is set. Returns a description of the mismatch.
-fn golden(expected: &Path, actual: &str) -> Option<String> {
-    if env_set(UPDATE_GOLDEN) {
-        fs::write(expected, actual).expect("write golden");
-        return None;
-    }
-    let want = fs::read_to_string(expected).unwrap_or_default();
-    (want != actual).then(|| {
-        let diff = similar::TextDiff::from_lines(&want, actual)
-            .unified_diff()
-            .header("expected", "actual")
-            .to_string();
-        format!(
-            "{} differs (set {UPDATE_GOLDEN}=1 to rewrite):\n{diff}",
-            expected.display()
-        )
-    })
-}
-
-fn fail_on(problems: Vec<String>) {
-    assert!(problems.is_empty(), "\n{}", problems.join("\n"));
-}
-
 #[test]
 fn valid_examples_load_and_render_their_effective_settings() {
     let mut problems = Vec::new();
     for path in yaml_files(VALID_DIR) {
-        let config = match config::load(&path) {
+        let config = match meshjob::load_config(&path) {
             Ok(config) => config,
             Err(e) => {
                 problems.push(format!("{} should load: {e}", path.display()));
@@ -91,26 +66,26 @@ fn valid_examples_load_and_render_their_effective_settings() {
         config
             .apply_to(&mut settings)
             .expect("a loaded config applies");
-        let rendered = config::render_effective(&settings);
+        let rendered = meshjob::render_effective(&settings);
         let expected = Path::new(EFFECTIVE_DIR).join(format!("{}.yaml", stem(&path)));
-        problems.extend(golden(&expected, &rendered));
+        problems.extend(golden::check_file(&expected, rendered.as_bytes()).err());
 
         // The rendering is itself a config that gives the same settings, and renders the same.
-        let again = config::parse(&rendered, &expected.display().to_string())
+        let again = meshjob::parse_config(&rendered, &expected.display().to_string())
             .unwrap_or_else(|e| panic!("rendered settings should parse: {e}\n{rendered}"));
         let mut from_defaults = Settings::default();
         again.apply_to(&mut from_defaults).expect("applies");
         assert_eq!(from_defaults, settings, "{}", path.display());
-        assert_eq!(config::render_effective(&from_defaults), rendered);
+        assert_eq!(meshjob::render_effective(&from_defaults), rendered);
     }
-    fail_on(problems);
+    golden::assert_none(&problems);
 }
 
 #[test]
 fn invalid_examples_give_their_expected_errors() {
     let mut problems = Vec::new();
     for path in yaml_files(INVALID_DIR) {
-        let message = match config::load(&path) {
+        let message = match meshjob::load_config(&path) {
             Ok(_) => {
                 problems.push(format!("{} should be rejected", path.display()));
                 continue;
@@ -122,9 +97,9 @@ fn invalid_examples_give_their_expected_errors() {
             "the error names the file: {message}"
         );
         let expected = path.with_extension("err");
-        problems.extend(golden(&expected, &message));
+        problems.extend(golden::check_file(&expected, message.as_bytes()).err());
     }
-    fail_on(problems);
+    golden::assert_none(&problems);
 }
 
 #[test]
@@ -153,7 +128,7 @@ fn every_expectation_file_has_an_example() {
 
 #[test]
 fn committed_schema_is_fresh() {
-    let fresh = config::schema_json();
+    let fresh = meshjob::schema_json();
     if env_set(UPDATE_SCHEMA) {
         fs::create_dir_all("schemas").expect("create schemas/");
         fs::write(SCHEMA_PATH, &fresh).expect("write schema");
@@ -199,10 +174,10 @@ fn schema_describes_every_property_and_allows_no_others() {
         }
     }
     let schema: serde_json::Value =
-        serde_json::from_str(&config::schema_json()).expect("the schema is JSON");
+        serde_json::from_str(&meshjob::schema_json()).expect("the schema is JSON");
     let mut problems = Vec::new();
     walk(&schema, "#", &mut problems);
-    fail_on(problems);
+    golden::assert_none(&problems);
     let spec = &schema["$defs"]["ConfigSpec"]["properties"];
     for key in [
         "quitUrl",
@@ -302,5 +277,5 @@ fn check_jsonschema_rejects_the_invalid_examples() {
             ));
         }
     }
-    fail_on(problems);
+    golden::assert_none(&problems);
 }

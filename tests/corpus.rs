@@ -5,8 +5,8 @@
 
 mod common;
 
-use meshjob::config::Settings;
-use meshjob::run;
+use meshjob as run;
+use meshjob::Settings;
 use std::path::{Path, PathBuf};
 
 fn files(dir: &Path) -> Vec<PathBuf> {
@@ -62,7 +62,7 @@ fn corpus_sweep() {
             if must_be_identical && out.text != text {
                 failures.push(format!("{sub}/{name}: a non-target file was changed"));
             }
-            if meshjob::yaml::tree::parse_stream(&out.text).is_err() {
+            if meshjob::parse_stream(&out.text).is_err() {
                 failures.push(format!("{sub}/{name}: the output does not parse"));
             }
             let again = run::process(&out.text, &settings);

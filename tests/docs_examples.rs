@@ -15,13 +15,10 @@
 
 mod common;
 
+use common::root;
 use std::path::{Path, PathBuf};
 
 const MARKER: &str = "<!-- example: ";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 fn doc_files() -> Vec<PathBuf> {
     let mut v = vec![root().join("README.md")];

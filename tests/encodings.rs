@@ -3,7 +3,7 @@
 
 mod common;
 
-use meshjob::source::{Wide, decode, wide_encoding};
+use meshjob::{Wide, decode, wide_encoding};
 use std::io::Write;
 use std::process::{Command, Stdio};
 

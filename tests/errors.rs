@@ -7,8 +7,8 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
+use common::golden;
+use std::path::PathBuf;
 
 const CLASSES: &[&str] = &[
     "invalid-yaml",
@@ -25,7 +25,7 @@ const CLASSES: &[&str] = &[
 ];
 
 fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/errors")
+    common::root().join("testdata/errors")
 }
 
 /// `path:LINE:COL: error: ` with numbers where they belong.
@@ -42,7 +42,6 @@ fn points_at_text(line: &str) -> bool {
 
 #[test]
 fn every_error_class_has_a_golden_stderr() {
-    let update = std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1");
     let mut found: Vec<String> = std::fs::read_dir(root())
         .expect("testdata/errors")
         .filter_map(|e| e.ok().map(|e| e.file_name().to_string_lossy().into_owned()))
@@ -60,17 +59,15 @@ fn every_error_class_has_a_golden_stderr() {
             .filter(|l| !l.is_empty())
             .map(String::from)
             .collect();
-        let out = Command::new(common::bin())
-            .current_dir(&dir)
-            .args(&args)
-            .env_remove("NO_COLOR")
-            .env_remove("CLICOLOR_FORCE")
-            .env_remove("MESHJOB_TEST_WRITE_HOOK")
-            .stdin(Stdio::null())
-            .output()
-            .expect("run meshjob");
+        let out = common::run(
+            common::meshjob()
+                .current_dir(&dir)
+                .args(&args)
+                .env_remove("MESHJOB_TEST_WRITE_HOOK"),
+            None,
+        );
         let stderr = String::from_utf8_lossy(&out.stderr);
-        let actual = format!("{stderr}exit status: {}\n", out.status.code().unwrap_or(-1));
+        let actual = format!("{stderr}exit status: {}\n", out.code);
         for line in stderr.lines().filter(|l| l.contains(": error: ")) {
             if !points_at_text(line) {
                 failures.push(format!("{class}: no file:line:col in {line:?}"));
@@ -79,17 +76,7 @@ fn every_error_class_has_a_golden_stderr() {
         if !stderr.contains(": error: ") {
             failures.push(format!("{class}: no error line at all"));
         }
-        let path = dir.join("expected.stderr");
-        if update {
-            std::fs::write(&path, &actual).expect("write expectation");
-            continue;
-        }
-        let expected = std::fs::read_to_string(&path).unwrap_or_default();
-        if expected != actual {
-            failures.push(format!(
-                "{class}: stderr differs\n--- expected\n{expected}--- actual\n{actual}"
-            ));
-        }
+        failures.extend(golden::check_file(&dir.join("expected.stderr"), actual.as_bytes()).err());
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
+    golden::assert_none(&failures);
 }

@@ -5,7 +5,7 @@
 
 mod common;
 
-use meshjob::output::write::write_atomic;
+use meshjob::write_atomic;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
@@ -33,7 +33,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn fixed() -> String {
-    meshjob::run::process(JOB, &meshjob::config::Settings::default()).text
+    meshjob::process(JOB, &meshjob::Settings::default()).text
 }
 
 fn mode(p: &Path) -> u32 {

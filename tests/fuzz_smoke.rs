@@ -19,7 +19,7 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 struct Rng(u64);
@@ -94,7 +94,7 @@ const TOKENS: &[&str] = &[
 ];
 
 fn seeds() -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let mut paths: Vec<PathBuf> = Vec::new();
     let mut stack = vec![root.join("testdata")];
     if let Some(shared) = common::shared_dir() {
@@ -349,7 +349,7 @@ fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
 /// where it went, or, when it cannot be written, why, with the input itself so that nothing
 /// is lost.
 fn save_crash(name: &str, text: &str) -> String {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("target/fuzz-smoke-crashes");
+    let dir = common::root().join("target/fuzz-smoke-crashes");
     let crash = dir.join(name);
     match std::fs::create_dir_all(&dir).and_then(|()| std::fs::write(&crash, text)) {
         Ok(()) => format!("input saved to {}", crash.display()),

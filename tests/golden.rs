@@ -7,12 +7,9 @@
 
 mod common;
 
+use common::{Run, golden};
 use std::path::Path;
-use std::process::{Command, Stdio};
-
-fn update() -> bool {
-    std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1")
-}
+use std::process::Command;
 
 fn case_args(dir: &Path) -> Vec<String> {
     std::fs::read_to_string(dir.join("args"))
@@ -24,42 +21,16 @@ fn case_args(dir: &Path) -> Vec<String> {
         .collect()
 }
 
-struct Run {
-    stdout: Vec<u8>,
-    stderr: Vec<u8>,
-    code: i32,
-}
-
 fn meshjob(dir: &Path, args: &[&str], extra: &[String], stdin: Option<&[u8]>) -> Run {
-    let mut cmd = common::meshjob();
-    cmd.current_dir(dir).args(args).args(extra);
-    let out = match stdin {
-        Some(input) => common::run_stdin(&mut cmd, input),
-        None => cmd.stdin(Stdio::null()).output().expect("run meshjob"),
-    };
-    Run {
-        stdout: out.stdout,
-        stderr: out.stderr,
-        code: out.status.code().unwrap_or(-1),
-    }
+    common::run(
+        common::meshjob().current_dir(dir).args(args).args(extra),
+        stdin,
+    )
 }
 
 /// Compares `actual` with the file `name` in `dir`, or rewrites it when updating.
 fn expect(dir: &Path, name: &str, actual: &[u8], failures: &mut Vec<String>) {
-    let path = dir.join(name);
-    if update() {
-        std::fs::write(&path, actual).expect("write expectation");
-        return;
-    }
-    let want = std::fs::read(&path).unwrap_or_default();
-    if want != actual {
-        failures.push(format!(
-            "{}: {name} differs\n--- expected\n{}\n--- actual\n{}",
-            dir.display(),
-            String::from_utf8_lossy(&want),
-            String::from_utf8_lossy(actual)
-        ));
-    }
+    failures.extend(golden::check_file(&dir.join(name), actual).err());
 }
 
 #[test]
@@ -121,7 +92,7 @@ fn golden_cases() {
         }
         apply_with_patch(dir, &input, &check.stdout, &fix.stdout, &mut failures);
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    golden::assert_none(&failures);
 }
 
 /// The diff, applied with `patch -p1` to a copy of the input, gives the output of `fix`.

@@ -18,21 +18,17 @@
 //! The binary runs with piped stdin, stdout and stderr, no terminal, as Helm runs it.
 
 mod common;
-mod hosts;
+
+use common::{hosts, root};
 
 use serde_json::Value;
 use std::collections::BTreeMap;
-use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
 const HELM4_FILENAME: &str = "postrenderer.helm.sh/postrender-filename";
 const WRAPPER_MARK: &str = "# meshjob-wrapper v";
-
-fn root() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
 
 /// Builds the stream Helm 3 hands its post-renderer, one `# Source:` block per template file,
 /// the way renderResources prints it.

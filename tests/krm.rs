@@ -8,16 +8,12 @@
 
 mod common;
 
-use meshjob::yaml::tree::{Node, parse_stream};
-use std::path::{Path, PathBuf};
-
-fn update() -> bool {
-    std::env::var_os("MESHJOB_UPDATE_GOLDEN").is_some_and(|v| v == "1")
-}
+use common::{Run, golden};
+use meshjob::{Node, parse_stream};
+use std::path::PathBuf;
 
 fn cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/krm");
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&root)
+    let mut v: Vec<PathBuf> = std::fs::read_dir(common::root().join("testdata/krm"))
         .expect("testdata/krm/")
         .filter_map(|e| e.ok().map(|e| e.path()))
         .filter(|p| p.join("input.yaml").is_file())
@@ -26,37 +22,8 @@ fn cases() -> Vec<PathBuf> {
     v
 }
 
-struct Run {
-    stdout: String,
-    stderr: String,
-    code: i32,
-}
-
 fn run(args: &[&str], input: &[u8]) -> Run {
-    let out = common::run_stdin(common::meshjob().args(args), input);
-    Run {
-        stdout: String::from_utf8(out.stdout).expect("utf-8 stdout"),
-        stderr: String::from_utf8(out.stderr).expect("utf-8 stderr"),
-        code: out.status.code().unwrap_or(-1),
-    }
-}
-
-fn compare(path: &Path, actual: &str, failures: &mut Vec<String>) {
-    if update() {
-        if actual.is_empty() && path.extension().is_some_and(|e| e == "yaml") {
-            let _ = std::fs::remove_file(path);
-        } else {
-            std::fs::write(path, actual).expect("write expectation");
-        }
-        return;
-    }
-    let expected = std::fs::read_to_string(path).unwrap_or_default();
-    if expected != actual {
-        failures.push(format!(
-            "{}:\n--- expected\n{expected}\n--- actual\n{actual}",
-            path.display()
-        ));
-    }
+    common::run(common::meshjob().args(args), Some(input))
 }
 
 fn root(text: &str) -> Node {
@@ -114,12 +81,9 @@ fn krm_golden_cases() {
     for dir in all {
         let input = std::fs::read_to_string(dir.join("input.yaml")).expect("input");
         let r = run(&["krm"], input.as_bytes());
-        compare(&dir.join("expected.yaml"), &r.stdout, &mut failures);
-        compare(
-            &dir.join("expected.stderr"),
-            &format!("{}exit status: {}\n", r.stderr, r.code),
-            &mut failures,
-        );
+        let stderr = format!("{}exit status: {}\n", r.stderr(), r.code);
+        failures.extend(golden::check_file(&dir.join("expected.yaml"), &r.stdout).err());
+        failures.extend(golden::check_file(&dir.join("expected.stderr"), stderr.as_bytes()).err());
         if r.code == 2 {
             assert!(
                 r.stdout.is_empty(),
@@ -130,40 +94,40 @@ fn krm_golden_cases() {
         }
         assert_eq!(
             kustomize_annotations(&input),
-            kustomize_annotations(&r.stdout),
+            kustomize_annotations(r.stdout()),
             "{}: kustomize annotations must come back byte-identical",
             dir.display()
         );
-        let again = run(&["krm"], r.stdout.as_bytes());
+        let again = run(&["krm"], &r.stdout);
         assert_eq!(
-            items_text(&again.stdout),
-            items_text(&r.stdout),
+            items_text(again.stdout()),
+            items_text(r.stdout()),
             "{}: a second run must leave the items alone",
             dir.display()
         );
     }
-    assert!(failures.is_empty(), "{}", failures.join("\n\n"));
+    golden::assert_none(&failures);
 }
 
 #[test]
 fn no_arguments_and_a_resource_list_on_stdin_runs_the_function() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/krm/v1-kustomize-annotations");
+    let dir = common::root().join("testdata/krm/v1-kustomize-annotations");
     let input = std::fs::read(dir.join("input.yaml")).expect("input");
     let bare = run(&[], &input);
     let krm = run(&["krm"], &input);
-    assert_eq!(bare.code, 0, "{}", bare.stderr);
+    assert_eq!(bare.code, 0, "{}", bare.show());
     assert_eq!(bare.stdout, krm.stdout);
 }
 
 #[test]
 fn results_say_error_only_for_what_is_left_unfixed() {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata/krm/error-result-exits-1");
+    let dir = common::root().join("testdata/krm/error-result-exits-1");
     let r = run(
         &["krm"],
         &std::fs::read(dir.join("input.yaml")).expect("input"),
     );
     assert_eq!(r.code, 1);
-    let results = root(&r.stdout);
+    let results = root(r.stdout());
     let results = results
         .get("results")
         .and_then(Node::items)

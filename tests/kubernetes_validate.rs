@@ -9,9 +9,9 @@
 
 mod common;
 
-use meshjob::config::{Settings, StrategyChoice, Version};
-use meshjob::run;
-use meshjob::yaml::tree::parse_stream;
+use meshjob as run;
+use meshjob::parse_stream;
+use meshjob::{Settings, StrategyChoice, Version};
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -55,12 +55,12 @@ fn case_settings(input: &Path) -> Settings {
     if config.is_file() {
         argv.extend(["--config".to_string(), config.display().to_string()]);
     }
-    let cli = <meshjob::cli::Cli as clap::Parser>::try_parse_from(&argv)
+    let cli = <meshjob::Cli as clap::Parser>::try_parse_from(&argv)
         .unwrap_or_else(|e| panic!("{}: args: {e}", dir.display()));
-    let meshjob::cli::Command::Diff(args) = cli.command else {
+    let meshjob::Command::Diff(args) = cli.command else {
         unreachable!("parsed as diff");
     };
-    meshjob::cli::settings_here(&args.settings).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+    meshjob::settings_here(&args.settings).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
 }
 
 fn is_target(v: &serde_json::Value) -> bool {

@@ -2,7 +2,8 @@
 //! real `kubectl kustomize --enable-alpha-plugins`, and run directly as kustomize runs it.
 
 mod common;
-mod hosts;
+
+use common::hosts;
 
 use std::path::Path;
 use std::process::Command;

@@ -5,11 +5,8 @@ mod common;
 
 use std::process::Command;
 
-fn testdata(case: &str) -> String {
-    format!(
-        "{}/testdata/mesh/{case}/input.yaml",
-        env!("CARGO_MANIFEST_DIR")
-    )
+fn testdata(case: &str) -> std::path::PathBuf {
+    common::root().join(format!("testdata/mesh/{case}/input.yaml"))
 }
 
 #[test]

@@ -5,26 +5,16 @@
 
 mod common;
 
-use meshjob::yaml::tree::parse_stream;
-use meshjob::yaml::value::{ScalarType, Value};
+use common::Run;
+use meshjob::parse_stream;
+use meshjob::{ScalarType, Value};
 use std::path::Path;
 
-struct Run {
-    stdout: String,
-    stderr: String,
-    code: i32,
-}
-
 fn fix(input: &[u8]) -> Run {
-    let out = common::run_stdin(
+    common::run(
         common::meshjob().args(["fix", "--color", "never", "-"]),
-        input,
-    );
-    Run {
-        stdout: String::from_utf8(out.stdout).expect("utf-8 output"),
-        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
-        code: out.status.code().unwrap_or(-1),
-    }
+        Some(input),
+    )
 }
 
 fn path<'v>(v: &'v Value, keys: &[&str]) -> Option<&'v Value> {
@@ -126,9 +116,9 @@ fn sweep_file(file: &Path) -> Result<&'static str, String> {
     let input = std::fs::read(file).map_err(|e| e.to_string())?;
     let first = fix(&input);
     if first.code == 2 {
-        return Err(format!("exit 2:\n{}", first.stderr));
+        return Err(format!("exit 2:\n{}", first.stderr()));
     }
-    let docs = values(&first.stdout)?;
+    let docs = values(first.stdout())?;
     let before = values(&String::from_utf8_lossy(&input))?;
     if mesh_networks(&before) != mesh_networks(&docs) {
         return Err("meshNetworks changed".into());
@@ -144,20 +134,20 @@ fn sweep_file(file: &Path) -> Result<&'static str, String> {
             Some(Err(e)) => return Err(format!("document {}: {e}", i + 1)),
         }
     }
-    let again = fix(first.stdout.as_bytes());
+    let again = fix(&first.stdout);
     if again.stdout != first.stdout {
         return Err("a second run changed the output".into());
     }
     if mesh_docs > 0 {
         return Ok("edited");
     }
-    if first.stdout.as_bytes() != input.as_slice() {
+    if first.stdout != input {
         return Err("changed, yet no mesh document has the settings".into());
     }
-    if !first.stderr.contains("left alone") {
+    if !first.stderr().contains("left alone") {
         return Err(format!(
             "left alone without a reason in the findings:\n{}",
-            first.stderr
+            first.stderr()
         ));
     }
     Ok("left alone")

@@ -14,8 +14,8 @@
 mod common;
 
 use common::invariants;
-use meshjob::yaml::tree::{Node, parse_stream};
-use meshjob::yaml::value::{ScalarType, Value, plain_type};
+use meshjob::{Node, parse_stream};
+use meshjob::{ScalarType, Value, plain_type};
 
 /// SplitMix64: tiny, seedable, good enough to pick shapes.
 struct Rng(u64);

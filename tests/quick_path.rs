@@ -11,10 +11,10 @@
 
 mod common;
 
-use meshjob::config::Settings;
-use meshjob::finding::Rule;
-use meshjob::run::{self, ProcessOptions};
-use meshjob::yaml::{simple, split, tree};
+use meshjob::Rule;
+use meshjob::Settings;
+use meshjob::{self as run, ProcessOptions};
+use meshjob::{parse_stream, quick_head, split_pieces};
 use std::path::{Path, PathBuf};
 
 fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
@@ -34,7 +34,7 @@ fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
 
 /// (label, text) of every input: testdata always, the shared data when present.
 fn inputs() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let mut paths = Vec::new();
     walk(
         &root.join("testdata"),
@@ -61,15 +61,15 @@ fn inputs() -> Vec<(String, String)> {
 /// The scanner's answer for every piece must be sound: valid YAML, and the same identity the
 /// parser sees.
 fn check_head(label: &str, text: &str, failures: &mut Vec<String>) -> usize {
-    let pieces = split::pieces(text);
+    let pieces = split_pieces(text);
     let mut accepted = 0;
     for r in pieces {
         let piece = &text[r.clone()];
-        let Some(head) = simple::head(piece) else {
+        let Some(head) = quick_head(piece) else {
             continue;
         };
         accepted += 1;
-        let docs = match tree::parse_stream(piece) {
+        let docs = match parse_stream(piece) {
             Ok(d) => d,
             Err(e) => {
                 failures.push(format!(
@@ -229,10 +229,10 @@ fn mutated_documents_never_fool_the_scanner() {
     let mut failures = Vec::new();
     let mut tried = 0;
     for (label, text) in inputs().iter().filter(|(_, t)| t.len() < 4000) {
-        let pieces = split::pieces(text);
+        let pieces = split_pieces(text);
         for r in pieces {
             let piece = &text[r];
-            if simple::head(piece).is_none() {
+            if quick_head(piece).is_none() {
                 continue;
             }
             // A handful of positions per document, spread over it.

@@ -3,7 +3,7 @@
 
 mod common;
 
-use meshjob::finding::Rule;
+use meshjob::Rule;
 
 use std::path::Path;
 use std::process::Command;
@@ -14,7 +14,7 @@ fn regression_inputs_keep_the_invariants() {
     let patch = common::require_tool("patch", "applies the diff of each regression input");
     for path in files {
         let bytes = std::fs::read(&path).expect("read");
-        let Ok(text) = meshjob::source::decode(&bytes) else {
+        let Ok(text) = meshjob::decode(&bytes) else {
             continue;
         };
         // Each of these once gave an internal error or a wrong edit: valid input is edited
@@ -25,7 +25,7 @@ fn regression_inputs_keep_the_invariants() {
         if let (Some(patch), None) = (&patch, &out.fatal) {
             let work = tempfile::tempdir().expect("tempdir");
             std::fs::write(work.path().join("input.yaml"), text).unwrap();
-            let diff = meshjob::output::diff::unified("input.yaml", text, &out.text);
+            let diff = meshjob::unified_diff("input.yaml", text, &out.text);
             let patched = common::run_stdin(
                 Command::new(patch)
                     .args(["-p1", "--quiet", "--fuzz=0", "--no-backup-if-mismatch"])
@@ -47,11 +47,11 @@ fn regression_inputs_keep_the_invariants() {
 /// A nested insertion at the end of a text without a final line break is made, not refused.
 #[test]
 fn nested_insert_at_end_without_final_newline() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("testdata/regressions/mesh-config-no-final-newline-nested-insert.yaml");
+    let path =
+        common::root().join("testdata/regressions/mesh-config-no-final-newline-nested-insert.yaml");
     let text = std::fs::read_to_string(path).unwrap();
     for t in [text.clone(), text.replace("\r\n", "\n")] {
-        let out = meshjob::run::process(&t, &meshjob::config::Settings::default());
+        let out = meshjob::process(&t, &meshjob::Settings::default());
         assert!(out.fatal.is_none(), "{:?}", out.fatal);
         let nl = if t.contains('\r') { "\r\n" } else { "\n" };
         let want = format!(
@@ -70,7 +70,7 @@ fn known_internal_errors_stay_safe() {
     let files = yaml_files_or_none("testdata/known-internal-errors");
     for path in files {
         let bytes = std::fs::read(&path).expect("read");
-        let text = meshjob::source::decode(&bytes).expect("UTF-8");
+        let text = meshjob::decode(&bytes).expect("UTF-8");
         let (_, internal) = checked(&path, text);
         assert!(
             internal.is_some(),
@@ -83,7 +83,7 @@ fn known_internal_errors_stay_safe() {
 
 /// The outcome of `text` (read from `path`), which must keep every invariant, and its first
 /// internal error, if any.
-fn checked(path: &Path, text: &str) -> (meshjob::run::Outcome, Option<meshjob::finding::Finding>) {
+fn checked(path: &Path, text: &str) -> (meshjob::Outcome, Option<meshjob::Finding>) {
     let out = common::invariants::check(text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     let internal = (out.fatal.iter().chain(&out.findings))
         .find(|f| f.rule == Rule::Internal)
@@ -100,7 +100,7 @@ fn yaml_files(dir: &str) -> Vec<std::path::PathBuf> {
 
 /// The `*.yaml` files of a folder of the repository, sorted.
 fn yaml_files_or_none(dir: &str) -> Vec<std::path::PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join(dir);
+    let path = common::root().join(dir);
     let mut files: Vec<_> = std::fs::read_dir(&path)
         .unwrap_or_else(|e| panic!("{dir}: {e}"))
         .filter_map(|e| e.ok().map(|e| e.path()))

@@ -10,11 +10,11 @@
 
 mod common;
 
-use meshjob::config::Settings;
-use meshjob::decide::RunContext;
-use meshjob::finding::{Finding, Rule};
-use meshjob::run::{self, Outcome, ProcessOptions};
-use meshjob::stream::Reader;
+use meshjob::Reader;
+use meshjob::RunContext;
+use meshjob::Settings;
+use meshjob::{self as run, Outcome, ProcessOptions};
+use meshjob::{Finding, Rule};
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -34,7 +34,7 @@ fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
 }
 
 fn inputs() -> Vec<(String, String)> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let root = common::root();
     let mut paths = Vec::new();
     walk(
         &root.join("testdata"),
@@ -101,7 +101,7 @@ fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions) -> Outcome
         out.push_str(piece_out.as_deref().unwrap_or(&text[r.clone()]));
         findings.extend(p.findings.into_iter().map(|f| shifted(f, r.start)));
     }
-    meshjob::run::once_per_text(&mut findings);
+    meshjob::once_per_text(&mut findings);
     Outcome {
         text: out,
         findings,
@@ -270,7 +270,7 @@ fn pieces_processed_one_by_one_equal_the_whole_stream() {
     for (label, text) in &inputs {
         compare(label, text, &mut failures);
         let cuts = pieces(text);
-        if cuts != meshjob::yaml::split::pieces(text) {
+        if cuts != meshjob::split_pieces(text) {
             cut_more += 1;
         }
     }
@@ -285,7 +285,7 @@ fn pieces_processed_one_by_one_equal_the_whole_stream() {
 /// input that changes: the same bytes.
 #[test]
 fn the_diff_built_piece_by_piece_equals_the_whole_text_diff() {
-    use meshjob::output::{diff, hunks::Hunks};
+    use meshjob::{Hunks, unified_diff};
     let mut failures = Vec::new();
     let mut changed = 0;
     for (label, text) in &inputs() {
@@ -315,7 +315,7 @@ fn the_diff_built_piece_by_piece_equals_the_whole_text_diff() {
             }
         }
         h.finish(&mut out);
-        if out != diff::unified(label, text, &whole_new) {
+        if out != unified_diff(label, text, &whole_new) {
             failures.push(format!("{label}: the diffs differ"));
         }
     }

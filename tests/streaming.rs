@@ -4,9 +4,9 @@
 
 mod common;
 
-use meshjob::config::Settings;
-use meshjob::output::diff;
-use meshjob::run;
+use meshjob as run;
+use meshjob::Settings;
+use meshjob::unified_diff;
 use std::path::Path;
 use std::process::{Command, Output};
 
@@ -85,7 +85,7 @@ fn a_multi_batch_stream_comes_out_as_the_whole_text_would() {
     let out = meshjob(&["diff", "big.yaml"], dir.path()).output().unwrap();
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
-        diff::unified("big.yaml", &sparse, &whole(&sparse).text)
+        unified_diff("big.yaml", &sparse, &whole(&sparse).text)
     );
 }
 
@@ -98,7 +98,7 @@ fn an_error_deep_in_a_stream_is_where_the_whole_parse_puts_it() {
         stream(300 << 10, 0)
     );
     let want = whole(&text).fatal.expect("invalid");
-    let (line, col) = meshjob::yaml::text::line_col(&text, want.offset);
+    let (line, col) = meshjob::line_col(&text, want.offset);
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("bad.yaml");
     std::fs::write(&path, &text).unwrap();
@@ -171,7 +171,7 @@ fn fix_stdin_under_a_broken_config_gives_the_whole_input_back() {
 
 #[test]
 fn past_the_hold_back_size_fix_stdin_stops_at_the_error() {
-    let good = stream(meshjob::output::hold::HOLD_BYTES + (2 << 20), 0);
+    let good = stream(meshjob::HOLD_BYTES + (2 << 20), 0);
     let text = format!("{good}---\nbad: [\n");
     let dir = tempfile::tempdir().unwrap();
     let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
@@ -318,7 +318,7 @@ fn stdin_is_decided_with_its_namespaces_wherever_they_stand() {
 #[test]
 fn past_the_read_ahead_a_namespace_after_its_pods_stops_a_pipe() {
     let dir = tempfile::tempdir().unwrap();
-    let filler = stream(meshjob::output::hold::HOLD_BYTES + (1 << 20), 0);
+    let filler = stream(meshjob::HOLD_BYTES + (1 << 20), 0);
     let job = JOB.replace("  name: pi\n", "  name: pi\n  namespace: batch\n");
     // Past the read-ahead, the Namespace after its Job: a pipe cannot go back to the Job.
     let late = format!("{job}---\n{filler}---\n{LINKERD}");

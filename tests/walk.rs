@@ -3,8 +3,8 @@
 
 mod common;
 
-use meshjob::paths::Spelling;
-use meshjob::source::{Origin, expand};
+use meshjob::Spelling;
+use meshjob::{Origin, expand};
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};

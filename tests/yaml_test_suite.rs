@@ -39,7 +39,7 @@ fn cases(root: &Path) -> Vec<PathBuf> {
 }
 
 fn allowlist() -> BTreeMap<String, String> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/yaml-test-suite-allowlist.txt");
+    let path = common::root().join("tests/yaml-test-suite-allowlist.txt");
     let text = std::fs::read_to_string(path).expect("the allowlist exists");
     text.lines()
         .map(str::trim)
@@ -237,6 +237,6 @@ fn strict_indentation_would_refuse_real_manifests() {
     let argo = shared.join("corpus/jobs/argoproj__argo-workflows__examples__sidecar.yaml");
     let text = std::fs::read_to_string(argo).expect("the corpus file is there");
     assert!(parses(&text, false) && !parses(&text, true));
-    let out = meshjob::run::process(&text, &meshjob::config::Settings::default());
+    let out = meshjob::process(&text, &meshjob::Settings::default());
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
 }

@@ -13,7 +13,7 @@ use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
     // Bytes that are not UTF-8 text stop at decode, with an offset inside them.
-    let text = match meshjob::source::decode(data) {
+    let text = match meshjob::decode(data) {
         Ok(t) => t,
         Err((offset, _)) => {
             assert!(offset <= data.len());

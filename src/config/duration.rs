@@ -7,7 +7,7 @@ use std::fmt;
 /// Validates a duration the way Go's `time.ParseDuration` does, which is how Istio reads
 /// `google.protobuf.Duration` fields from YAML: `300ms`, `5s`, `1m30s`, `-1.5h`, `0`.
 /// Returns the duration in nanoseconds (signed), or a message naming the accepted forms.
-pub fn parse_go_duration(s: &str) -> Result<i128, String> {
+pub(crate) fn parse_go_duration(s: &str) -> Result<i128, String> {
     const HINT: &str = "expected a Go duration such as \"5s\", \"500ms\" or \"1m30s\" \
                         (units: ns, us, ms, s, m, h; no spaces)";
     let err = |why: &str| Err(format!("invalid duration {s:?}: {why}; {HINT}"));

@@ -8,29 +8,28 @@ mod document;
 mod duration;
 mod flags;
 mod parse;
-pub mod quit_url;
+pub(crate) mod quit_url;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 pub use crate::version::Version;
 pub use document::MeshId;
-pub use document::{
-    ApiVersion, ConfigSpec, FailOn, Kind, Located, MeshJobConfig, Metadata, StrategyChoice,
-    VersionText,
-};
-pub use duration::{GoDuration, parse_go_duration};
-pub use flags::Flags;
+pub use document::StrategyChoice;
+pub(crate) use document::{ConfigSpec, FailOn, Located, MeshJobConfig, Metadata, VersionText};
+pub(crate) use duration::{GoDuration, parse_go_duration};
+pub(crate) use flags::Flags;
+pub(crate) use parse::ConfigError;
 pub(crate) use parse::closest;
-pub use parse::{ConfigError, from_yaml_error, parse, yaml_options};
-pub use quit_url::QuitUrl;
+pub use parse::parse;
+pub(crate) use quit_url::QuitUrl;
 
 /// The config file looked up from each input's directory upward.
-pub const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
+pub(crate) const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
 /// The only `apiVersion` of a config document.
-pub const API_VERSION: &str = "meshjob.dev/v1alpha1";
+pub(crate) const API_VERSION: &str = "meshjob.dev/v1alpha1";
 /// The only `kind` of a config document.
-pub const KIND: &str = "MeshJobConfig";
+pub(crate) const KIND: &str = "MeshJobConfig";
 
 /// The effective settings of one run: defaults, then the config file, then flags.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -96,23 +95,29 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The entrypoint argv configured for `image`: an exact reference match first, then the
-    /// longest prefix.
-    pub fn entrypoint_for(&self, image: &str) -> Option<&[String]> {
-        if let Some(argv) = self.entrypoints.get(image) {
-            return Some(argv);
+    /// The version of the mesh that injects the pods, when known.
+    pub fn mesh_version(&self, mesh: MeshId) -> Option<Version> {
+        match mesh {
+            MeshId::Istio => self.istio_version,
+            MeshId::Linkerd => self.linkerd_version,
         }
+    }
+
+    /// The entrypoint argv configured for `image`: the longest entry that names the image or
+    /// a prefix of it (an exact match is the longest), both normalised as Docker does
+    /// ([`crate::image::matches`]).
+    pub fn entrypoint_for(&self, image: &str) -> Option<&[String]> {
         self.entrypoints
             .iter()
-            .filter(|(prefix, _)| image.starts_with(prefix.as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
+            .filter_map(|(entry, argv)| crate::image::matches(image, entry).map(|n| (n, argv)))
+            .max_by_key(|(n, _)| *n)
             .map(|(_, argv)| argv.as_slice())
     }
 }
 
 /// The nearest [`CONFIG_FILE_NAME`] in `start_dir` or one of its ancestors. A relative
 /// `start_dir` is taken from the current directory; the result is then absolute.
-pub fn discover(start_dir: &Path) -> Option<PathBuf> {
+pub(crate) fn discover(start_dir: &Path) -> Option<PathBuf> {
     let start = std::path::absolute(start_dir).ok()?;
     start
         .ancestors()
@@ -346,11 +351,6 @@ struct Checked {
 
 fn position<T>(value: &Located<T>) -> (usize, usize) {
     (value.line, value.column)
-}
-
-/// Checks a `quitUrl`; see [`quit_url::parse`].
-pub fn validate_quit_url(url: &str) -> Result<(), String> {
-    quit_url::parse(url).map(|_| ())
 }
 
 /// The JSON Schema of the config document: pretty JSON with a final newline.

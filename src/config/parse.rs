@@ -42,7 +42,7 @@ impl std::error::Error for ConfigError {}
 
 /// The YAML options config documents are read with: YAML 1.2 booleans only, and strings
 /// that look like numbers or booleans must be quoted, as the schema (and Kubernetes) say.
-pub fn yaml_options() -> serde_saphyr::Options {
+pub(crate) fn yaml_options() -> serde_saphyr::Options {
     serde_saphyr::options! {
         strict_booleans: true,
         no_schema: true,
@@ -60,7 +60,7 @@ pub fn parse(text: &str, path: &str) -> Result<MeshJobConfig, ConfigError> {
 }
 
 /// Turns a deserialization error into a [`ConfigError`] with a message for people.
-pub fn from_yaml_error(err: &serde_saphyr::Error, text: &str, path: &str) -> ConfigError {
+pub(crate) fn from_yaml_error(err: &serde_saphyr::Error, text: &str, path: &str) -> ConfigError {
     use serde_saphyr::Error as E;
 
     if is_empty(text) {

@@ -28,9 +28,9 @@ impl std::fmt::Display for QuitUrl {
 
 const EXAMPLE: &str = "such as http://localhost:15020/quitquitquit";
 /// Path characters besides letters and digits; the schema's pattern lists the same.
-pub const PATH_CHARS: &str = "-._~/%:@+,;=";
+pub(crate) const PATH_CHARS: &str = "-._~/%:@+,;=";
 /// The schema's pattern for `quitUrl`: the set [`parse`] accepts.
-pub const PATTERN: &str = r"^http://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/([A-Za-z0-9._~/:@+,;=-]|%[0-9A-Fa-f]{2})+$";
+pub(crate) const PATTERN: &str = r"^http://[A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?(:[0-9]{1,5})?/([A-Za-z0-9._~/:@+,;=-]|%[0-9A-Fa-f]{2})+$";
 
 /// Parses and checks a quit URL; the error says what is wrong and what to write.
 pub fn parse(url: &str) -> Result<QuitUrl, String> {

@@ -27,7 +27,7 @@ use std::sync::Arc;
 
 /// What the run does with each input.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mode {
+pub(crate) enum Mode {
     /// Print the diff; exit 0.
     Diff,
     /// Print the diff; exit 1 when anything would change or an error is found.
@@ -38,7 +38,7 @@ pub enum Mode {
 
 /// One run of `diff`, `check` or `fix`.
 #[derive(Clone, Debug)]
-pub struct Request {
+pub(crate) struct Request {
     pub mode: Mode,
     /// Files or directories; `-` is stdin. Empty: the working directory (stdin with
     /// `stdin_filename`).
@@ -58,7 +58,7 @@ pub struct Request {
 }
 
 /// Runs `req`; the exit status.
-pub fn run(req: &Request) -> u8 {
+pub(crate) fn run(req: &Request) -> u8 {
     let spelling = Spelling::current();
     let Some(cwd) = spelling.cwd().map(Path::to_path_buf) else {
         return console::trouble("cannot find the working directory");

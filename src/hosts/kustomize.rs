@@ -28,10 +28,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 
 /// The name kustomize runs the plugin by: the config's `kind`.
-pub const PLUGIN_NAME: &str = crate::config::KIND;
+pub(crate) const PLUGIN_NAME: &str = crate::config::KIND;
 
 /// Where the plugin goes below the plugin home: `<group>/<version>/<lowercase kind>/<kind>`.
-pub fn plugin_rel_path() -> PathBuf {
+pub(crate) fn plugin_rel_path() -> PathBuf {
     Path::new("meshjob.dev")
         .join("v1alpha1")
         .join(PLUGIN_NAME.to_ascii_lowercase())
@@ -39,12 +39,12 @@ pub fn plugin_rel_path() -> PathBuf {
 }
 
 /// Whether argv[0] says the binary runs as the kustomize plugin.
-pub fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
+pub(crate) fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
     Path::new(argv0).file_name() == Some(std::ffi::OsStr::new(PLUGIN_NAME))
 }
 
 /// The plugin home kustomize looks in.
-pub fn default_plugin_home() -> Result<PathBuf, String> {
+pub(crate) fn default_plugin_home() -> Result<PathBuf, String> {
     let set = |k: &str| {
         std::env::var_os(k)
             .filter(|v| !v.is_empty())
@@ -64,7 +64,7 @@ pub fn default_plugin_home() -> Result<PathBuf, String> {
 
 /// What `install` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Installed {
+pub(crate) enum Installed {
     /// The plugin is now a link to (or a copy of) this binary.
     New,
     /// It already was a link to this binary; nothing changed.
@@ -74,7 +74,7 @@ pub enum Installed {
 /// `meshjob kustomize install`: links this binary into the plugin home (`dir`, or the
 /// default). Falls back to a copy where a link cannot be made. A file already there is
 /// replaced only with `force`, unless it is a link to this same binary.
-pub fn install(dir: Option<&Path>, force: bool) -> Result<(PathBuf, Installed), String> {
+pub(crate) fn install(dir: Option<&Path>, force: bool) -> Result<(PathBuf, Installed), String> {
     let home = match dir {
         Some(d) => d.to_path_buf(),
         None => default_plugin_home()?,
@@ -113,14 +113,14 @@ pub fn install(dir: Option<&Path>, force: bool) -> Result<(PathBuf, Installed), 
 
 /// The binary run as the plugin: config file in argv[1], resources on stdin, transformed
 /// resources on stdout, findings on stderr. Exit 1 when errors are left, 2 on trouble.
-pub struct Plugin {
+pub(crate) struct Plugin {
     /// argv[1], the plugin config file.
     config: Option<OsString>,
 }
 
 impl Plugin {
     /// The plugin as kustomize runs it, from the whole argv.
-    pub fn from_args(args: &[OsString]) -> Self {
+    pub(crate) fn from_args(args: &[OsString]) -> Self {
         Plugin {
             config: args.get(1).cloned(),
         }

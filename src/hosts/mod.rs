@@ -10,9 +10,9 @@
 //! ResourceList is one document, has stdin read whole (with the per-document cap), the
 //! pipeline run and the reply handed to `output`. A new stream host is one more small file.
 
-pub mod files;
-pub mod krm;
-pub mod kustomize;
+pub(crate) mod files;
+pub(crate) mod krm;
+pub(crate) mod kustomize;
 
 use crate::config::{FailOn, Settings};
 use crate::exit;
@@ -27,7 +27,7 @@ use crate::stream::{self, Done, Sink, Stop};
 use std::io::IsTerminal;
 
 /// A program that pipes a resource stream through meshjob.
-pub trait Host {
+pub(crate) trait Host {
     /// What the host learned from its input before the run, for [`Host::reply`].
     type Input;
 
@@ -50,7 +50,7 @@ pub trait Host {
 }
 
 /// Runs `host` on stdin and writes its reply; the exit status.
-pub fn run(host: &impl Host) -> u8 {
+pub(crate) fn run(host: &impl Host) -> u8 {
     let label = host.label();
     if let Some(settings) = host.streaming() {
         return match settings {
@@ -68,7 +68,7 @@ pub fn run(host: &impl Host) -> u8 {
 }
 
 /// Runs `host` on a text it was given.
-pub fn run_text(host: &impl Host, text: &str) -> Reply {
+pub(crate) fn run_text(host: &impl Host, text: &str) -> Reply {
     let go = || {
         let (settings, input) = host.prepare(text)?;
         let mut outcome = run::process(text, &settings);
@@ -95,7 +95,7 @@ pub fn run_text(host: &impl Host, text: &str) -> Reply {
 /// stand (`stream::stdin`). A failure stops the output (see `output::hold`) and exits 2 with
 /// `<label>: error: stdin:line:col: <message>`; so does stdout that does not take the
 /// output, at once, without reading the rest of stdin.
-pub fn stream_stdin(label: &str, settings: &Settings) -> u8 {
+pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
     let input = match Stdin::open() {
         Ok(s) => s,
         Err(e) => {
@@ -189,7 +189,7 @@ impl Sink for Plain<'_> {
 
 /// `stdin:line:col` of an offset in a text read from stdin.
 pub(crate) fn at(text: &str, offset: usize) -> String {
-    let (line, col) = crate::finding::line_col(text, offset);
+    let (line, col) = crate::yaml::text::line_col(text, offset);
     format!("stdin:{line}:{col}")
 }
 
@@ -197,7 +197,7 @@ pub(crate) fn at(text: &str, offset: usize) -> String {
 /// plugin by its kind (argv[0] `MeshJobConfig`, config path in argv[1]); an orchestrator
 /// runs a KRM exec function with no arguments and a ResourceList on stdin. `None` when
 /// neither is the case: the command line is parsed as usual.
-pub fn dispatch() -> Option<u8> {
+pub(crate) fn dispatch() -> Option<u8> {
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     if args
         .first()
@@ -213,7 +213,7 @@ pub fn dispatch() -> Option<u8> {
 
 /// The effective settings of a `MeshJobConfig` document (the legacy plugin's config file or
 /// the KRM functionConfig): defaults, overridden by the document. `origin` names it in errors.
-pub fn config_settings(text: &str, origin: &str) -> Result<Settings, String> {
+pub(crate) fn config_settings(text: &str, origin: &str) -> Result<Settings, String> {
     // Shown after the caller's "error:", so without the error's own label.
     let show = |e: crate::config::ConfigError| match e.line {
         0 => format!("{}: {}", e.path, e.message),

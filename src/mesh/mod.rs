@@ -7,10 +7,11 @@
 //! adding a module and a [`MeshId`]; the stages read the facts from here, and branch on the
 //! id only where a mesh's behaviour (not just a name) differs.
 
-pub mod istio;
-pub mod linkerd;
+pub(crate) mod istio;
+pub(crate) mod linkerd;
 
-pub use crate::config::MeshId;
+pub(crate) use crate::config::MeshId;
+use crate::version::Version;
 
 impl MeshId {
     /// The facts of this mesh.
@@ -114,20 +115,53 @@ pub struct Mesh {
     pub native_sidecar_annotation: &'static str,
     /// Every pod annotation that asks for a native sidecar, the one that wins first.
     pub native_sidecar_annotations: &'static [&'static str],
-    /// Whether the value of a native-sidecar annotation turns it on.
-    pub native_sidecar_on: fn(&str) -> bool,
+    /// What native sidecars need, and how the mesh reads its native annotation.
+    pub native: Native,
+    /// The flag and config key that give the mesh's version, and what that version is.
+    pub version_flag: &'static str,
+    pub version_key: &'static str,
+    pub version_of: &'static str,
     /// Pod-template keys that say whether this mesh injects the pod.
     pub pod_markers: &'static [MarkerKey],
     /// Namespace keys that say whether this mesh injects the namespace's pods.
     pub namespace_markers: &'static [MarkerKey],
+    /// Ambient mode (no sidecar at all), if the mesh has it.
+    pub ambient: Option<Ambient>,
     /// What an already-injected proxy means for the fix, after "<proxy> is already injected, ".
     pub injected_note: &'static str,
     /// The pod annotation that moves the quit endpoint's port, if the mesh has one.
     pub quit_port_annotation: Option<&'static str>,
+    /// Where a POST stops the proxy, as hand-written fixes call it.
+    pub stop_endpoints: &'static [StopEndpoint],
+    /// Processes of the proxy that a hand-written fix may kill.
+    pub proxy_processes: &'static [&'static str],
+    /// The proxy's images, by repository (matched on their last path components), which
+    /// mean a proxy that runs until it is stopped wherever they appear.
+    pub proxy_images: &'static [&'static str],
     /// The documents that hold mesh-wide configuration.
     pub config_kinds: &'static [ConfigKind],
     /// Whether a ConfigMap of this name holds the mesh config.
     pub is_config_map_name: fn(&str) -> bool,
+    /// The Namespace annotations that this mesh's injector (of the given version; unknown:
+    /// any version) copies onto a pod of the Namespace that lacks them, of those meshjob
+    /// reads: a pod has them as if it carried them itself.
+    pub namespace_annotations: fn(Option<Version>) -> &'static [&'static str],
+    /// Where the wrapper asks the proxy to quit, and polls its readiness, when the pod's
+    /// [`Mesh::quit_port_annotation`] is `0` (that server turned off); None: such a pod is
+    /// refused with a finding.
+    pub port_off: Option<PortOff>,
+}
+
+/// The endpoints of a pod whose quit port is turned off (port `0`).
+#[derive(Debug)]
+pub struct PortOff {
+    pub quit_url: &'static str,
+    pub ready_url: &'static str,
+    /// What serves them, for messages.
+    pub served_by: &'static str,
+    /// Keys of the pod's config annotation that move that server: a pod that sets one is
+    /// refused, since meshjob cannot tell where it went.
+    pub moved_by: &'static [&'static str],
 }
 
 impl Mesh {
@@ -139,5 +173,166 @@ impl Mesh {
     }
 }
 
+/// How a mesh puts pods in ambient mode, where a pod has no sidecar to stop.
+#[derive(Debug)]
+pub struct Ambient {
+    /// The label, on a pod or a Namespace, that puts its pods in ambient mode, and its value.
+    pub label: &'static str,
+    pub value: &'static str,
+    /// Labels that ask for a sidecar, which wins over ambient: on the pod, on a Namespace.
+    pub pod_sidecar: &'static [SidecarLabel],
+    pub namespace_sidecar: &'static [SidecarLabel],
+}
+
+/// A label that asks for a sidecar: `key` with `value`, or with any non-empty value.
+#[derive(Debug)]
+pub struct SidecarLabel {
+    pub key: &'static str,
+    pub value: Option<&'static str>,
+}
+
+impl SidecarLabel {
+    /// Whether `labels` (a mapping) has this label.
+    pub fn on(&self, labels: &crate::yaml::tree::Node) -> bool {
+        labels
+            .str(self.key)
+            .is_some_and(|v| self.value.map_or(!v.is_empty(), |want| v == want))
+    }
+}
+
+/// A proxy endpoint that stops it on a POST.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct StopEndpoint {
+    pub port: u16,
+    pub path: &'static str,
+    /// No other program serves this path: a call to it with the port in a variable
+    /// counts, and one without POST is worth a warning.
+    pub distinctive: bool,
+    /// How findings name a POST to it.
+    pub describe: &'static str,
+}
+
+/// What a mesh's native sidecars need, and how it reads its per-pod native annotation.
+#[derive(Debug)]
+pub struct Native {
+    /// The first mesh version with a per-pod native annotation.
+    pub since: Version,
+    /// The first Kubernetes with native sidecars on by default.
+    pub kubernetes_since: Version,
+    /// What a version older than [`Native::since`] lacks, after "Istio 1.22 ".
+    pub too_old: &'static str,
+    /// The annotation to write for a mesh version (unknown: the one every version reads);
+    /// `None` when that version has none.
+    pub key_for: fn(Option<Version>) -> Option<&'static str>,
+    /// The value meshjob writes into it.
+    pub on: &'static str,
+    /// Whether an annotation value turns native sidecars on, as the given version reads it
+    /// (unknown: only what every version reads as on).
+    pub is_on: fn(&str, Option<Version>) -> bool,
+    /// Whether an annotation value turns them off.
+    pub is_off: fn(&str) -> bool,
+    /// How `--strategy native` copes with an unknown version, said in the note about it.
+    pub unknown_version: &'static str,
+}
+
+/// The versions a pod's native sidecar depends on: its mesh's and the oldest kubelet's.
+#[derive(Clone, Copy, Debug)]
+pub struct Support {
+    pub mesh: &'static Mesh,
+    pub mesh_version: Option<Version>,
+    pub kubernetes: Option<Version>,
+}
+
+/// A known version too old for native sidecars.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum TooOld {
+    Mesh(Version),
+    Kubernetes(Version),
+}
+
+impl Mesh {
+    /// What native sidecars need for a pod of this mesh with the given versions.
+    pub fn support(&'static self, settings: &crate::config::Settings) -> Support {
+        Support {
+            mesh: self,
+            mesh_version: settings.mesh_version(self.id),
+            kubernetes: settings.kubernetes_version,
+        }
+    }
+
+    /// The native annotation meshjob writes for a pod of this mesh, for `version`.
+    pub fn native_key(&self, version: Option<Version>) -> &'static str {
+        (self.native.key_for)(version).unwrap_or(self.native_sidecar_annotation)
+    }
+}
+
+impl Support {
+    /// Both versions are given.
+    pub fn known(&self) -> bool {
+        self.mesh_version.is_some() && self.kubernetes.is_some()
+    }
+
+    /// The known versions that are too old for native sidecars.
+    pub fn too_old(&self) -> Vec<TooOld> {
+        let n = &self.mesh.native;
+        let mesh = self
+            .mesh_version
+            .filter(|v| (n.key_for)(Some(*v)).is_none())
+            .map(TooOld::Mesh);
+        let kube = (self.kubernetes)
+            .filter(|v| *v < n.kubernetes_since)
+            .map(TooOld::Kubernetes);
+        mesh.into_iter().chain(kube).collect()
+    }
+
+    /// Whether an annotation value turns native sidecars on, as the target reads it.
+    pub fn is_on(&self, value: &str) -> bool {
+        (self.mesh.native.is_on)(value, self.mesh_version)
+    }
+
+    pub fn is_off(&self, value: &str) -> bool {
+        (self.mesh.native.is_off)(value)
+    }
+
+    /// `Istio 1.24, Kubernetes unknown`.
+    pub fn versions_text(&self) -> String {
+        let show = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
+        format!(
+            "{} {}, Kubernetes {}",
+            self.mesh.name,
+            show(self.mesh_version),
+            show(self.kubernetes)
+        )
+    }
+
+    /// `Istio 1.24 and Kubernetes 1.29`.
+    pub fn needs_text(&self) -> String {
+        let n = &self.mesh.native;
+        format!(
+            "{} {} and Kubernetes {}",
+            self.mesh.name, n.since, n.kubernetes_since
+        )
+    }
+
+    /// Why the known versions cannot run a native sidecar, if they cannot.
+    pub fn too_old_text(&self) -> Option<String> {
+        let why: Vec<String> = (self.too_old().into_iter())
+            .map(|t| match t {
+                TooOld::Mesh(v) => format!("{} {v} {}", self.mesh.name, self.mesh.native.too_old),
+                TooOld::Kubernetes(v) => {
+                    format!("Kubernetes {v} has no native sidecars on by default")
+                }
+            })
+            .collect();
+        (!why.is_empty()).then(|| why.join(" and "))
+    }
+}
+
 /// Every mesh meshjob knows.
-pub const ALL: &[&Mesh] = &[&istio::MESH, &linkerd::MESH];
+pub(crate) static ALL: std::sync::LazyLock<Vec<&'static Mesh>> = std::sync::LazyLock::new(|| {
+    // Every `MeshId` (the config's `mesh` values), so that a new mesh cannot be left out.
+    <MeshId as clap::ValueEnum>::value_variants()
+        .iter()
+        .map(|id| id.mesh())
+        .collect()
+});

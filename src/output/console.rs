@@ -37,7 +37,7 @@ impl ColorChoice {
 /// What a host gives back for one run: the text for stdout, messages for a person, and the
 /// exit status.
 #[derive(Debug)]
-pub struct Reply {
+pub(crate) struct Reply {
     /// The output; `None` on trouble (nothing fit to return).
     pub stdout: Option<String>,
     /// Messages for a person, each line ending in `\n`.
@@ -48,7 +48,7 @@ pub struct Reply {
 
 impl Reply {
     /// A run that stopped: nothing on stdout, `<label>: error: <msg>` on stderr, exit 2.
-    pub fn trouble(label: &str, msg: &str) -> Self {
+    pub(crate) fn trouble(label: &str, msg: &str) -> Self {
         Reply {
             stdout: None,
             stderr: format!("{label}: error: {msg}\n"),
@@ -59,7 +59,7 @@ impl Reply {
 
 /// Writes a reply; its status, or [`exit::TROUBLE`] with `<label>: error: cannot write to
 /// stdout: ...` when stdout cannot take the output.
-pub fn reply(label: &str, r: &Reply) -> u8 {
+pub(crate) fn reply(label: &str, r: &Reply) -> u8 {
     stderr(&r.stderr);
     match r.stdout.as_deref().map(|out| stdout(out.as_bytes())) {
         Some(Err(e)) => {
@@ -72,7 +72,7 @@ pub fn reply(label: &str, r: &Reply) -> u8 {
 
 /// Writes bytes to stdout and flushes. An error is the run's failure: a full disk, an I/O
 /// error, or a reader that closed the pipe (see [`cannot_write_stdout`]).
-pub fn stdout(bytes: &[u8]) -> std::io::Result<()> {
+pub(crate) fn stdout(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
     out.write_all(bytes).and_then(|()| out.flush())
 }
@@ -80,7 +80,7 @@ pub fn stdout(bytes: &[u8]) -> std::io::Result<()> {
 /// The message for output that stdout did not take. A failed write is never a success: the
 /// output is incomplete (`fix - > out.yaml` on a full disk), or nobody reads it any more (a
 /// closed pipe, where the run stops at once instead of reading the rest of its input).
-pub fn cannot_write_stdout(e: &std::io::Error) -> String {
+pub(crate) fn cannot_write_stdout(e: &std::io::Error) -> String {
     let why = match e.kind() {
         std::io::ErrorKind::BrokenPipe => "; the reader closed the pipe, so the run stopped",
         _ => "; the output is incomplete: do not use it",
@@ -90,32 +90,32 @@ pub fn cannot_write_stdout(e: &std::io::Error) -> String {
 
 /// Stdout, for output written as it is made (a stream's diff or fixed text). Buffered in
 /// large blocks: stdout on its own flushes at every line break, a system call per document.
-pub fn stdout_writer() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
+pub(crate) fn stdout_writer() -> std::io::BufWriter<std::io::StdoutLock<'static>> {
     std::io::BufWriter::with_capacity(256 << 10, std::io::stdout().lock())
 }
 
 /// Writes text to stderr as it is.
-pub fn stderr(text: &str) {
+pub(crate) fn stderr(text: &str) {
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
 /// Reports why the run cannot go on (`meshjob: error: <msg>`), and returns
 /// [`exit::TROUBLE`].
-pub fn trouble(msg: &str) -> u8 {
+pub(crate) fn trouble(msg: &str) -> u8 {
     stderr(&format!("meshjob: error: {msg}\n"));
     exit::TROUBLE
 }
 
 /// Reports an error that already carries its place and label (such as a config file's
 /// `path:line:col: error: ...`) as it is, and returns [`exit::TROUBLE`].
-pub fn trouble_shown(shown: &impl std::fmt::Display) -> u8 {
+pub(crate) fn trouble_shown(shown: &impl std::fmt::Display) -> u8 {
     stderr(&format!("{shown}\n"));
     exit::TROUBLE
 }
 
 /// Writes the findings of a run on stderr, in the human or GitHub format (the JSON report
 /// goes to stdout whole; see `hosts::files`).
-pub fn findings(reports: &[Located], format: Format, color: bool, fix_mode: bool) {
+pub(crate) fn findings(reports: &[Located], format: Format, color: bool, fix_mode: bool) {
     let mut text = String::new();
     for l in reports {
         let line = match format {

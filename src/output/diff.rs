@@ -15,7 +15,7 @@ pub fn unified(path: &str, old: &str, new: &str) -> String {
 }
 
 /// ANSI colours for a terminal: headers bold, removals red, additions green, hunks cyan.
-pub fn colorize(diff: &str) -> String {
+pub(crate) fn colorize(diff: &str) -> String {
     let mut out = String::with_capacity(diff.len() + diff.len() / 4);
     for line in diff.split_inclusive('\n') {
         let (body, nl) = match line.strip_suffix('\n') {

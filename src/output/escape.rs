@@ -19,7 +19,7 @@ fn is_unsafe(c: char) -> bool {
 
 /// `s` with every unsafe character written as an escape: `\n`, `\r`, `\t`, else `\u{..}`
 /// (as Rust's `escape_debug` writes it). Borrowed when there is nothing to escape.
-pub fn controls(s: &str) -> Cow<'_, str> {
+pub(crate) fn controls(s: &str) -> Cow<'_, str> {
     if !s.chars().any(is_unsafe) {
         return Cow::Borrowed(s);
     }
@@ -39,7 +39,7 @@ pub fn controls(s: &str) -> Cow<'_, str> {
 /// A diff header name (`a/PATH`) quoted as git quotes it (`quote_c_style`: C escapes, other
 /// bytes in octal) when it holds a character that [`controls`] escapes, `"` or `\`, so that the header stays on one line and `git apply` and
 /// `patch` read the name back. Other names are returned as they are.
-pub fn diff_path(name: &str) -> Cow<'_, str> {
+pub(crate) fn diff_path(name: &str) -> Cow<'_, str> {
     if !name.chars().any(|c| is_unsafe(c) || c == '"' || c == '\\') {
         return Cow::Borrowed(name);
     }

@@ -14,7 +14,7 @@ use std::sync::Arc;
 pub const HOLD_BYTES: usize = 8 << 20;
 
 /// Output that is held until it passes [`HOLD_BYTES`], then written as it comes.
-pub struct HoldBack<'a> {
+pub(crate) struct HoldBack<'a> {
     out: &'a mut dyn Write,
     held: Vec<u8>,
     /// `fix -`: the start of the input, read ahead, to write back on a failure while
@@ -30,7 +30,7 @@ pub struct HoldBack<'a> {
 
 impl<'a> HoldBack<'a> {
     /// Output to `out`.
-    pub fn new(out: &'a mut dyn Write) -> Self {
+    pub(crate) fn new(out: &'a mut dyn Write) -> Self {
         HoldBack {
             out,
             held: Vec::new(),
@@ -44,7 +44,7 @@ impl<'a> HoldBack<'a> {
 
     /// Output to `out` that gives the input back on a failure (`fix -`), while the input
     /// taken is within `head`, the start of the input read ahead.
-    pub fn giving_back(out: &'a mut dyn Write, head: Arc<Vec<u8>>) -> Self {
+    pub(crate) fn giving_back(out: &'a mut dyn Write, head: Arc<Vec<u8>>) -> Self {
         HoldBack {
             head: Some(head),
             ..HoldBack::new(out)
@@ -62,7 +62,7 @@ impl<'a> HoldBack<'a> {
     }
 
     /// Output.
-    pub fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         if self.flushed {
             return self.put(bytes);
         }
@@ -84,7 +84,7 @@ impl<'a> HoldBack<'a> {
 
     /// The next `n` bytes of input were taken (for `fix -`, which gives them back on a
     /// failure while they are within the input read ahead).
-    pub fn input(&mut self, n: usize) -> std::io::Result<()> {
+    pub(crate) fn input(&mut self, n: usize) -> std::io::Result<()> {
         self.taken += n;
         if self.head.as_ref().is_some_and(|h| self.taken > h.len()) && !self.flushed {
             return self.flush_held();
@@ -94,7 +94,7 @@ impl<'a> HoldBack<'a> {
 
     /// The input failed: drop what is held; `fix -` writes the input back unchanged while it
     /// still can (nothing written yet), the rest following through [`HoldBack::echo`].
-    pub fn fail(&mut self) -> std::io::Result<()> {
+    pub(crate) fn fail(&mut self) -> std::io::Result<()> {
         self.held = Vec::new();
         if let Some(head) = self.head.take() {
             let taken = head.get(..self.taken).unwrap_or(&head[..]);
@@ -105,17 +105,17 @@ impl<'a> HoldBack<'a> {
     }
 
     /// Whether the input is being written back (after [`HoldBack::fail`]).
-    pub fn gave_back(&self) -> bool {
+    pub(crate) fn gave_back(&self) -> bool {
         self.echoing
     }
 
     /// Whether a failure now would write the input back (or it is being written back).
-    pub fn gives_back(&self) -> bool {
+    pub(crate) fn gives_back(&self) -> bool {
         self.head.is_some() || self.echoing
     }
 
     /// After a failure, the rest of the input, as it is read.
-    pub fn echo(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+    pub(crate) fn echo(&mut self, bytes: &[u8]) -> std::io::Result<()> {
         self.fail()?;
         if self.echoing {
             self.put(bytes)?;
@@ -133,7 +133,7 @@ impl<'a> HoldBack<'a> {
     }
 
     /// The end of the output: what is held goes out.
-    pub fn finish(&mut self) -> std::io::Result<()> {
+    pub(crate) fn finish(&mut self) -> std::io::Result<()> {
         if !self.flushed {
             self.flush_held()?;
         }

@@ -1,10 +1,10 @@
 //! Output: the unified diff, finding reports and in-place writes. Only this stage prints.
 
-pub mod console;
-pub mod diff;
-pub mod escape;
-pub mod hold;
-pub mod hunks;
-pub mod report;
-pub mod summary;
-pub mod write;
+pub(crate) mod console;
+pub(crate) mod diff;
+pub(crate) mod escape;
+pub(crate) mod hold;
+pub(crate) mod hunks;
+pub(crate) mod report;
+pub(crate) mod summary;
+pub(crate) mod write;

@@ -4,7 +4,7 @@
 use super::escape;
 #[cfg(test)]
 use crate::finding::Rule;
-use crate::finding::{Finding, Severity, line_col};
+use crate::finding::{Finding, Severity};
 
 /// How findings are written.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
@@ -17,7 +17,7 @@ pub enum Format {
 /// A finding placed in a file, ready to show. `line` 0 means a finding about the whole
 /// file or directory (no position); an empty `path` means one about the whole run.
 #[derive(Clone, Debug)]
-pub struct Located {
+pub(crate) struct Located {
     pub path: String,
     pub line: usize,
     pub col: usize,
@@ -25,18 +25,8 @@ pub struct Located {
 }
 
 impl Located {
-    pub fn new(path: &str, text: &str, finding: Finding) -> Self {
-        let (line, col) = line_col(text, finding.offset);
-        Located {
-            path: path.to_string(),
-            line,
-            col,
-            finding,
-        }
-    }
-
     /// A finding about a whole file or directory.
-    pub fn at_path(path: &str, finding: Finding) -> Self {
+    pub(crate) fn at_path(path: &str, finding: Finding) -> Self {
         Located {
             path: path.to_string(),
             line: 0,
@@ -47,7 +37,7 @@ impl Located {
 
     /// A finding that stops a whole file: shown at its start (`path:1:1`), so that every
     /// error points at a place.
-    pub fn at_start(path: &str, finding: Finding) -> Self {
+    pub(crate) fn at_start(path: &str, finding: Finding) -> Self {
         Located {
             path: path.to_string(),
             line: 1,
@@ -57,7 +47,7 @@ impl Located {
     }
 
     /// A finding about the whole run.
-    pub fn run(finding: Finding) -> Self {
+    pub(crate) fn run(finding: Finding) -> Self {
         Self::at_path("", finding)
     }
 
@@ -73,7 +63,7 @@ impl Located {
 }
 
 /// One line in the human format.
-pub fn human(l: &Located, color: bool, fix_mode: bool) -> String {
+pub(crate) fn human(l: &Located, color: bool, fix_mode: bool) -> String {
     let sev = l.finding.severity;
     let label = if color {
         let code = match sev {
@@ -96,7 +86,7 @@ pub fn human(l: &Located, color: bool, fix_mode: bool) -> String {
 
 /// What follows the message of a finding the run repairs: " (fixed)" where the output
 /// carries the repair (`applied`), " (fix available)" where only `fix` would write it.
-pub fn fixed_note(f: &Finding, applied: bool) -> &'static str {
+pub(crate) fn fixed_note(f: &Finding, applied: bool) -> &'static str {
     match (f.fixed, applied) {
         (true, true) => " (fixed)",
         (true, false) => " (fix available)",
@@ -107,7 +97,7 @@ pub fn fixed_note(f: &Finding, applied: bool) -> &'static str {
 /// One line for a host that shows findings without positions (`meshjob: severity:
 /// message`): in a resource stream, positions mean nothing to the user, and the message
 /// names the object. The output carries the repairs.
-pub fn plain(f: &Finding) -> String {
+pub(crate) fn plain(f: &Finding) -> String {
     format!(
         "meshjob: {}: {}{} [{}]",
         f.severity,
@@ -118,19 +108,19 @@ pub fn plain(f: &Finding) -> String {
 }
 
 /// Escapes workflow-command data (the message) as GitHub requires.
-pub fn gh_escape_data(s: &str) -> String {
+pub(crate) fn gh_escape_data(s: &str) -> String {
     s.replace('%', "%25")
         .replace('\r', "%0D")
         .replace('\n', "%0A")
 }
 
 /// Escapes a workflow-command property value (file, title).
-pub fn gh_escape_property(s: &str) -> String {
+pub(crate) fn gh_escape_property(s: &str) -> String {
     gh_escape_data(s).replace(':', "%3A").replace(',', "%2C")
 }
 
 /// One GitHub workflow command (`::error file=..,line=..,col=..::message [MJ...]`).
-pub fn github(l: &Located) -> String {
+pub(crate) fn github(l: &Located) -> String {
     let cmd = match l.finding.severity {
         Severity::Error => "error",
         Severity::Warning => "warning",
@@ -159,7 +149,7 @@ pub fn github(l: &Located) -> String {
 }
 
 /// The JSON object of one finding.
-pub fn json(l: &Located) -> serde_json::Value {
+pub(crate) fn json(l: &Located) -> serde_json::Value {
     let f = &l.finding;
     let mut v = serde_json::json!({
         "path": (!l.path.is_empty()).then_some(&l.path),

@@ -4,7 +4,7 @@
 
 /// What a run did, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
-pub struct Counts {
+pub(crate) struct Counts {
     /// Every file (and stdin) the run looked at.
     pub files: usize,
     /// Files that would change (`fix`: that were written).
@@ -37,7 +37,7 @@ fn count(files: &mut Vec<String>, k: usize, what: &str) {
 }
 
 /// The summary line, or `None` for a run that looked at no file.
-pub fn line(c: &Counts, fix: bool) -> Option<String> {
+pub(crate) fn line(c: &Counts, fix: bool) -> Option<String> {
     if c.files == 0 {
         return None;
     }

@@ -19,7 +19,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 /// What a file held when it was read: its length and a hash of its bytes, taken as they are
 /// read, so that a stream need not be kept to check that the file did not change meanwhile.
 #[derive(Clone, Debug, Default)]
-pub struct Seen {
+pub(crate) struct Seen {
     len: u64,
     hash: DefaultHasher,
 }
@@ -32,14 +32,14 @@ impl PartialEq for Seen {
 
 impl Seen {
     /// The record of `bytes`.
-    pub fn of(bytes: &[u8]) -> Self {
+    pub(crate) fn of(bytes: &[u8]) -> Self {
         let mut s = Seen::default();
         s.update(bytes);
         s
     }
 
     /// Takes in the next bytes read.
-    pub fn update(&mut self, bytes: &[u8]) {
+    pub(crate) fn update(&mut self, bytes: &[u8]) {
         self.len += bytes.len() as u64;
         // `Hasher::write` hashes a byte stream: chunk boundaries do not matter.
         self.hash.write(bytes);
@@ -71,7 +71,7 @@ pub fn write_atomic(path: &Path, expected: &[u8], text: &str) -> Result<(), Stri
 /// A file's replacement in the making: a temporary file beside it that takes the new text as
 /// it comes, and replaces the file only on [`Replacement::commit`]. Dropped uncommitted, it
 /// is removed and the file is untouched.
-pub struct Replacement {
+pub(crate) struct Replacement {
     target: PathBuf,
     dir: PathBuf,
     tmp: PathBuf,
@@ -82,7 +82,7 @@ pub struct Replacement {
 
 impl Replacement {
     /// Checks that `path` can be replaced safely and creates the temporary file.
-    pub fn begin(path: &Path) -> Result<Self, String> {
+    pub(crate) fn begin(path: &Path) -> Result<Self, String> {
         let target: PathBuf = fs::canonicalize(path).map_err(|e| format!("cannot resolve: {e}"))?;
         let meta = fs::metadata(&target).map_err(|e| format!("cannot stat: {e}"))?;
         if !meta.is_file() {
@@ -125,7 +125,7 @@ impl Replacement {
     }
 
     /// Appends the next bytes of the new text.
-    pub fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
+    pub(crate) fn write(&mut self, bytes: &[u8]) -> Result<(), String> {
         self.first_write(bytes);
         let f = self
             .file
@@ -138,7 +138,7 @@ impl Replacement {
     /// Appends the first `len` bytes of the file being replaced, as they are now (the
     /// unchanged start of a stream; [`Replacement::commit`] checks that the file did not
     /// change).
-    pub fn copy_prefix(&mut self, len: u64) -> Result<(), String> {
+    pub(crate) fn copy_prefix(&mut self, len: u64) -> Result<(), String> {
         self.first_write(b"");
         let mut src = fs::File::open(&self.target)
             .map_err(|e| format!("cannot re-read: {e}"))?
@@ -165,7 +165,7 @@ impl Replacement {
     }
 
     /// Replaces the file with the text written, provided it still holds what was `seen`.
-    pub fn commit(mut self, seen: &Seen) -> Result<(), String> {
+    pub(crate) fn commit(mut self, seen: &Seen) -> Result<(), String> {
         let f = self
             .file
             .take()

@@ -1,18 +1,19 @@
 //! Pod annotations: making sure a key exists, creating `metadata` and `annotations` as
-//! needed, in the surrounding style.
+//! needed, in the surrounding style, and taking `annotations` out again. Where the pod's
+//! metadata is comes from the pod view: a template's `metadata`, or the node itself for a
+//! kind that keeps pod metadata alone.
 
 use crate::finding::{Finding, Rule};
 use crate::locate::{object_error as err, shared_node_finding};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
-use crate::yaml::path::child;
 use crate::yaml::tree::Entry;
 
 /// Makes sure the pod template's annotation `key` exists, creating `metadata` and
 /// `annotations` as needed. `value` gets whether the new text stands in a flow context.
 /// Returns the existing entry, if there is one; the caller decides what to do with it.
-pub fn ensure<'d>(
+pub(crate) fn ensure<'d>(
     ed: &mut Editor<'_>,
     t: &Pod<'d>,
     key: &str,
@@ -29,28 +30,33 @@ pub fn ensure<'d>(
             anns
         }
     };
-    let Some(meta_entry) = tpl.entry("metadata") else {
-        let before = tpl.entry("spec").map(|e| &e.key);
-        ed.insert_entry(
-            tpl,
-            &t.path,
-            before,
-            "metadata",
-            &wrap(value(tpl.flow), true),
-        );
-        return None;
+    let meta = if t.metadata_is_template() {
+        tpl
+    } else {
+        let Some(meta_entry) = tpl.entry("metadata") else {
+            let before = tpl.entry("spec").map(|e| &e.key);
+            ed.insert_entry(
+                tpl,
+                &t.path,
+                before,
+                "metadata",
+                &wrap(value(tpl.flow), true),
+            );
+            return None;
+        };
+        let meta = &meta_entry.value;
+        if let Some(f) = shared_node_finding(meta, oref) {
+            out.push(f);
+            return None;
+        }
+        if meta.is_null() {
+            let v = wrap(value(tpl.flow), true);
+            ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &v);
+            return None;
+        }
+        meta
     };
-    let meta = &meta_entry.value;
-    let mpath = child(&t.path, "metadata");
-    if let Some(f) = shared_node_finding(meta, oref) {
-        out.push(f);
-        return None;
-    }
-    if meta.is_null() {
-        let v = wrap(value(tpl.flow), true);
-        ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &v);
-        return None;
-    }
+    let mpath = t.metadata_path();
     if meta.entries().is_none() {
         out.push(err(
             Rule::MetadataNotMapping,
@@ -71,7 +77,7 @@ pub fn ensure<'d>(
         return None;
     };
     let anns = &ann_entry.value;
-    let apath = child(&mpath, "annotations");
+    let apath = t.annotations_path();
     if let Some(f) = shared_node_finding(anns, oref) {
         out.push(f);
         return None;
@@ -95,4 +101,19 @@ pub fn ensure<'d>(
         ed.insert_entry(anns, &apath, None, key, &value(anns.flow));
     }
     existing
+}
+
+/// Takes the pod's `annotations` out (their last entry is going), and its `metadata` too
+/// when that was all a template's metadata held.
+pub(crate) fn remove_all(ed: &mut Editor<'_>, t: &Pod<'_>) {
+    let Some(meta) = t.metadata() else { return };
+    let mpath = t.metadata_path();
+    if t.metadata_is_template() {
+        ed.remove_entry(meta, &mpath, "annotations");
+        return;
+    }
+    let only = meta.entries().is_some_and(|es| es.len() == 1);
+    if only || !ed.remove_entry(meta, &mpath, "annotations") {
+        ed.remove_entry(t.template, &t.path, "metadata");
+    }
 }

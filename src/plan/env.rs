@@ -10,12 +10,12 @@ use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::Node;
 
 /// The mesh's proxy container among the pod's regular containers (injected already).
-pub fn proxy<'d>(pod: &Pod<'d>, mesh: &Mesh) -> Option<Container<'d>> {
+pub(crate) fn proxy<'d>(pod: &Pod<'d>, mesh: &Mesh) -> Option<Container<'d>> {
     pod.container(mesh.proxy_container)
 }
 
 /// An env item `{name, value}`.
-pub fn item(name: &str, value: Out) -> Out {
+pub(crate) fn item(name: &str, value: Out) -> Out {
     Out::Map(vec![
         ("name".into(), Out::Str(name.into())),
         ("value".into(), value),
@@ -25,7 +25,7 @@ pub fn item(name: &str, value: Out) -> Out {
 /// An env item `e` (at `epath[j]`) that should hold `"true"` and does not: set with
 /// `force`, else kept with a warning that says `why` it matters.
 #[allow(clippy::too_many_arguments)]
-pub fn set_or_keep(
+pub(crate) fn set_or_keep(
     ed: &mut Editor<'_>,
     e: &Node,
     epath: &[Seg],
@@ -64,7 +64,7 @@ pub fn set_or_keep(
 
 /// Takes the env items `ours` picks out of the pod's proxy container (the whole `env` when
 /// nothing else is left), and says so.
-pub fn remove_items(
+pub(crate) fn remove_items(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &Mesh,

@@ -1,16 +1,16 @@
 //! Plans the edits for each target: one file per concern. Each pod gets the planners of
 //! the strategy `decide` chose for it.
 
-pub mod annotation;
-pub mod container;
-pub mod env;
-pub mod own_fixes;
-pub mod planner;
-pub mod revert;
+pub(crate) mod annotation;
+pub(crate) mod container;
+pub(crate) mod env;
+pub(crate) mod own_fixes;
+pub(crate) mod planner;
+pub(crate) mod revert;
 pub mod script;
-pub mod sidecars;
-pub mod stops;
-pub mod wrapped;
+pub(crate) mod sidecars;
+pub(crate) mod stops;
+pub(crate) mod wrapped;
 
 use crate::apply::Edit;
 use crate::config::Settings;
@@ -26,7 +26,7 @@ use crate::yaml::tree::Node;
 use planner::{Planner, PodCx};
 
 /// The planner of a mesh. A new mesh adds its arm here (the match is exhaustive).
-pub fn planner(id: MeshId) -> &'static dyn Planner {
+pub(crate) fn planner(id: MeshId) -> &'static dyn Planner {
     match id {
         MeshId::Istio => &mesh::istio::plan::PLANNER,
         MeshId::Linkerd => &mesh::linkerd::plan::PLANNER,
@@ -58,15 +58,18 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let located = locate::locate(&doc.root, &settings.kinds);
+    let mut located = locate::locate(&doc.root, &settings.kinds);
+    for pod in &mut located.pods {
+        pod.inherited = ctx.namespaces.inherited(pod, settings);
+    }
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
     for target in &located.pods {
         let (mesh, strategy, why) = match decide::decide(target, settings, ctx, &mut run_notes) {
-            Decision::Skip(f) => {
-                findings.push(f);
+            Decision::Skip(why) => {
+                findings.push(why.finding(target));
                 continue;
             }
             Decision::Fix {
@@ -99,8 +102,8 @@ pub fn plan_doc_in<'a>(
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = editor.edits.len() > mark;
         changed_pods |= changed;
-        if changed || why.rule != Rule::StrategyChosen {
-            pod_findings.insert(0, why);
+        if changed || why.rule() != Rule::StrategyChosen {
+            pod_findings.insert(0, why.finding(target));
         }
         let refused = pod_findings
             .iter()
@@ -111,7 +114,7 @@ pub fn plan_doc_in<'a>(
                 editor.restore(&target.path, v);
             }
         } else if editor.edits.len() > mark {
-            let native_key = native_annotation(mesh, settings);
+            let native_key = mesh.native_key(settings.mesh_version(mesh.id));
             pod_findings.push(would_change(
                 editor.src,
                 target,
@@ -129,27 +132,17 @@ pub fn plan_doc_in<'a>(
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
-        for m in mesh::ALL {
+        for m in mesh::ALL.iter() {
             planner(m.id).values(&mut editor, &doc.root, settings, force_mesh, &mut findings);
         }
     }
     DocPlan { editor, findings }
 }
 
-/// The native-sidecar annotation the native strategy writes for a pod of `mesh`: Linkerd's
-/// depends on the target version.
-fn native_annotation(mesh: &Mesh, settings: &Settings) -> &'static str {
-    match mesh.id {
-        MeshId::Linkerd => crate::mesh::linkerd::native_annotation(settings.linkerd_version)
-            .unwrap_or(mesh.native_sidecar_annotation),
-        MeshId::Istio => mesh.native_sidecar_annotation,
-    }
-}
-
 /// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
 /// earlier run that took the pod for another mesh, they do nothing there.
 fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
-    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+    let Some(anns) = t.annotations() else {
         return;
     };
     for other in crate::mesh::ALL.iter().filter(|m| m.id != mesh.id) {
@@ -185,14 +178,13 @@ fn would_change(
     edits: &[Edit],
 ) -> Finding {
     let tpl = t.template;
-    let who = locate::describe(&t.object);
+    let who = t.describe();
     let other = match strategy {
         Strategy::Wrapper => None,
         Strategy::Native => Some(format!(
             "{who}: {native_key}: \"{}\" would be set: its pod would keep running after the \
              task, because the {} proxy does not stop",
-            crate::mesh::istio::NATIVE_ON,
-            mesh.name
+            mesh.native.on, mesh.name
         )),
         Strategy::Remove { .. } => Some(format!(
             "{who}: what meshjob added earlier would be taken out"
@@ -203,11 +195,7 @@ fn would_change(
             .with_object(Some(t.object.clone()))
             .fixed();
     }
-    let containers: Vec<&Node> = (tpl.get("spec"))
-        .and_then(|s| s.get("containers"))
-        .and_then(Node::items)
-        .map(|items| items.iter().collect())
-        .unwrap_or_default();
+    let containers: Vec<&Node> = t.containers().map(|c| c.node).collect();
     let is_touched = |c: &&Node| edits.iter().any(|e| c.start <= e.start && e.start <= c.end);
     // An injected proxy is never wrapped: its env may get the settings instead.
     let is_proxy = |c: &&Node| c.str("name") == Some(mesh.proxy_container);
@@ -249,8 +237,8 @@ fn would_change(
             ),
         ),
         None => {
-            let annotation = (tpl.get("metadata"))
-                .and_then(|m| m.get("annotations"))
+            let annotation = t
+                .annotations()
                 .and_then(|a| a.entry(mesh.pod_config_annotation));
             let verb = if annotation.is_some() {
                 "updated"

@@ -4,21 +4,22 @@
 //! it saw.
 
 use super::sidecars;
-use super::stops::{self, Found, Stop};
+use super::stops::{self, Found, Stop, Targets};
 use super::wrapped::{How, Wrap};
 use crate::config::Settings;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
-use crate::locate::describe;
-use crate::mesh::{Mesh, istio};
+use crate::mesh::{Mesh, Support};
+use crate::pod::Pod;
 use crate::yaml::tree::Node;
 
-/// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
-/// 15020.
-pub fn status_port(mesh: &Mesh, tpl: &Node) -> Option<u16> {
+/// The pod's quit port from its mesh's annotation (`status.sidecar.istio.io/port`,
+/// `config.linkerd.io/admin-port`; the pod's own, else the one its Namespace gives it),
+/// where a hand-written quit may go instead of the default port.
+pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
     mesh.quit_port_annotation
-        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
-        .and_then(Node::as_str)
-        .and_then(|p| p.parse().ok())
+        .and_then(|a| pod.effective_annotation(a))
+        .and_then(|(p, _)| p.parse().ok())
 }
 
 fn strings(n: Option<&Node>) -> Vec<String> {
@@ -66,7 +67,7 @@ fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
 /// the pod gets a native sidecar, so the quit is no longer needed (a warning).
 pub(crate) fn own_stop(
     w: &Wrap<'_>,
-    status_port: Option<u16>,
+    targets: &Targets,
     shared_pid: bool,
     native: bool,
     oref: &ObjectRef,
@@ -82,7 +83,7 @@ pub(crate) fn own_stop(
     let push = |out: &mut Vec<Finding>, sev, rule, msg: String| {
         out.push(Finding::new(sev, rule, at, msg).with_object(Some(oref.clone())));
     };
-    match stops::find(&words, status_port) {
+    match stops::find(&words, targets) {
         Found::Nothing => false,
         Found::QuitNotPost => {
             if !native {
@@ -158,7 +159,7 @@ pub(crate) fn own_stop(
 }
 
 /// A finding when container `c` is a long-running sidecar: never wrapped.
-pub fn sidecar_finding(
+pub(crate) fn sidecar_finding(
     c: &Node,
     name: &str,
     settings: &Settings,
@@ -183,21 +184,18 @@ pub fn sidecar_finding(
 
 /// When no container of a pod can be wrapped and none stops the proxy, the errors of its
 /// containers say that no annotation is added either, and what would fix the pod.
-pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) {
-    let native = match (settings.istio_version, settings.kubernetes_version) {
-        (Some(i), Some(k))
-            if i >= istio::NATIVE_ANNOTATION_SINCE && k >= istio::NATIVE_KUBERNETES_SINCE =>
-        {
-            format!(
-                "; --strategy native would fix it without a command (Istio {i} and Kubernetes \
-                 {k} allow native sidecars)"
-            )
-        }
+pub(crate) fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
+    let m = support.mesh;
+    let native = match (support.mesh_version, support.kubernetes) {
+        (Some(v), Some(k)) if support.too_old().is_empty() => format!(
+            "; --strategy native would fix it without a command ({} {v} and Kubernetes {k} \
+             allow native sidecars)",
+            m.name
+        ),
         (None, _) | (_, None) => format!(
-            "; a native sidecar needs no command: on Istio {}+ with Kubernetes {}+, pass \
-             --istio-version and --kubernetes-version",
-            istio::NATIVE_ANNOTATION_SINCE,
-            istio::NATIVE_KUBERNETES_SINCE
+            "; a native sidecar needs no command: on {} {}+ with Kubernetes {}+, pass {} and \
+             --kubernetes-version",
+            m.name, m.native.since, m.native.kubernetes_since, m.version_flag
         ),
         _ => String::new(),
     };
@@ -208,21 +206,22 @@ pub fn note_unfixed(settings: &Settings, oref: &ObjectRef, out: &mut [Finding]) 
         f.message.push_str(&format!(
             ". Nothing else in this pod stops the proxy, so meshjob adds no {} annotation \
              either{native}",
-            istio::PROXY_CONFIG_ANNOTATION
+            m.pod_config_annotation
         ));
     }
 }
 
 /// Under the native strategy: what the containers do about the proxy, said as warnings.
-pub fn native_notes(
-    containers: &[Node],
-    status_port: Option<u16>,
+pub(crate) fn native_notes(
+    pod: &Pod<'_>,
+    targets: &Targets,
     settings: &Settings,
-    oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) {
-    for (index, c) in containers.iter().enumerate() {
-        let name = c.str("name").unwrap_or_default().to_string();
+    let oref = &pod.object;
+    for container in pod.containers() {
+        let c = container.node;
+        let name = container.name().to_string();
         if let Some(f) = sidecar_finding(c, &name, settings, oref) {
             out.push(f);
             continue;
@@ -232,10 +231,10 @@ pub fn native_notes(
         };
         let w = Wrap {
             node: c,
-            index,
+            index: container.index,
             name,
             how: How::Command { cmd, args },
         };
-        own_stop(&w, status_port, true, true, oref, out);
+        own_stop(&w, targets, true, true, oref, out);
     }
 }

@@ -10,7 +10,7 @@ use crate::yaml::editor::Editor;
 use crate::yaml::tree::Node;
 
 /// What a pod planner works on: one pod of one document, its mesh and the settings.
-pub struct PodCx<'e, 'a, 'd> {
+pub(crate) struct PodCx<'e, 'a, 'd> {
     pub ed: &'e mut Editor<'a>,
     pub pod: &'e Pod<'d>,
     pub mesh: &'static Mesh,
@@ -20,7 +20,7 @@ pub struct PodCx<'e, 'a, 'd> {
 
 /// A mesh's planners. Each mesh module has one (`mesh::istio::plan`,
 /// `mesh::linkerd::plan`).
-pub trait Planner: Sync {
+pub(crate) trait Planner: Sync {
     /// The wrapper strategy, after `plan::container` wrapped the pod's containers:
     /// `wrapped` says whether something in the pod now stops the proxy, so that the pod
     /// needs the mesh's per-pod settings (an annotation, or the env of a proxy injected

@@ -1,17 +1,16 @@
 //! Long-running sidecars that users put in `containers`: wrapping one would make the proxy
 //! wait for a container that never ends.
 
-/// Known sidecar images, by repository (the image reference without registry, tag or
-/// digest, matched on its last path components).
-const IMAGES: [&str; 5] = [
-    "cloud-sql-proxy",       // gcr.io/cloud-sql-connectors/cloud-sql-proxy (v2)
-    "gce-proxy",             // gcr.io/cloudsql-docker/gce-proxy (v1)
-    "linkerd/proxy",         // cr.l5d.io/linkerd/proxy
-    "istio/proxyv2",         // docker.io/istio/proxyv2
-    "istio-release/proxyv2", // gcr.io/istio-release/proxyv2
+/// Known sidecar images besides the meshes' own proxies (`Mesh::proxy_images`), by
+/// repository (the image reference without registry, tag or digest, matched on its last
+/// path components).
+const IMAGES: [&str; 2] = [
+    "cloud-sql-proxy", // gcr.io/cloud-sql-connectors/cloud-sql-proxy (v2)
+    "gce-proxy",       // gcr.io/cloudsql-docker/gce-proxy (v1)
 ];
-/// Container names that mean a proxy whatever the image.
-const NAMES: [&str; 3] = ["istio-proxy", "linkerd-proxy", "cloud-sql-proxy"];
+/// Container names that mean a proxy whatever the image, besides the meshes' proxy
+/// containers.
+const NAMES: [&str; 1] = ["cloud-sql-proxy"];
 
 /// The repository part of an image reference: `gcr.io/x/y:1.0@sha256:..` -> `gcr.io/x/y`.
 fn repository(image: &str) -> &str {
@@ -27,37 +26,34 @@ fn ends_with_components(repo: &str, suffix: &str) -> bool {
     repo == suffix || repo.strip_suffix(suffix).is_some_and(|r| r.ends_with('/'))
 }
 
-/// Whether the image reference `image` is `entry` itself or starts with it at a component
-/// boundary (`/`, `:` or `@`). This is how `entrypoints` keys match, too.
-pub fn image_matches(image: &str, entry: &str) -> bool {
-    image == entry
-        || image
-            .strip_prefix(entry)
-            .is_some_and(|rest| rest.starts_with(['/', ':', '@']) || entry.ends_with('/'))
-}
-
 /// Why a container is taken for a long-running sidecar, or None.
-pub fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option<String> {
+pub(crate) fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option<String> {
     if let Some(e) = configured.iter().find(|e| e.as_str() == name) {
         return Some(format!(
             "its name {e:?} is listed under `sidecars` in the config"
         ));
     }
     if let Some(image) = image {
-        if let Some(e) = configured.iter().find(|e| image_matches(image, e)) {
+        if let Some(e) = configured
+            .iter()
+            .find(|e| crate::image::matches(image, e).is_some())
+        {
             return Some(format!(
                 "its image matches {e:?} under `sidecars` in the config"
             ));
         }
         let repo = repository(image);
-        if let Some(known) = IMAGES.iter().find(|k| ends_with_components(repo, k)) {
+        let mesh_images = crate::mesh::ALL.iter().flat_map(|m| m.proxy_images);
+        if let Some(known) =
+            (IMAGES.iter().chain(mesh_images)).find(|k| ends_with_components(repo, k))
+        {
             return Some(format!(
                 "its image is {known}, a proxy that runs until it is stopped"
             ));
         }
     }
-    NAMES
-        .iter()
+    let mesh_names = crate::mesh::ALL.iter().map(|m| &m.proxy_container);
+    (NAMES.iter().chain(mesh_names))
         .find(|n| **n == name)
         .map(|n| format!("its name is {n}, a proxy that runs until it is stopped"))
 }
@@ -115,5 +111,13 @@ mod tests {
         assert!(sidecar("vault-agent", Some("hashicorp/vault:1.17"), &cfg).is_some());
         assert!(sidecar("m", Some("registry.example/metrics-agent-v2:1"), &cfg).is_none());
         assert!(sidecar("vault", Some("hashicorp/vault:1.17"), &cfg).is_none());
+        // Entries and images are compared as Docker normalises them.
+        let cfg = vec![
+            "docker.io/library/redis".to_string(),
+            "acme/agent".to_string(),
+        ];
+        assert!(sidecar("r", Some("redis:7"), &cfg).is_some());
+        assert!(sidecar("a", Some("index.docker.io/acme/agent"), &cfg).is_some());
+        assert!(sidecar("r", Some("registry.example/redis:7"), &cfg).is_none());
     }
 }

@@ -3,18 +3,19 @@
 //! meshjob looks at the container's argv as text (a shell script is usually one item of it)
 //! and recognises the ways people stop a sidecar by hand. It never edits them.
 
+use crate::mesh::{Mesh, StopEndpoint};
+
 /// How a container already stops the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// A POST to `/quitquitquit` on pilot-agent's status port (15020, or the pod's
-    /// `status.sidecar.istio.io/port`) or Envoy's admin port (15000), with any client.
-    QuitQuitQuit,
+pub(crate) enum Stop {
+    /// A POST, with any client, to an endpoint that stops a mesh's proxy (`/quitquitquit`
+    /// on pilot-agent's status port or Envoy's admin port, Linkerd's `/shutdown`), or to the
+    /// port the pod's annotation moves it to.
+    Post(StopEndpoint),
     /// `pilot-agent request POST quitquitquit` (only in the proxy image).
     PilotAgentRequest,
     /// `pkill`/`killall`/`kill` of envoy or pilot-agent: needs `shareProcessNamespace: true`.
     Kill,
-    /// A POST to Linkerd's admin `/shutdown` on port 4191.
-    LinkerdShutdown,
     /// `linkerd-await --shutdown` (or `-S`).
     LinkerdAwait,
     /// `scuttle` as the program: stops the proxy only when `ENVOY_ADMIN_API` is set.
@@ -23,12 +24,11 @@ pub enum Stop {
 
 impl Stop {
     /// A few words for findings: "curl/wget ... POST /quitquitquit" and so on.
-    pub fn describe(self) -> &'static str {
+    pub(crate) fn describe(self) -> &'static str {
         match self {
-            Stop::QuitQuitQuit => "a POST to /quitquitquit",
+            Stop::Post(e) => e.describe,
             Stop::PilotAgentRequest => "`pilot-agent request POST quitquitquit`",
             Stop::Kill => "a kill of envoy or pilot-agent",
-            Stop::LinkerdShutdown => "a POST to Linkerd's /shutdown",
             Stop::LinkerdAwait => "`linkerd-await --shutdown`",
             Stop::Scuttle => "scuttle",
         }
@@ -37,7 +37,7 @@ impl Stop {
 
 /// What the argv says about stopping the proxy.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Found {
+pub(crate) enum Found {
     /// It stops the proxy itself.
     Stops(Stop),
     /// It calls `/quitquitquit` on a proxy port, but not with POST: pilot-agent and Envoy
@@ -46,15 +46,45 @@ pub enum Found {
     Nothing,
 }
 
-/// Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
-/// 15020, FACTS.md "POST /quitquitquit on port 15020") and Envoy's admin port (15000).
-const QUIT_PORTS: [u16; 2] = [15020, 15000];
-/// Linkerd's proxy admin port, which serves `POST /shutdown`.
-const LINKERD_ADMIN_PORT: u16 = 4191;
+/// What stops a proxy: the endpoints that stop it on a POST, and its processes.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Targets {
+    pub endpoints: Vec<StopEndpoint>,
+    pub processes: Vec<&'static str>,
+}
 
-/// Looks at a container's argv (`command` followed by `args`). `status_port` is the pod's
-/// `status.sidecar.istio.io/port` when it sets one.
-pub fn find(argv: &[&str], status_port: Option<u16>) -> Found {
+impl Targets {
+    /// Every mesh's endpoints and processes, and the endpoints of the pod's own mesh
+    /// (`mesh`) again at `moved_port`, where the pod's annotation puts them.
+    pub(crate) fn of(mesh: &Mesh, moved_port: Option<u16>) -> Targets {
+        let mut t = Targets::default();
+        for m in crate::mesh::ALL.iter() {
+            t.endpoints.extend_from_slice(m.stop_endpoints);
+            t.processes.extend_from_slice(m.proxy_processes);
+        }
+        if let Some(port) = moved_port {
+            let moved = (mesh.stop_endpoints.iter()).map(|e| StopEndpoint { port, ..*e });
+            t.endpoints.extend(moved);
+        }
+        t
+    }
+
+    /// An endpoint at `path` that this port may be, for a statement that calls it.
+    fn endpoint(&self, path: &str, port: Option<Port>) -> Option<StopEndpoint> {
+        self.endpoints.iter().copied().find(|e| {
+            e.path == path
+                && match port {
+                    Some(Port::Literal(n)) => n == e.port,
+                    Some(Port::Variable) => e.distinctive,
+                    None => false,
+                }
+        })
+    }
+}
+
+/// Looks at a container's argv (`command` followed by `args`) for what stops a proxy
+/// (`targets`).
+pub(crate) fn find(argv: &[&str], targets: &Targets) -> Found {
     let mut quit_not_post = false;
     if argv.first().is_some_and(|p| base(p) == "scuttle") {
         return Found::Stops(Stop::Scuttle);
@@ -65,10 +95,10 @@ pub fn find(argv: &[&str], status_port: Option<u16>) -> Found {
     for item in argv.iter().copied().chain([joined.as_str()]) {
         for stmt in statements(item) {
             let words = words(stmt);
-            if let Some(stop) = stop_in(stmt, &words, status_port) {
+            if let Some(stop) = stop_in(stmt, &words, targets) {
                 return Found::Stops(stop);
             }
-            if calls_quit(stmt, status_port) {
+            if calls_stop(stmt, targets).is_some_and(|e| e.distinctive) {
                 quit_not_post = true;
             }
         }
@@ -80,7 +110,7 @@ pub fn find(argv: &[&str], status_port: Option<u16>) -> Found {
     }
 }
 
-fn stop_in(stmt: &str, words: &[&str], status_port: Option<u16>) -> Option<Stop> {
+fn stop_in(stmt: &str, words: &[&str], targets: &Targets) -> Option<Stop> {
     let first = words
         .iter()
         .map(|w| base(w))
@@ -90,7 +120,7 @@ fn stop_in(stmt: &str, words: &[&str], status_port: Option<u16>) -> Option<Stop>
         Some("pkill" | "killall" | "kill")
             if words
                 .iter()
-                .any(|w| w.contains("envoy") || w.contains("pilot-agent")) =>
+                .any(|w| targets.processes.iter().any(|p| w.contains(p))) =>
         {
             return Some(Stop::Kill);
         }
@@ -117,29 +147,28 @@ fn stop_in(stmt: &str, words: &[&str], status_port: Option<u16>) -> Option<Stop>
     {
         return Some(Stop::LinkerdAwait);
     }
-    if calls_quit(stmt, status_port) && is_post(stmt, words) {
-        return Some(Stop::QuitQuitQuit);
-    }
-    if calls(stmt, "/shutdown", |p| {
-        p == Some(Port::Literal(LINKERD_ADMIN_PORT))
-    }) && is_post(stmt, words)
-    {
-        return Some(Stop::LinkerdShutdown);
-    }
-    None
+    let endpoint = calls_stop(stmt, targets)?;
+    is_post(stmt, words).then_some(Stop::Post(endpoint))
 }
 
 fn is_await_shutdown(w: &str) -> bool {
     w == "--shutdown" || (w.starts_with('-') && !w.starts_with("--") && w[1..].contains('S'))
 }
 
-/// `/quitquitquit` right after a proxy port (or a port written as a variable).
-fn calls_quit(stmt: &str, status_port: Option<u16>) -> bool {
-    calls(stmt, "/quitquitquit", |p| match p {
-        Some(Port::Literal(n)) => QUIT_PORTS.contains(&n) || Some(n) == status_port,
-        Some(Port::Variable) => true,
-        None => false,
-    })
+/// The stop endpoint `stmt` calls: its path right after its port (or, for a path no other
+/// program uses, a port written as a variable).
+fn calls_stop(stmt: &str, targets: &Targets) -> Option<StopEndpoint> {
+    let mut found = None;
+    for e in &targets.endpoints {
+        if calls(stmt, e.path, |p| targets.endpoint(e.path, p).is_some()) {
+            found = Some(*e);
+            break;
+        }
+    }
+    let e = found?;
+    // The endpoint the port names, when several share a path.
+    stmt.match_indices(e.path)
+        .find_map(|(i, _)| targets.endpoint(e.path, port_before(&stmt[..i])))
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -244,10 +273,31 @@ fn base(w: &str) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use super::{Found, Stop, find};
+    use super::{Found, Stop, StopEndpoint, Targets};
+    use crate::mesh::{istio, linkerd};
+
+    /// What `find` says, with the port of an endpoint left out (`posts` names none).
+    fn find(argv: &[&str], moved: Option<u16>) -> Found {
+        match super::find(argv, &Targets::of(&istio::MESH, moved)) {
+            Found::Stops(Stop::Post(e)) => Found::Stops(Stop::Post(StopEndpoint { port: 0, ..e })),
+            other => other,
+        }
+    }
 
     fn sh(script: &str) -> Found {
         find(&["/bin/sh", "-c", script], None)
+    }
+
+    fn posts(what: &str) -> Found {
+        let mut all = istio::MESH
+            .stop_endpoints
+            .iter()
+            .chain(linkerd::MESH.stop_endpoints);
+        let e = all.find(|e| e.describe == what);
+        Found::Stops(Stop::Post(StopEndpoint {
+            port: 0,
+            ..*e.unwrap()
+        }))
     }
 
     #[test]
@@ -268,7 +318,7 @@ mod tests {
             "curl -X POST http://localhost:${STATUS_PORT}/quitquitquit",
             "curl -X POST http://localhost:$(STATUS_PORT)/quitquitquit",
         ] {
-            assert_eq!(sh(s), Found::Stops(Stop::QuitQuitQuit), "{s}");
+            assert_eq!(sh(s), posts("a POST to /quitquitquit"), "{s}");
         }
     }
 
@@ -290,7 +340,7 @@ mod tests {
         let s = "./t; curl -X POST localhost:15030/quitquitquit";
         assert_eq!(
             find(&["sh", "-c", s], Some(15030)),
-            Found::Stops(Stop::QuitQuitQuit)
+            posts("a POST to /quitquitquit")
         );
         assert_eq!(find(&["sh", "-c", s], None), Found::Nothing);
     }
@@ -351,7 +401,7 @@ mod tests {
     fn linkerd() {
         assert_eq!(
             sh("./t; curl -X POST http://localhost:4191/shutdown"),
-            Found::Stops(Stop::LinkerdShutdown)
+            posts("a POST to Linkerd's /shutdown")
         );
         assert_eq!(
             sh("./t; curl http://localhost:4191/shutdown"),

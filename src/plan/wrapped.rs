@@ -10,10 +10,10 @@ use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
 
 /// The shared volume through which several wrappers agree on who finished last.
-pub const PEERS_VOLUME: &str = "meshjob";
-pub const PEERS_MOUNT: &str = "/var/run/meshjob";
+pub(crate) const PEERS_VOLUME: &str = "meshjob";
+pub(crate) const PEERS_MOUNT: &str = "/var/run/meshjob";
 
-pub enum How<'d> {
+pub(crate) enum How<'d> {
     /// Already wrapped: only the script may need an update.
     Existing { cmd: &'d Node },
     /// `command` written out. `args` is the `args` entry, if there is one (it may be null).
@@ -31,7 +31,7 @@ pub enum How<'d> {
     },
 }
 
-pub struct Wrap<'d> {
+pub(crate) struct Wrap<'d> {
     pub node: &'d Node,
     pub index: usize,
     pub name: String,
@@ -39,7 +39,7 @@ pub struct Wrap<'d> {
 }
 
 /// Whether a command sequence is a wrapper written by meshjob (any version).
-pub fn wrapper_script(cmd: &Node) -> Option<&str> {
+pub(crate) fn wrapper_script(cmd: &Node) -> Option<&str> {
     let items = cmd.items()?;
     match items {
         [sh, c, s, zero]
@@ -55,7 +55,7 @@ pub fn wrapper_script(cmd: &Node) -> Option<&str> {
 }
 
 /// An argv word copied from the source: its exact text when it is a one-line scalar.
-pub fn item_out(src: &str, n: &Node, from_flow: bool) -> Out {
+pub(crate) fn item_out(src: &str, n: &Node, from_flow: bool) -> Out {
     let Kind::Scalar { value, style } = &n.kind else {
         return Out::Str(String::new());
     };

@@ -13,23 +13,25 @@
 mod ordered;
 mod read;
 mod settle;
-pub mod stdin;
+pub(crate) mod stdin;
 
-pub use ordered::ordered;
-pub use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError, Reader};
-pub use settle::{Cause, Failure, Reference, line_col, line_cols, settle};
+pub(crate) use crate::yaml::text::line_cols;
+pub(crate) use ordered::ordered;
+pub use read::Reader;
+pub(crate) use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError};
+pub(crate) use settle::{Cause, Failure, line_col, settle};
 
 use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
-use crate::run::{Growth, Pieces, ProcessOptions, process_pieces};
+use crate::pipeline::{Growth, Pieces, ProcessOptions, process_pieces};
 use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::Arc;
 
 /// Where the stream's `Namespace` documents (which decide some Jobs' strategy) come from.
 #[derive(Clone, Copy, Debug)]
-pub enum Namespaces<'a> {
+pub(crate) enum Namespaces<'a> {
     /// Read before the stream is processed (a file is read twice: [`namespaces`] first; a
     /// text in memory; stdin read to its end ahead, see [`stdin`]): they apply to every
     /// document.
@@ -57,7 +59,7 @@ impl Namespaces<'_> {
 /// Whether the bytes of `input` spell `Namespace` anywhere: a first pass need not cut an
 /// input that does not into documents (only a piece that spells it can hold a Namespace).
 /// An input that cannot be read is said to, for the first pass to meet the error.
-pub fn spells_namespace<R: Read>(mut input: R) -> bool {
+pub(crate) fn spells_namespace<R: Read>(mut input: R) -> bool {
     const NEEDLE: &[u8] = b"Namespace";
     let finder = memchr::memmem::Finder::new(NEEDLE);
     let mut buf = vec![0u8; 256 << 10];
@@ -82,7 +84,7 @@ pub fn spells_namespace<R: Read>(mut input: R) -> bool {
 /// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
 /// skips the rest), and only what they say is kept (ambient namespaces and mesh markers). A problem in the input is left for the
 /// pass that edits it to report.
-pub fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
+pub(crate) fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
     let mut ctx = RunContext::default();
     for b in reader {
         let Ok(b) = b else { break };
@@ -156,7 +158,7 @@ impl Contexts {
 
 /// One batch, processed.
 #[derive(Debug)]
-pub struct Done {
+pub(crate) struct Done {
     pub batch: Batch,
     /// The outcome of its pieces; offsets in the batch.
     pub result: Pieces,
@@ -168,17 +170,17 @@ pub struct Done {
 
 impl Done {
     /// Whether any piece changed.
-    pub fn changed(&self) -> bool {
+    pub(crate) fn changed(&self) -> bool {
         self.result.outs.iter().any(Option::is_some)
     }
 
     /// The batch as text (empty when it is not text).
-    pub fn text(&self) -> &str {
+    pub(crate) fn text(&self) -> &str {
         std::str::from_utf8(&self.batch.bytes).unwrap_or_default()
     }
 
     /// Each piece, as it was and as it is when it changed.
-    pub fn pieces(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
+    pub(crate) fn pieces(&self) -> impl Iterator<Item = (&str, Option<&str>)> {
         let text = self.text();
         self.batch.pieces.iter().enumerate().map(move |(i, r)| {
             let new = self.result.outs.get(i).and_then(Option::as_deref);
@@ -188,7 +190,7 @@ impl Done {
 
     /// The batch's output, in parts: the batch as it was when nothing changed, else each
     /// piece, as it is now.
-    pub fn output(&self) -> impl Iterator<Item = &[u8]> {
+    pub(crate) fn output(&self) -> impl Iterator<Item = &[u8]> {
         let whole = (!self.changed()).then_some(&self.batch.bytes[..]);
         let pieces = self
             .pieces()
@@ -198,7 +200,7 @@ impl Done {
     }
 
     /// Appends the batch's output.
-    pub fn write_to(&self, out: &mut String) {
+    pub(crate) fn write_to(&self, out: &mut String) {
         if !self.changed() {
             out.push_str(self.text());
             return;
@@ -210,7 +212,7 @@ impl Done {
 }
 
 /// Where the batches of a stream go, in order.
-pub trait Sink {
+pub(crate) trait Sink {
     /// The next batch, processed without a fatal error. An error (an output that cannot be
     /// written) stops the stream: nothing more is read.
     fn batch(&mut self, done: &Done) -> Result<(), String>;
@@ -230,7 +232,7 @@ pub trait Sink {
 
 /// Why a stream stopped.
 #[derive(Debug)]
-pub enum Stop {
+pub(crate) enum Stop {
     /// The input: not text, a document too large, not YAML, or an internal error.
     Failed(Box<Failure>),
     /// It could not be read.
@@ -338,7 +340,7 @@ fn late_namespace(done: &Done, pods: &mut BTreeMap<String, usize>) -> Option<Fai
 /// Cuts `input` into documents, processes them (on every core when there is more than one
 /// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
 /// whole stream would report it (see [`settle`]).
-pub fn process<R: Read + Send>(
+pub(crate) fn process<R: Read + Send>(
     input: R,
     settings: &Settings,
     opts: ProcessOptions<'_>,
@@ -350,7 +352,7 @@ pub fn process<R: Read + Send>(
 
 /// [`process`] with a reader of chosen sizes. `in_memory`: the input is a text already
 /// (`run::process_with`), so it is not checked for NUL bytes or a UTF-16/32 start.
-pub fn process_sized<R: Read + Send>(
+pub(crate) fn process_sized<R: Read + Send>(
     mut reader: Reader<R>,
     settings: &Settings,
     opts: ProcessOptions<'_>,

@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 /// in the order of the items, with at most `in_flight` items read but not yet sunk. `sink`
 /// returns false to stop: nothing more is read. The source is handed back, for whoever wants
 /// to read on, with the results of the items that were in flight, in order.
-pub fn ordered<S, T, U, W, K>(
+pub(crate) fn ordered<S, T, U, W, K>(
     threads: usize,
     in_flight: usize,
     mut source: S,

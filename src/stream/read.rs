@@ -5,9 +5,8 @@ use std::io::Read;
 use std::ops::Range;
 
 /// A batch closes at the first document boundary at or past this many bytes.
-pub const BATCH_BYTES: usize = 64 << 10;
-/// The largest document meshjob edits: the guard against an unbounded piece.
-pub const MAX_DOCUMENT_BYTES: usize = 32 << 20;
+pub(crate) const BATCH_BYTES: usize = 64 << 10;
+pub(crate) use crate::source::MAX_DOCUMENT_BYTES;
 /// Bytes asked of the reader at a time.
 const READ_CHUNK: usize = 64 << 10;
 

@@ -6,7 +6,7 @@ use std::io::Read;
 
 /// What stopped a batch.
 #[derive(Clone, Debug)]
-pub enum Cause {
+pub(crate) enum Cause {
     /// Its bytes are not text (a NUL byte, or not UTF-8): offset in the batch, message.
     Decode(usize, String),
     /// Piece `k` of the batch could not be processed; the finding's offset is in the batch.
@@ -15,7 +15,7 @@ pub enum Cause {
 
 /// The first problem of a stream, as the whole stream read at once would report it.
 #[derive(Clone, Debug)]
-pub struct Failure {
+pub(crate) struct Failure {
     /// 1-based line and column.
     pub line: usize,
     pub col: usize,
@@ -29,29 +29,13 @@ pub struct Failure {
 
 /// 1-based line and column of `at` in a batch that starts on line `first` (0-based):
 /// columns count characters, each byte of a broken UTF-8 sequence as one.
-pub fn line_col(first: u64, bytes: &[u8], at: usize) -> (usize, usize) {
-    let (line, col) = crate::source::line_col_bytes(bytes, at);
+pub(crate) fn line_col(first: u64, bytes: &[u8], at: usize) -> (usize, usize) {
+    let (line, col) = crate::yaml::text::line_col_bytes(bytes, at);
     (first as usize + line, col)
 }
 
 /// Processes a text whole: its fatal error and its first edit.
-pub type Reference<'a> = dyn Fn(&str) -> (Option<Finding>, Option<usize>) + 'a;
-
-/// 1-based lines and columns of ascending offsets in a batch that starts on line `first`, in
-/// one pass (see [`line_col`]).
-pub fn line_cols(first: u64, bytes: &[u8], offsets: &[usize]) -> Vec<(usize, usize)> {
-    let mut out = Vec::with_capacity(offsets.len());
-    let (mut pos, mut line) = (0usize, first as usize + 1);
-    for &off in offsets {
-        let off = off.min(bytes.len()).max(pos);
-        line += memchr::memchr_iter(b'\n', &bytes[pos..off]).count();
-        pos = off;
-        let start = memchr::memrchr(b'\n', &bytes[..off]).map_or(0, |i| i + 1);
-        let col = String::from_utf8_lossy(&bytes[start..off]).chars().count() + 1;
-        out.push((line, col));
-    }
-    out
-}
+pub(crate) type Reference<'a> = dyn Fn(&str) -> (Option<Finding>, Option<usize>) + 'a;
 
 /// A window of pieces from the one that failed on, grown until the whole-stream reference
 /// puts its error before the window's last piece.
@@ -92,7 +76,7 @@ impl Window {
 /// end. `echo` gets the failing batch's bytes and every later byte of the stream, in order;
 /// when it returns false (they cannot be written), nothing more is read, and the problem is
 /// the first one found so far.
-pub fn settle<R: Read>(
+pub(crate) fn settle<R: Read>(
     failing: Batch,
     cause: Cause,
     after: Vec<Batch>,
@@ -247,10 +231,10 @@ mod tests {
     /// problem as (line, col, offset, message), or None.
     fn first_problem(text: &[u8]) -> Option<(usize, usize, usize, String)> {
         let settings = crate::config::Settings::default();
-        let opts = crate::run::ProcessOptions::default();
+        let opts = crate::pipeline::ProcessOptions::default();
         let reference = |t: &str| {
             (
-                crate::run::process_reference(t, &settings, opts).fatal,
+                crate::pipeline::process_reference(t, &settings, opts).fatal,
                 None,
             )
         };
@@ -292,16 +276,16 @@ mod tests {
     fn whole_problem(text: &[u8]) -> Option<(usize, usize, usize, String)> {
         match crate::source::decode(text) {
             Err((at, m)) => {
-                let (l, c) = crate::source::line_col_bytes(text, at);
+                let (l, c) = crate::yaml::text::line_col_bytes(text, at);
                 Some((l, c, at, m))
             }
             Ok(t) => {
                 let settings = crate::config::Settings::default();
-                let opts = crate::run::ProcessOptions::default();
-                crate::run::process_reference(t, &settings, opts)
+                let opts = crate::pipeline::ProcessOptions::default();
+                crate::pipeline::process_reference(t, &settings, opts)
                     .fatal
                     .map(|f| {
-                        let (l, c) = crate::source::line_col_bytes(text, f.offset);
+                        let (l, c) = crate::yaml::text::line_col_bytes(text, f.offset);
                         (l, c, f.offset, f.message)
                     })
             }

@@ -27,7 +27,7 @@ use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
 /// Stdin, its start read ahead, and what its `Namespace` documents say.
-pub struct Stdin {
+pub(crate) struct Stdin {
     file: File,
     head: Arc<Vec<u8>>,
     /// Stdin ended within the read-ahead.
@@ -42,14 +42,14 @@ pub struct Stdin {
 
 impl Stdin {
     /// Reads the start of stdin ahead, and its `Namespace` documents in a first pass.
-    pub fn open() -> std::io::Result<Stdin> {
+    pub(crate) fn open() -> std::io::Result<Stdin> {
         use std::os::fd::AsFd;
         let file = File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
         Ok(Stdin::of(file, HOLD_BYTES))
     }
 
     /// [`Stdin::open`] on any file, with a read-ahead of `hold` bytes.
-    pub fn of(file: File, hold: usize) -> Stdin {
+    pub(crate) fn of(file: File, hold: usize) -> Stdin {
         // Where a regular file is, to read it whole in the first pass and come back.
         let start = file
             .metadata()
@@ -89,12 +89,12 @@ impl Stdin {
     }
 
     /// What stdin's `Namespace` documents say (those of the first pass).
-    pub fn context(&self) -> &RunContext {
+    pub(crate) fn context(&self) -> &RunContext {
         &self.ctx
     }
 
     /// How stdin's documents are decided, with `ctx` (its own context, with the run's).
-    pub fn namespaces<'a>(&self, ctx: &'a RunContext) -> Namespaces<'a> {
+    pub(crate) fn namespaces<'a>(&self, ctx: &'a RunContext) -> Namespaces<'a> {
         match self.from {
             None => Namespaces::Whole(ctx),
             Some(from) => Namespaces::From { ctx, from },
@@ -102,12 +102,12 @@ impl Stdin {
     }
 
     /// The read-ahead, shared (what `fix -` gives back on a failure).
-    pub fn head(&self) -> Arc<Vec<u8>> {
+    pub(crate) fn head(&self) -> Arc<Vec<u8>> {
         Arc::clone(&self.head)
     }
 
     /// All of stdin, from its start: the read-ahead, then the rest.
-    pub fn reader(self) -> StdinReader {
+    pub(crate) fn reader(self) -> StdinReader {
         StdinReader {
             head: Some(self.head),
             pos: 0,
@@ -147,7 +147,7 @@ fn read_ahead(head: &[u8]) -> (RunContext, u64) {
 }
 
 /// Stdin from its start: the read-ahead, then the rest as it is read.
-pub struct StdinReader {
+pub(crate) struct StdinReader {
     head: Option<Arc<Vec<u8>>>,
     pos: usize,
     error: Option<std::io::Error>,
@@ -192,6 +192,12 @@ mod tests {
         f
     }
 
+    /// The namespaces the first pass found in ambient mode.
+    fn ambient(s: &Stdin) -> Vec<&str> {
+        let a = &s.context().ambient_namespaces;
+        a.iter().map(|(_, n)| n.as_str()).collect()
+    }
+
     fn all(s: Stdin) -> String {
         let mut out = String::new();
         s.reader().read_to_string(&mut out).expect("read");
@@ -204,7 +210,7 @@ mod tests {
         let s = Stdin::of(temp(&text), 64);
         assert!(!s.complete);
         assert!(s.from.is_none(), "decided as a file");
-        assert_eq!(s.context().ambient_namespaces, ["n"]);
+        assert_eq!(ambient(&s), ["n"]);
         assert_eq!(all(s), text);
     }
 
@@ -218,7 +224,7 @@ mod tests {
         });
         let hold = NS.len() + 8;
         let s = Stdin::of(File::from(std::os::fd::OwnedFd::from(r)), hold);
-        assert_eq!(s.context().ambient_namespaces, ["n"]);
+        assert_eq!(ambient(&s), ["n"]);
         // The read-ahead ends inside `b: 2`'s document: it is the first not read whole.
         assert_eq!(s.from, Some(NS.len() as u64));
         assert_eq!(all(s), text);
@@ -228,7 +234,7 @@ mod tests {
         let text2 = text.clone();
         let writer = std::thread::spawn(move || w.write_all(text2.as_bytes()));
         let s = Stdin::of(File::from(std::os::fd::OwnedFd::from(r)), NS.len() - 3);
-        assert!(s.context().ambient_namespaces.is_empty());
+        assert!(ambient(&s).is_empty());
         assert_eq!(s.from, Some(0));
         assert_eq!(all(s), text);
         writer.join().expect("joined").expect("written");
@@ -242,6 +248,6 @@ mod tests {
         drop(w);
         let s = Stdin::of(File::from(std::os::fd::OwnedFd::from(r)), 1 << 20);
         assert!(s.complete && s.from.is_none());
-        assert_eq!(s.context().ambient_namespaces, ["n"]);
+        assert_eq!(ambient(&s), ["n"]);
     }
 }

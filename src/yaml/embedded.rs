@@ -17,7 +17,7 @@ use granit_parser::ScalarStyle;
 
 /// Why embedded text could not be edited.
 #[derive(Debug, PartialEq, Eq)]
-pub enum EmbeddedError {
+pub(crate) enum EmbeddedError {
     /// The text is not valid YAML (or JSON); the message says where.
     Invalid(String),
     /// The text holds more than one document.
@@ -31,7 +31,7 @@ pub enum EmbeddedError {
 
 impl EmbeddedError {
     /// Why the text was left alone, for a finding (not for `Verify`, an internal error).
-    pub fn reason(&self) -> String {
+    pub(crate) fn reason(&self) -> String {
         match self {
             EmbeddedError::Invalid(why) => format!("is not valid YAML or JSON ({why})"),
             EmbeddedError::MultiDoc => "holds several YAML documents".into(),
@@ -45,21 +45,21 @@ impl EmbeddedError {
 
 /// Whether embedded text is JSON, so that additions are written as JSON. A YAML flow
 /// mapping (`{a: b}`) also starts with a brace, but its additions follow its own style.
-pub fn looks_json(text: &str) -> bool {
+pub(crate) fn looks_json(text: &str) -> bool {
     text.trim_start().starts_with('{') && serde_json::from_str::<serde_json::Value>(text).is_ok()
 }
 
 /// Where the string sits: the column of its key and whether block style is allowed there
 /// (it is not inside a flow collection).
 #[derive(Clone, Copy, Debug)]
-pub struct Place {
+pub(crate) struct Place {
     pub key_col: usize,
     pub block_allowed: bool,
 }
 
 /// Edits the YAML text held by string scalar `node` (at `path` in `outer`'s document) with
 /// `f`, which receives an editor over the inner text and the inner root.
-pub fn edit_in_string<R>(
+pub(crate) fn edit_in_string<R>(
     outer: &mut Editor<'_>,
     node: &Node,
     place: Place,
@@ -277,7 +277,7 @@ fn encode(text: &str, style: ScalarStyle, node: &Node, place: Place, outer: &Edi
 /// Maps a byte offset in the text held by string scalar `node` back onto the file, so that
 /// findings inside an annotation point at their own line. Exact for block scalars and for
 /// one-line strings without escapes; otherwise the start of the string.
-pub fn outer_offset(src: &str, node: &Node, inner_offset: usize) -> usize {
+pub(crate) fn outer_offset(src: &str, node: &Node, inner_offset: usize) -> usize {
     let Kind::Scalar {
         value: inner,
         style,

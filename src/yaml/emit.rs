@@ -81,7 +81,7 @@ fn spaces(n: usize) -> String {
 }
 
 /// Text after `key:` for a value in block context, where the key is at column `key_col`.
-pub fn after_key(out: &Out, key_col: usize, st: &Style) -> String {
+pub(crate) fn after_key(out: &Out, key_col: usize, st: &Style) -> String {
     match out {
         Out::Seq(items) if !items.is_empty() => {
             let dash = key_col + st.seq_offset;
@@ -111,7 +111,7 @@ pub fn after_key(out: &Out, key_col: usize, st: &Style) -> String {
 }
 
 /// Text after the `-` of a block sequence item at column `dash_col`.
-pub fn after_dash(out: &Out, dash_col: usize, st: &Style) -> String {
+pub(crate) fn after_dash(out: &Out, dash_col: usize, st: &Style) -> String {
     match out {
         Out::Map(entries) if !entries.is_empty() => {
             let col = dash_col + 2;
@@ -168,7 +168,7 @@ fn scalar_after_indicator(out: &Out, content_col: usize, st: &Style) -> String {
 
 /// A literal block scalar: header, then each line at `col`. No line break after the last
 /// line: the caller decides what follows.
-pub fn literal_block(text: &str, col: usize, st: &Style) -> String {
+pub(crate) fn literal_block(text: &str, col: usize, st: &Style) -> String {
     let body = text.strip_suffix('\n').unwrap_or(text);
     let chomp = if !text.ends_with('\n') {
         "-"
@@ -205,7 +205,7 @@ fn lines_of(text: &str) -> impl Iterator<Item = &str> {
 }
 
 /// Whether a string can be written as a readable literal block and read back unchanged.
-pub fn literal_ok(text: &str) -> bool {
+pub(crate) fn literal_ok(text: &str) -> bool {
     let body = text.strip_suffix('\n').unwrap_or(text);
     !body.is_empty()
         && !body.ends_with('\n')
@@ -243,7 +243,7 @@ fn lines_ok(text: &str, body: &str) -> bool {
 }
 
 /// A value in flow style (also used for scalars in block context).
-pub fn flow(out: &Out, st: &Style) -> String {
+pub(crate) fn flow(out: &Out, st: &Style) -> String {
     match out {
         Out::Str(s) | Out::Literal(s) | Out::YamlText { text: s, .. } => scalar_text(s, st),
         Out::Bool(b) => if *b { "true" } else { "false" }.to_string(),
@@ -271,7 +271,7 @@ pub fn flow(out: &Out, st: &Style) -> String {
 }
 
 /// A mapping key.
-pub fn key_text(k: &str, st: &Style) -> String {
+pub(crate) fn key_text(k: &str, st: &Style) -> String {
     if st.json {
         return serde_json::to_string(k).unwrap_or_else(|_| double_quoted(k));
     }
@@ -283,7 +283,7 @@ pub fn key_text(k: &str, st: &Style) -> String {
 }
 
 /// A string scalar: plain when safe, else double-quoted (always quoted in JSON).
-pub fn scalar_text(s: &str, st: &Style) -> String {
+pub(crate) fn scalar_text(s: &str, st: &Style) -> String {
     if st.json {
         return serde_json::to_string(s).unwrap_or_else(|_| double_quoted(s));
     }
@@ -296,7 +296,7 @@ pub fn scalar_text(s: &str, st: &Style) -> String {
 
 /// Whether `s` can be written as a plain scalar, in block or flow context, and read back as
 /// the same string by any YAML 1.1 or 1.2 reader.
-pub fn plain_safe(s: &str) -> bool {
+pub(crate) fn plain_safe(s: &str) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
@@ -312,7 +312,7 @@ pub fn plain_safe(s: &str) -> bool {
 }
 
 /// A double-quoted scalar with YAML escapes.
-pub fn double_quoted(s: &str) -> String {
+pub(crate) fn double_quoted(s: &str) -> String {
     let mut out = String::with_capacity(s.len() + 2);
     out.push('"');
     for c in s.chars() {

@@ -1,12 +1,12 @@
 //! Format-preserving YAML: spans, node tree, values, paths, layout and emitting.
 
-pub mod editor;
-pub mod embedded;
-pub mod emit;
-pub mod path;
-pub mod simple;
-pub mod split;
-pub mod style;
-pub mod text;
-pub mod tree;
-pub mod value;
+pub(crate) mod editor;
+pub(crate) mod embedded;
+pub(crate) mod emit;
+pub(crate) mod path;
+pub(crate) mod simple;
+pub(crate) mod split;
+pub(crate) mod style;
+pub(crate) mod text;
+pub(crate) mod tree;
+pub(crate) mod value;

@@ -7,15 +7,15 @@ pub enum Seg {
     Index(usize),
 }
 
-pub type Path = Vec<Seg>;
+pub(crate) type Path = Vec<Seg>;
 
 /// A mapping key step.
-pub fn key(k: &str) -> Seg {
+pub(crate) fn key(k: &str) -> Seg {
     Seg::Key(k.to_string())
 }
 
 /// `path` followed by the mapping key `k`.
-pub fn child(path: &[Seg], k: &str) -> Path {
+pub(crate) fn child(path: &[Seg], k: &str) -> Path {
     let mut p = Vec::with_capacity(path.len() + 1);
     p.extend_from_slice(path);
     p.push(key(k));
@@ -23,7 +23,7 @@ pub fn child(path: &[Seg], k: &str) -> Path {
 }
 
 /// Renders a path as `spec.template.spec.containers[0].command`.
-pub fn path_string(path: &[Seg]) -> String {
+pub(crate) fn path_string(path: &[Seg]) -> String {
     let mut s = String::new();
     for seg in path {
         match seg {

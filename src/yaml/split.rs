@@ -30,7 +30,7 @@ fn has_lone_cr(line: &[u8]) -> bool {
 
 /// Where a line puts a piece boundary.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Cut {
+pub(crate) enum Cut {
     None,
     /// A new piece starts with this line.
     Before,
@@ -40,14 +40,14 @@ pub enum Cut {
 
 /// Decides, line by line, where a stream can be cut.
 #[derive(Clone, Debug, Default)]
-pub struct Cutter {
+pub(crate) struct Cutter {
     /// A `%` line came since the last cut, and no `---` since.
     directives: bool,
 }
 
 impl Cutter {
     /// The boundary `line` (from its first byte, with or without its line break) makes.
-    pub fn line(&mut self, line: &[u8]) -> Cut {
+    pub(crate) fn line(&mut self, line: &[u8]) -> Cut {
         if has_lone_cr(line) {
             // A lone CR is a line break to YAML, so this holds more than one line, and a
             // marker may hide after it. Cut nowhere on it, and let the next `---` not cut

@@ -9,7 +9,7 @@ use granit_parser::ScalarStyle;
 
 /// Detects the layout habits of a document: line break, indentation step and whether block
 /// sequences under a key are flush or indented.
-pub fn detect_style(src: &str, root: &Node) -> Style {
+pub(crate) fn detect_style(src: &str, root: &Node) -> Style {
     let from = root.props_start.min(src.len());
     let nl = match src[from..].find('\n').map(|i| i + from) {
         Some(i) if i > 0 && src.as_bytes()[i - 1] == b'\r' => "\r\n",

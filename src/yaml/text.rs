@@ -1,12 +1,12 @@
 //! Positions in text: lines, columns, and the punctuation around a node.
 
 /// Start of the line holding byte `at`.
-pub fn line_start(src: &str, at: usize) -> usize {
+pub(crate) fn line_start(src: &str, at: usize) -> usize {
     src[..at].rfind('\n').map_or(0, |i| i + 1)
 }
 
 /// 0-based line and byte column of byte `at`.
-pub fn line_and_byte_col(src: &str, at: usize) -> (usize, usize) {
+pub(crate) fn line_and_byte_col(src: &str, at: usize) -> (usize, usize) {
     let before = &src[..at];
     (before.matches('\n').count(), at - line_start(src, at))
 }
@@ -23,8 +23,30 @@ pub fn line_col(text: &str, offset: usize) -> (usize, usize) {
     (line + 1, col)
 }
 
+/// 1-based line and column of a byte offset in bytes that may not be valid UTF-8.
+pub(crate) fn line_col_bytes(bytes: &[u8], offset: usize) -> (usize, usize) {
+    let upto = String::from_utf8_lossy(&bytes[..offset.min(bytes.len())]);
+    line_col(&upto, upto.len())
+}
+
+/// 1-based lines and columns of ascending offsets in a batch that starts on line `first`, in
+/// one pass (see [`line_col_bytes`]).
+pub(crate) fn line_cols(first: u64, bytes: &[u8], offsets: &[usize]) -> Vec<(usize, usize)> {
+    let mut out = Vec::with_capacity(offsets.len());
+    let (mut pos, mut line) = (0usize, first as usize + 1);
+    for &off in offsets {
+        let off = off.min(bytes.len()).max(pos);
+        line += memchr::memchr_iter(b'\n', &bytes[pos..off]).count();
+        pos = off;
+        let start = memchr::memrchr(b'\n', &bytes[..off]).map_or(0, |i| i + 1);
+        let col = String::from_utf8_lossy(&bytes[start..off]).chars().count() + 1;
+        out.push((line, col));
+    }
+    out
+}
+
 /// The `:` that follows a block mapping key ending at `key_end`.
-pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
+pub(crate) fn colon_after(src: &str, key_end: usize) -> Option<usize> {
     let rest = &src[key_end..];
     let skip = rest.len() - rest.trim_start_matches([' ', '\t']).len();
     (rest[skip..].starts_with(':')).then_some(key_end + skip)
@@ -33,7 +55,7 @@ pub fn colon_after(src: &str, key_end: usize) -> Option<usize> {
 /// The `-` that introduces a block sequence item starting at `item`, if only whitespace
 /// separates them.
 /// A comment between them (`- # note`) is skipped, whatever it holds (`- # a-`).
-pub fn dash_before(src: &str, item: usize) -> Option<usize> {
+pub(crate) fn dash_before(src: &str, item: usize) -> Option<usize> {
     let mut end = item;
     loop {
         let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
@@ -61,13 +83,13 @@ pub fn dash_before(src: &str, item: usize) -> Option<usize> {
 
 /// Where the mapping entry whose key starts at `key` begins: the `?` of an explicit key
 /// (`? a`, or `?` on a line of its own before the key), else the key itself.
-pub fn entry_start(src: &str, key: usize) -> usize {
+pub(crate) fn entry_start(src: &str, key: usize) -> usize {
     explicit_key_before(src, key).unwrap_or(key)
 }
 
 /// The `?` explicit-key indicator that ends the last line before `at` with content, past
 /// blank and comment-only lines and a trailing comment.
-pub fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
+pub(crate) fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
     let mut end = at;
     loop {
         let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
@@ -92,7 +114,7 @@ pub fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
 
 /// The first token after `from` when it is a `:` (past spaces, line breaks and comments):
 /// the value indicator of a mapping entry whose key ends at `from`.
-pub fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
+pub(crate) fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
     let bytes = src.as_bytes();
     let mut i = from;
     let mut after_space = true;
@@ -115,7 +137,7 @@ pub fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
 }
 
 /// Byte column of `at` on its line, where a lone CR also ends a line.
-pub fn byte_col(src: &str, at: usize) -> usize {
+pub(crate) fn byte_col(src: &str, at: usize) -> usize {
     at - src[..at].rfind(['\n', '\r']).map_or(0, |i| i + 1)
 }
 

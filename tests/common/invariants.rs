@@ -8,9 +8,9 @@
 //! nothing, and the unified diff applied to the input gives the output.
 
 use super::patch;
-use meshjob::config::Settings;
-use meshjob::run::{self, Outcome};
-use meshjob::yaml::tree::parse_stream;
+use meshjob::Settings;
+use meshjob::parse_stream;
+use meshjob::{self as run, Outcome};
 
 /// Runs `fix` on `input` and checks the invariants. Returns the outcome for further checks.
 pub fn check(input: &str) -> Result<Outcome, String> {
@@ -33,7 +33,7 @@ pub fn check(input: &str) -> Result<Outcome, String> {
     if out.text != input {
         parse_stream(&out.text)
             .map_err(|e| format!("the output does not parse: {} at {}", e.message, e.offset))?;
-        let diff = meshjob::output::diff::unified("input.yaml", input, &out.text);
+        let diff = meshjob::unified_diff("input.yaml", input, &out.text);
         let patched =
             patch::apply(input, &diff).map_err(|e| format!("diff does not apply: {e}"))?;
         if patched != out.text {

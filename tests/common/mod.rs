@@ -3,7 +3,8 @@
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
+use std::thread::JoinHandle;
 
 /// Set by `.ci/run`: every test that would skip for a missing outside program fails instead.
 pub const REQUIRE_ENV: &str = "MESHJOB_REQUIRE_TOOLS";
@@ -40,10 +41,15 @@ fn is_executable(p: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// The project root, where Cargo.toml is: every path the tests read is relative to it.
+pub fn root() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
 /// `../shared` beside the project root, where the third-party corpus and the YAML test suite
 /// live. `None` (with a loud message) on a user's clone, where it is absent.
 pub fn shared_dir() -> Option<PathBuf> {
-    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared");
+    let dir = root().join("../shared");
     if dir.join("corpus").is_dir() {
         Some(dir)
     } else {
@@ -57,11 +63,11 @@ pub const GOLDEN_GROUPS: [&str; 4] = ["jobs", "linkerd", "mesh", "strategies"];
 
 /// Every golden case folder (`testdata/<group>/<case>/`), sorted.
 pub fn golden_cases() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("testdata");
+    let testdata = root().join("testdata");
     let mut v: Vec<PathBuf> = GOLDEN_GROUPS
         .iter()
         .flat_map(|g| {
-            std::fs::read_dir(root.join(g))
+            std::fs::read_dir(testdata.join(g))
                 .unwrap_or_else(|e| panic!("testdata/{g}/: {e}"))
                 .filter_map(|e| e.ok().map(|e| e.path()))
         })
@@ -84,10 +90,11 @@ pub fn meshjob() -> Command {
     cmd
 }
 
-/// Runs `cmd` with `input` on stdin and collects its output. The input is written from a
-/// thread, so a program that answers before it has read everything cannot dead-lock
-/// against a full pipe; a program that stops reading (an input cap) is not an error here.
-pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+/// Starts `cmd` with its three streams piped and `input` written to stdin from a thread, so
+/// a program that answers before it has read everything cannot dead-lock against a full
+/// pipe; a program that stops reading (an input cap) is not an error here. Join the thread
+/// once the child is done.
+pub fn spawn_with_stdin(cmd: &mut Command, input: &[u8]) -> (Child, JoinHandle<()>) {
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -99,6 +106,12 @@ pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
     let writer = std::thread::spawn(move || {
         let _ = stdin.write_all(&data);
     });
+    (child, writer)
+}
+
+/// Runs `cmd` with `input` on stdin and collects its output.
+pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
+    let (child, writer) = spawn_with_stdin(cmd, input);
     let out = child
         .wait_with_output()
         .unwrap_or_else(|e| panic!("cannot wait for {cmd:?}: {e}"));
@@ -106,5 +119,58 @@ pub fn run_stdin(cmd: &mut Command, input: &[u8]) -> Output {
     out
 }
 
+/// What a run of a program gave: its exit code (-1 when a signal ended it) and its output.
+pub struct Run {
+    pub code: i32,
+    pub stdout: Vec<u8>,
+    pub stderr: Vec<u8>,
+}
+
+impl Run {
+    /// stdout as text; a program of ours that prints anything else is a bug.
+    pub fn stdout(&self) -> &str {
+        std::str::from_utf8(&self.stdout).unwrap_or_else(|e| panic!("stdout is not UTF-8: {e}"))
+    }
+
+    /// stderr as text, as [`Run::stdout`].
+    pub fn stderr(&self) -> &str {
+        std::str::from_utf8(&self.stderr).unwrap_or_else(|e| panic!("stderr is not UTF-8: {e}"))
+    }
+
+    /// The exit code and both streams, for assertion messages.
+    pub fn show(&self) -> String {
+        format!(
+            "status {}\n--- stdout\n{}\n--- stderr\n{}",
+            self.code,
+            String::from_utf8_lossy(&self.stdout),
+            String::from_utf8_lossy(&self.stderr)
+        )
+    }
+}
+
+impl From<Output> for Run {
+    fn from(out: Output) -> Run {
+        Run {
+            code: out.status.code().unwrap_or(-1),
+            stdout: out.stdout,
+            stderr: out.stderr,
+        }
+    }
+}
+
+/// Runs `cmd` with `stdin` piped in, or with no stdin at all when it is `None`.
+pub fn run(cmd: &mut Command, stdin: Option<&[u8]>) -> Run {
+    match stdin {
+        Some(input) => run_stdin(cmd, input).into(),
+        None => cmd
+            .stdin(Stdio::null())
+            .output()
+            .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"))
+            .into(),
+    }
+}
+
+pub mod golden;
+pub mod hosts;
 pub mod invariants;
 pub mod patch;

@@ -1,8 +1,8 @@
 //! The pod annotation `proxy.istio.io/config`: created, or merged into.
 
 use super::proxy_config::{self, Desired};
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::describe;
 use crate::locate::{object_error as err, shared_node_finding};
 use crate::mesh::istio;
 use crate::plan::annotation::ensure;
@@ -23,7 +23,7 @@ fn fresh(d: &Desired, json: bool) -> Out {
 
 /// The annotation meshjob adds for the wrapper, as a key and a block value: to put in the
 /// place of another annotation.
-pub fn fresh_entry(d: &Desired) -> (&'static str, Out) {
+pub(super) fn fresh_entry(d: &Desired) -> (&'static str, Out) {
     (istio::PROXY_CONFIG_ANNOTATION, fresh(d, false))
 }
 
@@ -52,7 +52,7 @@ fn fresh_value(text: &str) -> Value {
 }
 
 /// Plans the annotation edits for one pod template.
-pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<Finding>) {
+pub(super) fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<Finding>) {
     let oref = &t.object;
     let Some(pc) = ensure(
         ed,
@@ -63,10 +63,10 @@ pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<Finding
     ) else {
         return;
     };
-    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+    let Some(anns) = t.annotations() else {
         return;
     };
-    let apath = child(&child(&t.path, "metadata"), "annotations");
+    let apath = t.annotations_path();
     let v = &pc.value;
     if let Some(f) = shared_node_finding(v, oref) {
         out.push(f);

@@ -7,15 +7,15 @@
 mod annotation;
 mod injected;
 mod native;
-pub mod plan;
-pub mod proxy_config;
+pub(crate) mod plan;
+pub(crate) mod proxy_config;
 mod revert;
 mod values;
 
 use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, Place};
 
 /// Istio as a [`Mesh`].
-pub const MESH: Mesh = Mesh {
+pub(crate) const MESH: Mesh = Mesh {
     id: MeshId::Istio,
     name: "Istio",
     proxy_container: PROXY_CONTAINER,
@@ -24,8 +24,42 @@ pub const MESH: Mesh = Mesh {
     pod_config_annotation: PROXY_CONFIG_ANNOTATION,
     native_sidecar_annotation: NATIVE_SIDECAR_ANNOTATION,
     native_sidecar_annotations: &[NATIVE_SIDECAR_ANNOTATION],
-    native_sidecar_on: |v| v == "true",
+    native: super::Native {
+        since: NATIVE_ANNOTATION_SINCE,
+        kubernetes_since: NATIVE_KUBERNETES_SINCE,
+        too_old: "does not read the pod annotation",
+        key_for: |v| match v {
+            Some(v) if v < NATIVE_ANNOTATION_SINCE => None,
+            _ => Some(NATIVE_SIDECAR_ANNOTATION),
+        },
+        on: NATIVE_ON,
+        is_on: native_annotation_on,
+        is_off: |v| v == NATIVE_OFF,
+        unknown_version: "",
+    },
+    version_flag: "--istio-version",
+    version_key: "istioVersion",
+    version_of: "the injecting Istio",
     quit_port_annotation: Some(STATUS_PORT_ANNOTATION),
+    // Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
+    // 15020, FACTS.md "POST /quitquitquit on port 15020") and Envoy's admin port (15000).
+    stop_endpoints: &[
+        super::StopEndpoint {
+            port: 15020,
+            path: "/quitquitquit",
+            distinctive: true,
+            describe: "a POST to /quitquitquit",
+        },
+        super::StopEndpoint {
+            port: 15000,
+            path: "/quitquitquit",
+            distinctive: true,
+            describe: "a POST to /quitquitquit",
+        },
+    ],
+    proxy_processes: &["envoy", "pilot-agent"],
+    // docker.io/istio/proxyv2, gcr.io/istio-release/proxyv2.
+    proxy_images: &["istio/proxyv2", "istio-release/proxyv2"],
     // The webhook selects on labels (FACTS.md, "Which pods get a sidecar"); the deprecated
     // annotation of the same name still counts when there is no label.
     pod_markers: &[
@@ -50,6 +84,34 @@ pub const MESH: Mesh = Mesh {
         REVISION_MARKER,
         AMBIENT_MARKER,
     ],
+    // pkg/config/analysis/analyzers/util/in_mesh.go `NamespaceInAmbientMode` and
+    // cni/pkg/util/enablement_selector.go `Matches` at 1.27.0: a namespace with
+    // `istio-injection: enabled` or a non-empty `istio.io/rev` is sidecar mode, and a pod
+    // that asks for a sidecar is never enrolled.
+    ambient: Some(super::Ambient {
+        label: DATAPLANE_MODE_LABEL,
+        value: DATAPLANE_MODE_AMBIENT,
+        pod_sidecar: &[
+            super::SidecarLabel {
+                key: INJECT_KEY,
+                value: Some("true"),
+            },
+            super::SidecarLabel {
+                key: REVISION_LABEL,
+                value: None,
+            },
+        ],
+        namespace_sidecar: &[
+            super::SidecarLabel {
+                key: NAMESPACE_INJECTION_LABEL,
+                value: Some("enabled"),
+            },
+            super::SidecarLabel {
+                key: REVISION_LABEL,
+                value: None,
+            },
+        ],
+    }),
     injected_note: "so the pod annotation would mostly have no effect: \
                     EXIT_ON_ZERO_ACTIVE_CONNECTIONS and terminationDrainDuration (in PROXY_CONFIG) \
                     go on its env instead; injecting again lets meshjob use the annotation, or a \
@@ -77,25 +139,45 @@ pub const MESH: Mesh = Mesh {
         },
     ],
     is_config_map_name: is_mesh_configmap_name,
+    // The injector reads a Namespace's labels only (FACTS.md, "Which pods get a sidecar").
+    namespace_annotations: |_| &[],
+    port_off: Some(super::PortOff {
+        quit_url: ENVOY_ADMIN_QUIT_URL,
+        ready_url: ENVOY_ADMIN_READY_URL,
+        served_by: "Envoy's admin server",
+        moved_by: &["proxyAdminPort", "proxy_admin_port"],
+    }),
 };
 
 /// pilot-agent's quit endpoint (status server, Istio 1.3+); loopback only, POST only
 /// (FACTS.md; istio/istio `pkg/istio-agent/status/server.go`).
-pub const DEFAULT_QUIT_URL: &str = "http://localhost:15020/quitquitquit";
+pub(crate) const DEFAULT_QUIT_URL: &str = "http://localhost:15020/quitquitquit";
 /// The proxy's readiness endpoint polled by `pilot-agent wait` (FACTS.md). The wrapper
 /// script still spells out its port (15021) itself.
-pub const READY_URL: &str = "http://localhost:15021/healthz/ready";
+pub(crate) const READY_URL: &str = "http://localhost:15021/healthz/ready";
 
 /// The pod-template annotation holding a ProxyConfig as YAML or JSON text.
-pub const PROXY_CONFIG_ANNOTATION: &str = "proxy.istio.io/config";
+pub(crate) const PROXY_CONFIG_ANNOTATION: &str = "proxy.istio.io/config";
 /// Label (preferred) or deprecated annotation that opts a pod in or out of injection.
-pub const INJECT_KEY: &str = "sidecar.istio.io/inject";
+pub(crate) const INJECT_KEY: &str = "sidecar.istio.io/inject";
 /// Per-pod native-sidecar switch (Istio 1.24+).
-pub const NATIVE_SIDECAR_ANNOTATION: &str = "sidecar.istio.io/nativeSidecar";
-/// Per-pod override of the status port (15020), which serves `/quitquitquit`.
-pub const STATUS_PORT_ANNOTATION: &str = "status.sidecar.istio.io/port";
+pub(crate) const NATIVE_SIDECAR_ANNOTATION: &str = "sidecar.istio.io/nativeSidecar";
+/// Per-pod override of the status port (15020), which serves `/quitquitquit`. `"0"` turns
+/// pilot-agent's status server off: pilot-agent starts it only for a port above 0
+/// (istio/istio@007a950 pilot/cmd/pilot-agent/app/cmd.go, `if proxyConfig.StatusPort > 0`),
+/// and the injection template then writes no readiness probe (istio/istio@0134e00
+/// manifests/charts/istio-control/istio-discovery/files/injection-template.yaml). The
+/// 15021 readiness listener forwards to that server, so it goes too.
+pub(crate) const STATUS_PORT_ANNOTATION: &str = "status.sidecar.istio.io/port";
+/// Envoy's admin server, which stays when the status server is off: pilot-agent's bootstrap
+/// binds it to localhost on ProxyConfig `proxyAdminPort` (istio/istio@002dd6f
+/// tools/packaging/common/envoy_bootstrap.json, `admin.address`), 15000 by default (istio/api
+/// ProxyConfig `proxy_admin_port`). Its `POST /quitquitquit` stops Envoy, answering HTTP/1.1
+/// only (FACTS.md); its `GET /ready` answers 200 once Envoy is live.
+pub(crate) const ENVOY_ADMIN_QUIT_URL: &str = "http://localhost:15000/quitquitquit";
+pub(crate) const ENVOY_ADMIN_READY_URL: &str = "http://localhost:15000/ready";
 /// The injected proxy container.
-pub const PROXY_CONTAINER: &str = "istio-proxy";
+pub(crate) const PROXY_CONTAINER: &str = "istio-proxy";
 
 /// A revision label selects that revision's injector, on a pod or a namespace.
 const REVISION_MARKER: MarkerKey = MarkerKey {
@@ -116,16 +198,16 @@ const AMBIENT_MARKER: MarkerKey = MarkerKey {
 };
 
 /// ProxyConfig keys meshjob sets.
-pub const HOLD_APPLICATION: &str = "holdApplicationUntilProxyStarts";
-pub const TERMINATION_DRAIN_DURATION: &str = "terminationDrainDuration";
-pub const PROXY_METADATA: &str = "proxyMetadata";
-pub const EXIT_ON_ZERO_ACTIVE_CONNECTIONS: &str = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS";
+pub(crate) const HOLD_APPLICATION: &str = "holdApplicationUntilProxyStarts";
+pub(crate) const TERMINATION_DRAIN_DURATION: &str = "terminationDrainDuration";
+pub(crate) const PROXY_METADATA: &str = "proxyMetadata";
+pub(crate) const EXIT_ON_ZERO_ACTIVE_CONNECTIONS: &str = "EXIT_ON_ZERO_ACTIVE_CONNECTIONS";
 /// A field people write that Istio does not have; the real one is [`HOLD_APPLICATION`].
-pub const MISSPELLED_HOLD_APPLICATION: &str = "holdApplicationUntilProxyReceivesConfig";
+pub(crate) const MISSPELLED_HOLD_APPLICATION: &str = "holdApplicationUntilProxyReceivesConfig";
 
 /// ProxyConfig fields in their JSON (camelCase) spelling, from istio/api
 /// `mesh/v1alpha1/proxy.proto`. Istio drops any other key silently.
-pub const PROXY_CONFIG_FIELDS: &[&str] = &[
+pub(crate) const PROXY_CONFIG_FIELDS: &[&str] = &[
     "configPath",
     "binaryPath",
     "serviceCluster",
@@ -168,14 +250,14 @@ pub const PROXY_CONFIG_FIELDS: &[&str] = &[
 ];
 
 /// ProxyConfig fields that are `google.protobuf.Duration`: Go duration strings.
-pub const DURATION_FIELDS: &[&str] = &[
+pub(crate) const DURATION_FIELDS: &[&str] = &[
     "terminationDrainDuration",
     "drainDuration",
     "parentShutdownDuration",
 ];
 
 /// Whether `key` names a ProxyConfig field (camelCase or the snake_case Istio also reads).
-pub fn is_proxy_config_field(key: &str) -> bool {
+pub(crate) fn is_proxy_config_field(key: &str) -> bool {
     let camel = snake_to_camel(key);
     PROXY_CONFIG_FIELDS.contains(&camel.as_str())
 }
@@ -197,27 +279,27 @@ fn snake_to_camel(s: &str) -> String {
 }
 
 /// API group of the IstioOperator CR; its MeshConfig is `spec.meshConfig`.
-pub const ISTIO_OPERATOR_GROUP: &str = "install.istio.io";
-pub const ISTIO_OPERATOR_KIND: &str = "IstioOperator";
+pub(crate) const ISTIO_OPERATOR_GROUP: &str = "install.istio.io";
+pub(crate) const ISTIO_OPERATOR_KIND: &str = "IstioOperator";
 /// API group of the Sail operator; its `Istio` CR holds istiod Helm values in `spec.values`.
-pub const SAIL_GROUP: &str = "sailoperator.io";
-pub const SAIL_ISTIO_KIND: &str = "Istio";
+pub(crate) const SAIL_GROUP: &str = "sailoperator.io";
+pub(crate) const SAIL_ISTIO_KIND: &str = "Istio";
 /// Written by the Sail operator from the `Istio` CR; edits to it are reverted.
-pub const SAIL_REVISION_KIND: &str = "IstioRevision";
+pub(crate) const SAIL_REVISION_KIND: &str = "IstioRevision";
 /// The Helm values key (istiod chart) and IstioOperator field holding MeshConfig.
-pub const MESH_CONFIG: &str = "meshConfig";
+pub(crate) const MESH_CONFIG: &str = "meshConfig";
 /// The MeshConfig field holding the mesh-wide ProxyConfig.
-pub const DEFAULT_CONFIG: &str = "defaultConfig";
+pub(crate) const DEFAULT_CONFIG: &str = "defaultConfig";
 /// The key of the mesh ConfigMap holding MeshConfig as YAML text.
-pub const MESH_CONFIGMAP_KEY: &str = "mesh";
+pub(crate) const MESH_CONFIGMAP_KEY: &str = "mesh";
 /// Its sibling key, which meshjob leaves alone.
-pub const MESH_NETWORKS_KEY: &str = "meshNetworks";
+pub(crate) const MESH_NETWORKS_KEY: &str = "meshNetworks";
 /// Where the istiod chart's own values.yaml keeps its defaults; users set their values
 /// beside it, in their own file.
-pub const HELM_INTERNAL_DEFAULTS: &str = "_internal_defaults_do_not_set";
+pub(crate) const HELM_INTERNAL_DEFAULTS: &str = "_internal_defaults_do_not_set";
 
 /// Whether a ConfigMap name is the mesh ConfigMap's: `istio`, or `istio-<revision>`.
-pub fn is_mesh_configmap_name(name: &str) -> bool {
+pub(crate) fn is_mesh_configmap_name(name: &str) -> bool {
     name == "istio"
         || name
             .strip_prefix("istio-")
@@ -227,7 +309,7 @@ pub fn is_mesh_configmap_name(name: &str) -> bool {
 /// MeshConfig fields (JSON spelling) from istio/api `mesh/v1alpha1/config.proto`, including
 /// fields older releases had (Mixer, SDS), so that old bare mesh files are recognised. Used
 /// to tell a bare MeshConfig file from other YAML without apiVersion/kind.
-pub const MESH_CONFIG_FIELDS: &[&str] = &[
+pub(crate) const MESH_CONFIG_FIELDS: &[&str] = &[
     "proxyListenPort",
     "proxyInboundListenPort",
     "proxyHttpPort",
@@ -294,13 +376,13 @@ pub const MESH_CONFIG_FIELDS: &[&str] = &[
 ];
 
 /// Whether `key` names a MeshConfig field (camelCase or snake_case).
-pub fn is_mesh_config_field(key: &str) -> bool {
+pub(crate) fn is_mesh_config_field(key: &str) -> bool {
     let camel = snake_to_camel(key);
     MESH_CONFIG_FIELDS.contains(&camel.as_str())
 }
 
 /// What each setting costs or does, said once per run (FACTS.md, EXIT_ON_ZERO_ACTIVE_CONNECTIONS).
-pub const DRAIN_INTERACTION_NOTE: &str = "with EXIT_ON_ZERO_ACTIVE_CONNECTIONS on, pilot-agent \
+pub(crate) const DRAIN_INTERACTION_NOTE: &str = "with EXIT_ON_ZERO_ACTIVE_CONNECTIONS on, pilot-agent \
 ignores terminationDrainDuration: after SIGTERM it waits MINIMUM_DRAIN_DURATION (default 5s), \
 then exits once no connection is active; on Istio 1.26+ a POST to /quitquitquit skips the drain \
 entirely";
@@ -333,26 +415,26 @@ entirely";
 use crate::version::Version;
 
 /// The first Istio whose injector reads the pod annotation `sidecar.istio.io/nativeSidecar`.
-pub const NATIVE_ANNOTATION_SINCE: Version = Version::new(1, 24);
+pub(crate) const NATIVE_ANNOTATION_SINCE: Version = Version::new(1, 24);
 /// The first Kubernetes with native sidecars (restartable init containers) on by default.
-pub const NATIVE_KUBERNETES_SINCE: Version = Version::new(1, 29);
+pub(crate) const NATIVE_KUBERNETES_SINCE: Version = Version::new(1, 29);
 /// The value of [`NATIVE_SIDECAR_ANNOTATION`] meshjob writes; every version from 1.24 reads
 /// it as on.
-pub const NATIVE_ON: &str = "true";
+pub(crate) const NATIVE_ON: &str = "true";
 /// The value that turns native sidecars off for a pod.
-pub const NATIVE_OFF: &str = "false";
+pub(crate) const NATIVE_OFF: &str = "false";
 
 /// Pod or namespace label that puts workloads in ambient mode (no sidecar).
-pub const DATAPLANE_MODE_LABEL: &str = "istio.io/dataplane-mode";
-pub const DATAPLANE_MODE_AMBIENT: &str = "ambient";
+pub(crate) const DATAPLANE_MODE_LABEL: &str = "istio.io/dataplane-mode";
+pub(crate) const DATAPLANE_MODE_AMBIENT: &str = "ambient";
 /// Namespace label of sidecar injection (`enabled`), and the revision label that also
 /// selects sidecar injection, on a namespace or a pod.
-pub const NAMESPACE_INJECTION_LABEL: &str = "istio-injection";
-pub const REVISION_LABEL: &str = "istio.io/rev";
+pub(crate) const NAMESPACE_INJECTION_LABEL: &str = "istio-injection";
+pub(crate) const REVISION_LABEL: &str = "istio.io/rev";
 
 /// Whether an annotation value turns native sidecars on for a pod, as the given Istio reads
 /// it (unknown: only what every version reads as on).
-pub fn native_annotation_on(value: &str, istio: Option<Version>) -> bool {
+pub(crate) fn native_annotation_on(value: &str, istio: Option<Version>) -> bool {
     match istio {
         Some(v) if v < NATIVE_ANNOTATION_SINCE => false,
         Some(v) if v >= Version::new(1, 27) => !value.is_empty() && value != NATIVE_OFF,

@@ -13,10 +13,10 @@ use crate::yaml::editor::Editor;
 use crate::yaml::tree::Node;
 
 /// Istio as a [`Planner`].
-pub struct Istio;
+pub(crate) struct Istio;
 
 /// The one Istio planner.
-pub static PLANNER: Istio = Istio;
+pub(crate) static PLANNER: Istio = Istio;
 
 impl Planner for Istio {
     fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {

@@ -17,7 +17,7 @@ use crate::yaml::value::{ScalarType, resolve};
 
 /// What the ProxyConfig should hold.
 #[derive(Clone, Debug)]
-pub struct Desired {
+pub(crate) struct Desired {
     pub hold: bool,
     pub drain: crate::config::GoDuration,
     pub exit_on_zero: bool,
@@ -25,7 +25,7 @@ pub struct Desired {
 }
 
 impl Desired {
-    pub fn from_settings(s: &Settings) -> Self {
+    pub(crate) fn from_settings(s: &Settings) -> Self {
         Desired {
             hold: s.hold_application_until_proxy_starts,
             drain: s.drain_duration.clone(),
@@ -35,7 +35,7 @@ impl Desired {
     }
 
     /// The settings as new mapping entries.
-    pub fn entries(&self) -> Vec<(String, Out)> {
+    pub(crate) fn entries(&self) -> Vec<(String, Out)> {
         let mut v = Vec::new();
         if self.hold {
             v.push((istio::HOLD_APPLICATION.to_string(), Out::Bool(true)));
@@ -58,7 +58,7 @@ impl Desired {
     }
 
     /// The settings as fresh text (YAML block, or JSON).
-    pub fn fresh_text(&self, json: bool) -> String {
+    pub(crate) fn fresh_text(&self, json: bool) -> String {
         let st = crate::yaml::emit::Style {
             json,
             ..Default::default()
@@ -86,7 +86,13 @@ fn scalar_type(n: &Node) -> Option<ScalarType> {
 
 /// Makes ProxyConfig mapping `map` (at `path` in `ed`'s document) hold `d`, and lints it.
 /// Findings carry offsets into `ed.src`.
-pub fn merge(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mut Vec<Finding>) {
+pub(crate) fn merge(
+    ed: &mut Editor<'_>,
+    map: &Node,
+    path: &[Seg],
+    d: &Desired,
+    out: &mut Vec<Finding>,
+) {
     let Some(entries) = map.entries() else {
         out.push(Finding::error(
             Rule::ProxyConfigNotMapping,

@@ -4,10 +4,11 @@
 //! before the native strategy writes its own fix.
 
 use super::proxy_config::Desired;
+use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{describe, shared_node};
+use crate::locate::shared_node;
 use crate::mesh::{Mesh, istio};
-use crate::plan::revert::{remove_empty_annotations, unwrap_pod};
+use crate::plan::revert::unwrap_pod;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::embedded::{self, Place};
@@ -18,7 +19,7 @@ use crate::yaml::value::{ScalarType, resolve};
 
 /// What to do with the pod's native-sidecar annotation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum NativeAnnotation {
+pub(super) enum NativeAnnotation {
     /// Leave it as it is.
     Keep,
     /// Take it out when it holds meshjob's value.
@@ -29,7 +30,7 @@ pub enum NativeAnnotation {
 }
 
 /// Takes meshjob's additions out of one pod template, and sees to the native annotation.
-pub fn plan(
+pub(super) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &Mesh,
@@ -52,10 +53,8 @@ fn annotations(
     out: &mut Vec<Finding>,
 ) {
     let oref = &t.object;
-    let tpl = t.template;
-    let mpath = child(&t.path, "metadata");
-    let apath = child(&mpath, "annotations");
-    let meta = tpl.get("metadata").filter(|m| m.entries().is_some());
+    let apath = t.annotations_path();
+    let meta = t.metadata().filter(|m| m.entries().is_some());
     let anns = meta
         .and_then(|m| m.get("annotations"))
         .filter(|a| a.entries().is_some() && shared_node(a).is_none());
@@ -116,7 +115,7 @@ fn annotations(
             );
         }
     }
-    let (Some(meta), Some(anns)) = (meta, anns) else {
+    let (Some(_), Some(anns)) = (meta, anns) else {
         if native == NativeAnnotation::Ensure && native_value.is_none() {
             crate::plan::annotation::ensure(
                 ed,
@@ -130,7 +129,7 @@ fn annotations(
     };
     let left = anns.entries().map_or(0, <[Entry]>::len) - to_remove.len();
     if left == 0 && replace_with_native.is_none() {
-        remove_empty_annotations(ed, tpl, &t.path, meta, &mpath);
+        crate::plan::annotation::remove_all(ed, t);
     } else {
         ed.remove_entries(anns, &apath, &to_remove);
     }

@@ -10,7 +10,8 @@
 
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, ObjectRef, Rule};
-use crate::locate::{describe, duplicate_key_message, object_ref, objects, refusal, shared_node};
+use crate::finding::{describe, object_ref};
+use crate::locate::{duplicate_key_message, objects, refusal, shared_node};
 use crate::mesh::ConfigRole;
 use crate::mesh::istio;
 use crate::yaml::editor::Editor;
@@ -44,7 +45,7 @@ enum Verdict {
 }
 
 /// The mesh-wide settings: the pod settings without `holdApplicationUntilProxyStarts`.
-pub fn desired(pod: &Desired) -> Desired {
+pub(super) fn desired(pod: &Desired) -> Desired {
     Desired {
         hold: false,
         ..pod.clone()
@@ -52,7 +53,7 @@ pub fn desired(pod: &Desired) -> Desired {
 }
 
 /// Plans the mesh-config edits of one document (or of the items of a `kind: List`).
-pub fn plan(
+pub(super) fn plan(
     ed: &mut Editor<'_>,
     root: &Node,
     pod: &Desired,

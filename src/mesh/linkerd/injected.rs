@@ -16,11 +16,17 @@ use crate::yaml::path::child;
 use crate::yaml::tree::Node;
 
 /// The env var that turns the Linkerd proxy's shutdown endpoint on.
-pub const SHUTDOWN_ENV: &str = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED";
+pub(super) const SHUTDOWN_ENV: &str = "LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED";
 
 /// Plans the env of an injected `linkerd-proxy`: `LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED:
 /// "true"`, so that the wrapper's `POST /shutdown` is answered.
-pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, force: bool, out: &mut Vec<Finding>) {
+pub(super) fn plan(
+    ed: &mut Editor<'_>,
+    t: &Pod<'_>,
+    mesh: &Mesh,
+    force: bool,
+    out: &mut Vec<Finding>,
+) {
     let Some(proxy) = env::proxy(t, mesh) else {
         return;
     };
@@ -61,7 +67,7 @@ pub fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, force: bool, out: &mu
 }
 
 /// Takes out of the injected `linkerd-proxy`'s env what [`plan`] adds.
-pub fn revert(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
+pub(super) fn revert(ed: &mut Editor<'_>, t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
     let ours = |e: &Node| e.str("name") == Some(SHUTDOWN_ENV) && e.str("value") == Some("true");
     env::remove_items(ed, t, mesh, ours, out);
 }

@@ -11,10 +11,10 @@ use crate::yaml::editor::Editor;
 use crate::yaml::tree::Node;
 
 /// Linkerd as a [`Planner`].
-pub struct Linkerd;
+pub(crate) struct Linkerd;
 
 /// The one Linkerd planner.
-pub static PLANNER: Linkerd = Linkerd;
+pub(crate) static PLANNER: Linkerd = Linkerd;
 
 impl Planner for Linkerd {
     fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {
@@ -45,8 +45,7 @@ impl Planner for Linkerd {
     }
 
     fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
-        let key = super::native_annotation(cx.settings.linkerd_version)
-            .unwrap_or(cx.mesh.native_sidecar_annotation);
+        let key = cx.mesh.native_key(cx.settings.mesh_version(cx.mesh.id));
         let force = cx.settings.force;
         pod::plan(cx.ed, cx.pod, cx.mesh, Native::Ensure(key), force, cx.out);
     }

@@ -5,19 +5,19 @@
 //! where native sidecars are the default (2.20), so that the pod does not depend on the
 //! chart's setting.
 
+use crate::finding::describe;
 use crate::finding::{Finding, Rule};
-use crate::locate::{describe, shared_node};
+use crate::locate::shared_node;
 use crate::mesh::{Mesh, linkerd};
 use crate::plan::revert;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
-use crate::yaml::path::child;
 use crate::yaml::tree::Node;
 
 /// What to do with the pod's native-sidecar annotations.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Native {
+pub(super) enum Native {
     /// Leave them (the pod is native because of one).
     Keep,
     /// Take out those that hold meshjob's value.
@@ -27,7 +27,7 @@ pub enum Native {
 }
 
 /// Plans one Linkerd pod.
-pub fn plan(
+pub(super) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     mesh: &Mesh,
@@ -37,8 +37,8 @@ pub fn plan(
 ) {
     let oref = &t.object;
     let name = describe(oref);
-    let apath = child(&child(&t.path, "metadata"), "annotations");
-    let meta = t.template.get("metadata").filter(|m| m.entries().is_some());
+    let apath = t.annotations_path();
+    let meta = t.metadata().filter(|m| m.entries().is_some());
     let anns = meta
         .and_then(|m| m.get("annotations"))
         .filter(|a| a.entries().is_some() && shared_node(a).is_none());
@@ -46,7 +46,7 @@ pub fn plan(
         && let Some(a) = anns
         && let Some(e) = a.entry(key)
         && let Some(v) = e.value.as_str()
-        && !(mesh.native_sidecar_on)(v)
+        && !(mesh.native.is_on)(v, None)
     {
         if !force {
             out.push(
@@ -87,18 +87,12 @@ pub fn plan(
         Native::Ensure(key) if anns.and_then(|a| a.get(key)).is_none() => Some(key),
         _ => None,
     };
-    if let (Some(m), Some(a)) = (meta, anns)
+    if let (Some(_), Some(a)) = (meta, anns)
         && !to_remove.is_empty()
     {
         let left = a.entries().map_or(0, <[_]>::len) - to_remove.len();
         if left == 0 && ensure.is_none() {
-            revert::remove_empty_annotations(
-                ed,
-                t.template,
-                &t.path,
-                m,
-                &child(&t.path, "metadata"),
-            );
+            crate::plan::annotation::remove_all(ed, t);
         } else {
             ed.remove_entries(a, &apath, &to_remove);
         }

@@ -32,16 +32,8 @@ enum Verdict {
 /// give Linkerd pods native sidecars (`--strategy native`, or `auto` with a Linkerd and a
 /// Kubernetes that have them), else `enableShutdownEndpoint` for the wrapper.
 fn wanted(settings: &Settings) -> &'static [&'static str] {
-    let capable = |needed: bool| {
-        let linkerd_ok = settings
-            .linkerd_version
-            .is_none_or(|v| linkerd::native_annotation(Some(v)).is_some());
-        let kube_ok = settings
-            .kubernetes_version
-            .is_none_or(|v| v >= linkerd::NATIVE_KUBERNETES_SINCE);
-        let known = settings.linkerd_version.is_some() && settings.kubernetes_version.is_some();
-        linkerd_ok && kube_ok && (known || !needed)
-    };
+    let support = linkerd::MESH.support(settings);
+    let capable = |needed: bool| support.too_old().is_empty() && (support.known() || !needed);
     let native = match settings.strategy {
         StrategyChoice::Native => capable(false),
         StrategyChoice::Auto => capable(true),
@@ -55,7 +47,7 @@ fn wanted(settings: &Settings) -> &'static [&'static str] {
 }
 
 /// Plans the edits of one document's Linkerd values, if it holds some.
-pub fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &mut Vec<Finding>) {
+pub(super) fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &mut Vec<Finding>) {
     for (obj, path, listed) in objects(root) {
         if listed || obj.str("apiVersion").is_some() || obj.str("kind").is_some() {
             continue;

@@ -1,25 +1,15 @@
 //! Helpers for the tests that run host programs (kubectl, pre-commit, the action's steps):
 //! every run is bounded in time and its output is kept for the failure message.
-#![allow(dead_code)]
 
-use std::io::{Read, Write};
-use std::process::{Command, Output, Stdio};
-use std::time::{Duration, Instant};
+use std::io::Read;
+use std::process::{Command, Output};
+use std::time::Duration;
+use wait_timeout::ChildExt;
 
 /// Runs `cmd` with `stdin`, killing it after `limit`. Panics (with what it printed) when it
 /// overruns.
 pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
-    let mut child = cmd
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap_or_else(|e| panic!("cannot run {cmd:?}: {e}"));
-    let mut input = child.stdin.take().expect("stdin");
-    let data = stdin.to_vec();
-    let writer = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
+    let (mut child, writer) = super::spawn_with_stdin(cmd, stdin);
     let mut out = child.stdout.take().expect("stdout");
     let mut err = child.stderr.take().expect("stderr");
     let out_reader = std::thread::spawn(move || {
@@ -32,12 +22,11 @@ pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
         let _ = err.read_to_end(&mut b);
         b
     });
-    let start = Instant::now();
-    let status = loop {
-        if let Some(s) = child.try_wait().expect("wait") {
-            break s;
-        }
-        if start.elapsed() > limit {
+    // Blocks until the child ends or the limit passes (no polling, so a short run costs no
+    // more than its own time).
+    let status = match child.wait_timeout(limit).expect("wait") {
+        Some(status) => status,
+        None => {
             let _ = child.kill();
             let _ = child.wait();
             let stdout = out_reader.join().unwrap_or_default();
@@ -48,7 +37,6 @@ pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
                 String::from_utf8_lossy(&stderr)
             );
         }
-        std::thread::sleep(Duration::from_millis(20));
     };
     let _ = writer.join();
     Output {
@@ -60,12 +48,7 @@ pub fn run_bounded(cmd: &mut Command, stdin: &[u8], limit: Duration) -> Output {
 
 /// stdout and stderr of a run, for assertion messages.
 pub fn show(o: &Output) -> String {
-    format!(
-        "status {:?}\n--- stdout\n{}\n--- stderr\n{}",
-        o.status.code(),
-        String::from_utf8_lossy(&o.stdout),
-        String::from_utf8_lossy(&o.stderr)
-    )
+    super::Run::from(o.clone()).show()
 }
 
 /// Runs git in `dir` with a test identity and no signing; panics with its output on failure.
@@ -90,4 +73,41 @@ pub fn git(dir: &std::path::Path, args: &[&str]) {
         Duration::from_secs(60),
     );
     assert!(out.status.success(), "git {args:?}: {}", show(&out));
+}
+
+/// A release of `bin` as .github/workflows/release.yml lays it out, in `dir`: the archive
+/// `v<version>/meshjob-v<version>-<target>.tar.gz` (holding `meshjob`) and its `.sha256` in
+/// `sha256sum` format. Returns the `file://` base URL to download it from.
+pub fn fake_release(
+    dir: &std::path::Path,
+    version: &str,
+    target: &str,
+    bin: &std::path::Path,
+) -> String {
+    let v = dir.join(format!("v{version}"));
+    std::fs::create_dir_all(&v).expect("mkdir");
+    let staging = dir.join("staging");
+    std::fs::create_dir_all(&staging).expect("mkdir");
+    std::fs::copy(bin, staging.join("meshjob")).expect("copy");
+    let asset = format!("meshjob-v{version}-{target}.tar.gz");
+    let limit = Duration::from_secs(60);
+    let out = run_bounded(
+        Command::new("tar")
+            .arg("-czf")
+            .arg(v.join(&asset))
+            .arg("-C")
+            .arg(&staging)
+            .arg("meshjob"),
+        b"",
+        limit,
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let sum = run_bounded(
+        Command::new("sha256sum").arg(&asset).current_dir(&v),
+        b"",
+        limit,
+    );
+    assert!(sum.status.success(), "{}", show(&sum));
+    std::fs::write(v.join(format!("{asset}.sha256")), &sum.stdout).expect("write");
+    format!("file://{}", dir.display())
 }

@@ -1,0 +1,260 @@
+//! The decision table, case by case.
+
+use super::*;
+use crate::config::{MeshId, Version};
+use crate::locate::locate;
+use crate::yaml::tree::parse_stream;
+
+/// The strategy of the first pod of the document, or None when it is skipped.
+fn strategy(src: &str, settings: &Settings) -> Option<Strategy> {
+    let docs = parse_stream(src).unwrap();
+    let pods = locate(&docs[0].root, crate::kinds::Kinds::builtin()).pods;
+    match decide(&pods[0], settings, &RunContext::default(), &mut Vec::new()) {
+        Decision::Fix { strategy, .. } => Some(strategy),
+        Decision::Skip(_) => None,
+    }
+}
+
+fn job(meta: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nspec:\n  template:\n    metadata: {meta}\n    spec: {spec}\n"
+    )
+}
+
+fn with(istio: Option<(u32, u32)>, kube: Option<(u32, u32)>, s: StrategyChoice) -> Settings {
+    Settings {
+        istio_version: istio.map(|(a, b)| Version::new(a, b)),
+        kubernetes_version: kube.map(|(a, b)| Version::new(a, b)),
+        strategy: s,
+        ..Settings::default()
+    }
+}
+
+/// The meshes of the pods of the document that get the wrapper, and the reasons of those
+/// that do not, with the Namespace documents of the same text.
+fn decide_all(src: &str, default_mesh: MeshId) -> (Vec<MeshId>, Vec<Why>) {
+    let docs = parse_stream(src).unwrap();
+    let mut namespaces = Namespaces::default();
+    for d in &docs {
+        namespaces.add(&d.root);
+    }
+    let ctx = RunContext {
+        namespaces,
+        ..RunContext::default()
+    };
+    let settings = Settings {
+        mesh: default_mesh,
+        ..Settings::default()
+    };
+    let mut fixed = Vec::new();
+    let mut msgs = Vec::new();
+    for d in &docs {
+        for pod in &locate(&d.root, crate::kinds::Kinds::builtin()).pods {
+            match decide(pod, &settings, &ctx, &mut Vec::new()) {
+                Decision::Fix {
+                    mesh,
+                    strategy: Strategy::Wrapper,
+                    ..
+                } => fixed.push(mesh.id),
+                Decision::Fix { why, .. } | Decision::Skip(why) => msgs.push(why),
+            }
+        }
+    }
+    (fixed, msgs)
+}
+
+fn job_in(ns: &str, meta: &str, spec: &str) -> String {
+    format!(
+        "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, namespace: {ns}}}\nspec:\n  template:\n    metadata: {meta}\n    spec: {spec}\n"
+    )
+}
+
+#[test]
+fn mesh_of_each_pod() {
+    use MeshId::{Istio, Linkerd};
+    let on = "{annotations: {linkerd.io/inject: enabled}}";
+    assert_eq!(decide_all(&job_in("a", on, "{}"), Istio).0, [Linkerd]);
+    let ingress = "{annotations: {linkerd.io/inject: ingress}}";
+    assert_eq!(decide_all(&job_in("a", ingress, "{}"), Istio).0, [Linkerd]);
+    // Linkerd reads annotations only, and values exactly.
+    let label = "{labels: {linkerd.io/inject: enabled}}";
+    assert_eq!(decide_all(&job_in("a", label, "{}"), Istio).0, [Istio]);
+    let upper = "{annotations: {linkerd.io/inject: Enabled}}";
+    assert_eq!(decide_all(&job_in("a", upper, "{}"), Istio).0, [Istio]);
+    // No marker: the setting.
+    assert_eq!(decide_all(&job_in("a", "{}", "{}"), Linkerd).0, [Linkerd]);
+    let rev = "{labels: {istio.io/rev: canary}}";
+    assert_eq!(decide_all(&job_in("a", rev, "{}"), Linkerd).0, [Istio]);
+    let proxy = "{containers: [{name: linkerd-proxy}, {name: t, command: [x]}]}";
+    assert_eq!(decide_all(&job_in("a", "{}", proxy), Istio).0, [Linkerd]);
+    // A Namespace of the run, matched by name.
+    let ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: batch, annotations: {linkerd.io/inject: enabled}}\n---\n";
+    let both = format!(
+        "{ns}{}---\n{}",
+        job_in("batch", "{}", "{}"),
+        job_in("other", "{}", "{}")
+    );
+    assert_eq!(decide_all(&both, Istio).0, [Linkerd, Istio]);
+    // The pod's own opt-out wins over its Namespace.
+    let off = "{annotations: {linkerd.io/inject: disabled}}";
+    let (fixed, msgs) = decide_all(&format!("{ns}{}", job_in("batch", off, "{}")), Istio);
+    assert!(fixed.is_empty());
+    assert!(
+        matches!(&msgs[..], [Why::OptedOut(s)]
+            if s.mesh == Linkerd && s.what == "annotation linkerd.io/inject: \"disabled\""),
+        "{msgs:?}"
+    );
+    // An opt-out of Linkerd does not make the pod an Istio pod.
+    assert_eq!(decide_all(&job_in("a", off, "{}"), Istio).0, []);
+    // Opting out of Istio in a Linkerd namespace leaves a Linkerd pod.
+    let istio_off = "{labels: {sidecar.istio.io/inject: \"false\"}}";
+    let (fixed, _) = decide_all(&format!("{ns}{}", job_in("batch", istio_off, "{}")), Istio);
+    assert_eq!(fixed, [Linkerd]);
+}
+
+#[test]
+fn two_meshes_are_an_error() {
+    let meta =
+        "{labels: {sidecar.istio.io/inject: \"true\"}, annotations: {linkerd.io/inject: enabled}}";
+    let (fixed, msgs) = decide_all(&job_in("a", meta, "{}"), MeshId::Istio);
+    assert!(fixed.is_empty());
+    assert!(
+        matches!(&msgs[..], [Why::MeshConflict(a, b)]
+            if a.what == "label sidecar.istio.io/inject: \"true\""
+                && b.what == "annotation linkerd.io/inject: \"enabled\""),
+        "{msgs:?}"
+    );
+    let ns = "apiVersion: v1\nkind: Namespace\nmetadata: {name: batch, labels: {istio-injection: enabled}}\n---\n";
+    let pod = "{annotations: {linkerd.io/inject: enabled}}";
+    let (fixed, msgs) = decide_all(
+        &format!("{ns}{}", job_in("batch", pod, "{}")),
+        MeshId::Istio,
+    );
+    assert!(fixed.is_empty());
+    assert!(
+        matches!(&msgs[..], [Why::MeshConflict(a, _)]
+            if a.what == "label istio-injection: \"enabled\" on Namespace/batch"),
+        "{msgs:?}"
+    );
+}
+
+#[test]
+fn linkerd_native_sidecar_annotations() {
+    let t = |anns: &str| {
+        decide_all(
+            &job_in(
+                "a",
+                &format!("{{annotations: {{linkerd.io/inject: enabled, {anns}}}}}"),
+                "{}",
+            ),
+            MeshId::Istio,
+        )
+    };
+    assert_eq!(
+        t("config.alpha.linkerd.io/proxy-enable-native-sidecar: \"true\"").0,
+        []
+    );
+    assert_eq!(
+        t("config.beta.linkerd.io/proxy-enable-native-sidecar: \"1\"").0,
+        []
+    );
+    assert_eq!(
+        t("config.linkerd.io/proxy-enable-native-sidecar: \"True\"").0,
+        []
+    );
+    // GA wins over alpha.
+    let (fixed, _) = t(
+        "config.linkerd.io/proxy-enable-native-sidecar: \"false\", config.alpha.linkerd.io/proxy-enable-native-sidecar: \"true\"",
+    );
+    assert_eq!(fixed, [MeshId::Linkerd]);
+}
+
+#[test]
+fn opt_outs() {
+    let d = Settings::default();
+    let t = |meta: &str, spec: &str| strategy(&job(meta, spec), &d);
+    assert_eq!(
+        t("{labels: {sidecar.istio.io/inject: \"false\"}}", "{}"),
+        None
+    );
+    assert_eq!(
+        t("{annotations: {sidecar.istio.io/inject: \"false\"}}", "{}"),
+        None
+    );
+    // The label wins.
+    assert_eq!(
+        t(
+            "{labels: {sidecar.istio.io/inject: \"true\"}, annotations: {sidecar.istio.io/inject: \"false\"}}",
+            "{}"
+        ),
+        Some(Strategy::Wrapper)
+    );
+    assert_eq!(t("{}", "{hostNetwork: true}"), None);
+    assert_eq!(
+        t(
+            "{annotations: {sidecar.istio.io/nativeSidecar: \"true\"}}",
+            "{}"
+        ),
+        Some(Strategy::Remove { keep_native: true })
+    );
+}
+
+#[test]
+fn versions_decide() {
+    use StrategyChoice::{Auto, Native, Wrapper};
+    let plain = job("{}", "{containers: [{name: a, command: [x]}]}");
+    let cases = [
+        (Some((1, 24)), Some((1, 29)), Auto, Some(Strategy::Native)),
+        (Some((1, 23)), Some((1, 33)), Auto, Some(Strategy::Wrapper)),
+        (Some((1, 30)), Some((1, 28)), Auto, Some(Strategy::Wrapper)),
+        (Some((1, 30)), None, Auto, Some(Strategy::Wrapper)),
+        (None, None, Auto, Some(Strategy::Wrapper)),
+        (
+            Some((1, 27)),
+            Some((1, 33)),
+            Wrapper,
+            Some(Strategy::Wrapper),
+        ),
+        (Some((1, 22)), Some((1, 33)), Native, None),
+        (None, None, Native, Some(Strategy::Native)),
+        (
+            None,
+            None,
+            StrategyChoice::None,
+            Some(Strategy::Remove { keep_native: false }),
+        ),
+    ];
+    for (i, k, s, want) in cases {
+        assert_eq!(strategy(&plain, &with(i, k, s)), want, "{i:?} {k:?} {s:?}");
+    }
+    let ambient = job("{labels: {istio.io/dataplane-mode: ambient}}", "{}");
+    assert_eq!(
+        strategy(&ambient, &with(Some((1, 24)), Some((1, 29)), Auto)),
+        Some(Strategy::Remove { keep_native: false })
+    );
+    let both = job(
+        "{labels: {istio.io/dataplane-mode: ambient, sidecar.istio.io/inject: \"true\"}}",
+        "{}",
+    );
+    assert_eq!(
+        strategy(&both, &with(Some((1, 24)), Some((1, 29)), Auto)),
+        Some(Strategy::Native)
+    );
+    let off = job(
+        "{annotations: {sidecar.istio.io/nativeSidecar: \"false\"}}",
+        "{}",
+    );
+    assert_eq!(
+        strategy(&off, &with(Some((1, 27)), Some((1, 33)), Auto)),
+        Some(Strategy::Wrapper)
+    );
+    // The annotation does nothing on Istio 1.23: the wrapper, and the annotation goes.
+    let on = job(
+        "{annotations: {sidecar.istio.io/nativeSidecar: \"true\"}}",
+        "{}",
+    );
+    assert_eq!(
+        strategy(&on, &with(Some((1, 23)), Some((1, 29)), Auto)),
+        Some(Strategy::Wrapper)
+    );
+}

@@ -1,0 +1,183 @@
+//! Why a pod gets its fix, or none: typed reasons, and the one function that words them.
+
+use super::markers::Seen;
+use crate::finding::{Finding, Rule, Severity};
+use crate::mesh::{Mesh, Support};
+use crate::pod::Pod;
+
+/// What [`Why::finding`] says after the reason when meshjob's earlier changes come out.
+const REMOVE_NOTE: &str = "meshjob's own earlier changes, if any, are taken out";
+
+/// The reason for a decision about one pod.
+#[derive(Clone, Debug)]
+pub(crate) enum Why {
+    /// Two meshes would inject the pod: left alone.
+    MeshConflict(Seen, Seen),
+    /// The pod opts out of injection.
+    OptedOut(Seen),
+    HostNetwork,
+    /// Ambient mode, by a label on the pod or its Namespace (`by` says which).
+    Ambient {
+        by: String,
+    },
+    ProxyIsNative(&'static Mesh),
+    ChosenNone,
+    ChosenWrapper,
+    ChosenNative(Support),
+    /// `--strategy native` with versions known to be too old: left alone.
+    NativeTooOld(Support),
+    /// `--strategy native` on a pod whose proxy is injected already: left alone.
+    NativeInjected(&'static Mesh),
+    ProxyInjected(&'static Mesh),
+    /// `from`: the Namespace that gives the pod the annotation, when not the pod itself.
+    PodTurnsNativeOff {
+        key: &'static str,
+        value: String,
+        from: Option<String>,
+    },
+    PodIsNative {
+        key: &'static str,
+        value: String,
+        from: Option<String>,
+    },
+    TooOld(Support),
+    Native(Support),
+    Unknown(Support),
+    /// Said once per run: the versions are not known (`native`: `--strategy native` was
+    /// applied anyway).
+    VersionsUnknown {
+        support: Support,
+        native: bool,
+    },
+}
+
+impl Why {
+    /// The rule of the finding this reason becomes.
+    pub(crate) fn rule(&self) -> Rule {
+        match self {
+            Why::MeshConflict(..) => Rule::MeshConflict,
+            Why::OptedOut(_) => Rule::OptedOut,
+            Why::HostNetwork => Rule::HostNetwork,
+            Why::Ambient { .. } => Rule::Ambient,
+            Why::ProxyIsNative(_) | Why::PodIsNative { .. } => Rule::NativeSidecar,
+            Why::NativeTooOld(_) => Rule::NativeTooOld,
+            Why::NativeInjected(_) => Rule::NativeInjected,
+            Why::VersionsUnknown { .. } => Rule::VersionsUnknown,
+            Why::ChosenNone
+            | Why::ChosenWrapper
+            | Why::ChosenNative(_)
+            | Why::ProxyInjected(_)
+            | Why::PodTurnsNativeOff { .. }
+            | Why::TooOld(_)
+            | Why::Native(_)
+            | Why::Unknown(_) => Rule::StrategyChosen,
+        }
+    }
+
+    /// The finding that says this about `pod`, at its template.
+    pub(crate) fn finding(&self, pod: &Pod<'_>) -> Finding {
+        let at = pod.template.start;
+        let name = pod.describe();
+        let severity = match self {
+            Why::MeshConflict(..) | Why::NativeTooOld(_) | Why::NativeInjected(_) => {
+                Severity::Error
+            }
+            _ => Severity::Info,
+        };
+        let message = match self {
+            Why::MeshConflict(a, b) => format!(
+                "{name}: both {} ({}) and {} ({}) would inject this pod, and two proxies in one \
+                 pod break its traffic; left alone: opt it out of one of the two",
+                a.mesh.mesh().name,
+                a.what,
+                b.mesh.mesh().name,
+                b.what
+            ),
+            Why::OptedOut(off) => {
+                format!("{name}: skipped, opted out of injection ({})", off.what)
+            }
+            Why::HostNetwork => format!("{name}: skipped, hostNetwork pods are never injected"),
+            Why::Ambient { by } => {
+                format!("{name}: ambient mode ({by}): no sidecar to stop; {REMOVE_NOTE}")
+            }
+            Why::ProxyIsNative(mesh) => format!(
+                "{name}: {} is already injected as a native sidecar, which Kubernetes stops by \
+                 itself; {REMOVE_NOTE}",
+                mesh.proxy_container
+            ),
+            Why::ChosenNone => format!("{name}: strategy none: {REMOVE_NOTE}"),
+            Why::ChosenWrapper => format!("{name}: the wrapper (--strategy wrapper)"),
+            Why::ChosenNative(s) => format!(
+                "{name}: native sidecar (--strategy native; {})",
+                s.versions_text()
+            ),
+            Why::NativeTooOld(s) => format!(
+                "{name}: --strategy native needs {}, but {}; the pod is left as it is (use the \
+                 wrapper, or upgrade)",
+                s.needs_text(),
+                s.too_old_text().unwrap_or_default()
+            ),
+            Why::NativeInjected(mesh) => format!(
+                "{name}: {} is already injected as a regular container, so the native-sidecar \
+                 annotation cannot take effect; the pod is left as it is. Inject it again from \
+                 the un-injected manifest",
+                mesh.proxy_container
+            ),
+            Why::ProxyInjected(mesh) => format!(
+                "{name}: the wrapper: {} is already injected, so native sidecars need a new \
+                 injection",
+                mesh.proxy_container
+            ),
+            Why::PodTurnsNativeOff { key, value, from } => format!(
+                "{name}: the wrapper: the pod turns native sidecars off ({key}: \"{value}\"{})",
+                on_namespace(from)
+            ),
+            Why::PodIsNative { key, value, from } => format!(
+                "{name}: native sidecar mode ({key}: \"{value}\"{}) lets the Job complete \
+                 without a wrapper; {REMOVE_NOTE}",
+                on_namespace(from)
+            ),
+            Why::TooOld(s) => format!(
+                "{name}: the wrapper, since {} (native sidecars need {})",
+                s.too_old_text().unwrap_or_default(),
+                s.needs_text()
+            ),
+            Why::Native(s) => format!("{name}: native sidecar ({})", s.versions_text()),
+            Why::Unknown(s) => format!("{name}: the wrapper ({})", s.versions_text()),
+            Why::VersionsUnknown { support, native } => {
+                return Finding::info(self.rule(), at, versions_unknown(support, *native));
+            }
+        };
+        Finding::new(severity, self.rule(), at, message).with_object(Some(pod.object.clone()))
+    }
+}
+
+/// The once-per-run note about the versions that were not given.
+fn versions_unknown(s: &Support, native: bool) -> String {
+    let m = s.mesh;
+    let n = &m.native;
+    let tail = if native {
+        format!(
+            "--strategy native was applied without checking them{}; it needs {} {}+ and \
+             Kubernetes {}+",
+            n.unknown_version, m.name, n.since, n.kubernetes_since
+        )
+    } else {
+        format!(
+            "with both given, pods on {} {}+ and Kubernetes {}+ get a native sidecar (one pod \
+             annotation, no wrapper, no command needed) instead of the wrapper",
+            m.name, n.since, n.kubernetes_since
+        )
+    };
+    format!(
+        "the target versions are not known: pass {} ({}) and --kubernetes-version (the oldest \
+         kubelet), or set {} and kubernetesVersion in the config; {tail}",
+        m.version_flag, m.version_of, m.version_key
+    )
+}
+
+/// ` on Namespace/NAME` for an annotation the pod gets from its Namespace, else nothing.
+fn on_namespace(from: &Option<String>) -> String {
+    from.as_ref()
+        .map_or_else(String::new, |ns| format!(" on Namespace/{ns}"))
+}

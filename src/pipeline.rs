@@ -1,0 +1,369 @@
+//! One text's trip through the engine, on one thread: each piece is parsed, located,
+//! planned, spliced and verified. `stream` shares pieces between threads and `run` gathers
+//! a text's outcome; both go through [`process_pieces`].
+
+use crate::apply::{self, Edit};
+use crate::config::Settings;
+use crate::decide::{Namespaces, RunContext};
+use crate::finding::{Finding, Rule};
+use crate::kinds::Kinds;
+use crate::plan;
+use crate::yaml::simple;
+use crate::yaml::tree::parse_stream;
+use std::ops::Range;
+
+/// The result of processing one text.
+#[derive(Debug, Default)]
+pub struct Outcome {
+    /// The rewritten text (equal to the input when nothing changes or on a fatal error).
+    pub text: String,
+    /// Findings of every severity.
+    pub findings: Vec<Finding>,
+    /// Set when the tool could not do its job on this text (invalid YAML, verification
+    /// failure): exit 2, and the text must not be written.
+    pub fatal: Option<Finding>,
+}
+
+impl Outcome {
+    pub fn changed(&self, input: &str) -> bool {
+        self.fatal.is_none() && self.text != input
+    }
+
+    pub(crate) fn fatal(text: &str, f: Finding) -> Self {
+        Outcome {
+            text: text.to_string(),
+            findings: Vec::new(),
+            fatal: Some(f),
+        }
+    }
+}
+
+/// Per-file choices that are not settings.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct ProcessOptions<'a> {
+    /// Treat documents without apiVersion/kind as a bare MeshConfig (`--mesh-config`).
+    pub force_mesh: bool,
+    /// The Namespace documents of the whole run (see [`namespaces`]); `None`: those of the
+    /// text itself.
+    pub namespaces: Option<&'a Namespaces>,
+}
+
+/// Processes the stream whole, on one thread, parsing every document fully: the reference
+/// that the tests hold [`process_with`] to.
+pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
+    let all = 0..text.len();
+    let whole = std::slice::from_ref(&all);
+    let ctx = RunContext::of_stream(text, whole, opts.namespaces);
+    let p = process_pieces(text, whole, settings, opts, &ctx, Growth::None, false);
+    if let Some((_, f)) = p.fatal {
+        return Outcome::fatal(text, f);
+    }
+    let mut findings = p.findings;
+    once_per_text(&mut findings);
+    Outcome {
+        text: p
+            .outs
+            .into_iter()
+            .next()
+            .flatten()
+            .unwrap_or_else(|| text.to_string()),
+        findings,
+        fatal: None,
+    }
+}
+
+/// The outcome of some pieces of a text, processed in order on one thread. Offsets are in
+/// the text.
+#[derive(Debug, Default)]
+pub struct Pieces {
+    /// Per piece processed, its rewritten text when it changed.
+    pub outs: Vec<Option<String>>,
+    pub findings: Vec<Finding>,
+    /// The piece that stopped the run (its index), and why; the pieces after it are not
+    /// processed.
+    pub fatal: Option<(usize, Finding)>,
+    /// Where the first edit is.
+    pub first_edit: Option<usize>,
+    /// Under [`Growth::From`]: per piece processed, in order, the namespaces of its pods and
+    /// the namespaces its own `Namespace` documents say something new about, for the check
+    /// that no Namespace comes after a pod it would have placed.
+    pub grown: Vec<Grown>,
+}
+
+/// What one piece says about namespaces, under [`Growth::From`].
+#[derive(Debug, Default)]
+pub struct Grown {
+    /// The piece's index.
+    pub piece: usize,
+    /// The `metadata.namespace` of each of its pods' objects (when not empty).
+    pub pods: Vec<String>,
+    /// The namespaces its `Namespace` documents say something new about (mesh markers,
+    /// ambient mode, annotations the injectors copy); only for pieces past the first pass.
+    pub marks: Vec<String>,
+}
+
+/// Where the pieces' own `Namespace` documents count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// `ctx` holds what the whole stream says (a first pass read it all).
+    None,
+    /// `ctx` holds what the stream says up to this offset in the text (a first pass read
+    /// that far: stdin's read-ahead); a piece that starts there or later adds its own
+    /// `Namespace` documents, which apply from that piece on. Each piece reports what it
+    /// says about namespaces ([`Pieces::grown`]).
+    From(usize),
+}
+
+/// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
+/// through unparsed. `growth`: whether `ctx` holds the whole stream's `Namespace`
+/// documents, or only those before some offset.
+#[allow(clippy::too_many_arguments)]
+pub fn process_pieces(
+    text: &str,
+    pieces: &[Range<usize>],
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    ctx: &RunContext,
+    growth: Growth,
+    quick: bool,
+) -> Pieces {
+    let mut run = Pieces {
+        outs: Vec::with_capacity(pieces.len()),
+        ..Pieces::default()
+    };
+    let mut grown: Option<RunContext> = None;
+    for (i, p) in pieces.iter().enumerate() {
+        let piece = &text[p.clone()];
+        let mut said = match growth {
+            Growth::From(_) => Some(Grown {
+                piece: i,
+                ..Grown::default()
+            }),
+            Growth::None => None,
+        };
+        if let (Growth::From(from), Some(said)) = (growth, &mut said)
+            && p.start >= from
+        {
+            let mut here = RunContext::default();
+            if here.add(piece) {
+                said.marks = grown.as_ref().unwrap_or(ctx).news(&here);
+                grown.get_or_insert_with(|| ctx.clone()).extend(here);
+            }
+        }
+        let ctx = grown.as_ref().unwrap_or(ctx);
+        let part = if !quick || may_be_target(piece, &settings.kinds) {
+            process_piece(piece, settings, opts, ctx, said.is_some())
+        } else {
+            Part::default()
+        };
+        if let Some(mut said) = said {
+            said.pods = part.pods;
+            if !said.pods.is_empty() || !said.marks.is_empty() {
+                run.grown.push(said);
+            }
+        }
+        let shift = |mut f: Finding| {
+            f.offset += p.start;
+            f
+        };
+        if run.first_edit.is_none() {
+            run.first_edit = part.first_edit.map(|e| e + p.start);
+        }
+        if let Some(f) = part.fatal {
+            run.fatal = Some((i, shift(f)));
+            return run;
+        }
+        run.findings.extend(part.findings.into_iter().map(shift));
+        run.outs.push(part.out);
+    }
+    run
+}
+
+/// Whether a document must be parsed fully: anything the quick scanner cannot read, every
+/// kind that meshjob edits or reports on ([`may_matter`]), and documents without a
+/// kind.
+fn may_be_target(doc: &str, kinds: &crate::kinds::Kinds) -> bool {
+    let Some(h) = simple::head(doc) else {
+        return true;
+    };
+    if h.opaque {
+        return true;
+    }
+    match (h.api_version, h.kind) {
+        (Some(_), Some(kind)) => may_matter(kinds, kind, h.name),
+        _ => true,
+    }
+}
+
+/// Whether a document of this kind (and, for a ConfigMap, name) may be one meshjob edits or
+/// reports on: what the quick path must not skip. Groups are not checked here.
+pub(crate) fn may_matter(kinds: &Kinds, kind: &str, name: Option<&str>) -> bool {
+    if kinds.has_kind(kind) || matches!(kind, "List" | "ResourceList") {
+        return true;
+    }
+    let config_kind = |m: &&crate::mesh::Mesh| m.config_kinds.iter().any(|c| c.kind == kind);
+    if !crate::mesh::ALL.iter().any(config_kind) {
+        return false;
+    }
+    kind != "ConfigMap"
+        || name.is_none_or(|n| crate::mesh::ALL.iter().any(|m| (m.is_config_map_name)(n)))
+}
+
+/// The result of one piece (or of a whole text). Offsets are in the piece.
+#[derive(Default)]
+struct Part {
+    /// The rewritten piece, when it changed.
+    out: Option<String>,
+    findings: Vec<Finding>,
+    fatal: Option<Finding>,
+    /// Where its first edit is.
+    first_edit: Option<usize>,
+    /// The namespaces of its pods, when asked for.
+    pods: Vec<String>,
+}
+
+/// Parses, plans, splices and verifies one piece of text. `pods`: list the namespaces of
+/// its pods ([`Part::pods`]).
+fn process_piece(
+    text: &str,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    ctx: &RunContext,
+    pods: bool,
+) -> Part {
+    let fatal = |f: Finding| Part {
+        fatal: Some(f),
+        ..Part::default()
+    };
+    let docs = match parse_stream(text) {
+        Ok(d) => d,
+        Err(e) => {
+            return fatal(Finding::error(
+                Rule::InvalidYaml,
+                e.offset,
+                format!(
+                    "invalid YAML: {}; meshjob edits only YAML that parses: fix the syntax at \
+                     this line and column, then run again",
+                    e.message
+                ),
+            ));
+        }
+    };
+    let mut edits: Vec<Edit> = Vec::new();
+    let mut findings = Vec::new();
+    let mut intended = Vec::with_capacity(docs.len());
+    let mut namespaces = Vec::new();
+    for doc in docs.iter().filter(|_| pods) {
+        for t in crate::locate::locate(&doc.root, &settings.kinds).pods {
+            if !t.object.namespace.is_empty() && !namespaces.contains(&t.object.namespace) {
+                namespaces.push(t.object.namespace.clone());
+            }
+        }
+    }
+    for doc in &docs {
+        let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
+        // The lines of the document's content, from its first node's line to its last
+        // node's line end: the comments around it belong to the stream, and where the
+        // stream is cut into documents does not change them.
+        let from = text[..doc.root.props_start]
+            .rfind('\n')
+            .map_or(0, |i| i + 1);
+        let to = text[doc.root.end..]
+            .find('\n')
+            .map_or(text.len(), |i| doc.root.end + i + 1);
+        // And the blank lines after it, where an entry appended at the end lands.
+        let rest = &text[to..];
+        let to = to + rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len();
+        if !p.editor.edits.is_empty()
+            && let Some(at) = lone_cr(&text[from..to])
+        {
+            return fatal(Finding::error(
+                Rule::LoneCarriageReturn,
+                from + at,
+                "this document has a line break written as a lone CR (\\r without \\n), which \
+                 meshjob does not edit around: convert the file's line breaks to LF or CRLF, \
+                 then run again",
+            ));
+        }
+        findings.extend(p.findings);
+        intended.push(apply::Intended {
+            edited: !p.editor.edits.is_empty(),
+            value: p.editor.intended,
+        });
+        edits.extend(p.editor.edits);
+    }
+    if edits.is_empty() {
+        return Part {
+            findings,
+            pods: namespaces,
+            ..Part::default()
+        };
+    }
+    let first_edit = edits.iter().map(|e| e.start).min();
+    match apply::apply(text, &docs, &edits, &intended) {
+        Ok(out) => Part {
+            out: (out != text).then_some(out),
+            findings,
+            fatal: None,
+            first_edit,
+            pods: namespaces,
+        },
+        Err(e) => Part {
+            first_edit,
+            ..fatal(Finding::error(
+                Rule::Internal,
+                e.source_offset(&edits),
+                format!("{e}; nothing written"),
+            ))
+        },
+    }
+}
+
+/// The offset of the first CR that is not part of a CRLF. YAML reads it as a line break,
+/// but the editor lays out new lines by LF.
+fn lone_cr(text: &str) -> Option<usize> {
+    let b = text.as_bytes();
+    (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
+}
+
+/// Keeps only the first of each note that is said once (the drain interaction, the
+/// versions that would decide the strategy).
+pub fn once_per_text(findings: &mut Vec<Finding>) {
+    let mut seen: Vec<Rule> = Vec::new();
+    findings.retain(|f| {
+        if !f.rule.once_per_run() {
+            return true;
+        }
+        if seen.contains(&f.rule) {
+            return false;
+        }
+        seen.push(f.rule);
+        true
+    });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::kinds::Kinds;
+
+    #[test]
+    fn one_table_of_kinds() {
+        let k = Kinds::builtin();
+        for kind in [
+            "Job",
+            "CronJob",
+            "List",
+            "ResourceList",
+            "IstioOperator",
+            "Istio",
+        ] {
+            assert!(may_matter(k, kind, Some("x")), "{kind}");
+        }
+        assert!(may_matter(k, "IstioRevision", None));
+        assert!(may_matter(k, "ConfigMap", Some("istio-1-22")));
+        assert!(may_matter(k, "ConfigMap", None));
+        assert!(!may_matter(k, "ConfigMap", Some("app")));
+        assert!(!may_matter(k, "Deployment", None));
+    }
+}

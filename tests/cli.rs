@@ -1,0 +1,116 @@
+//! The command line as CI, pre-commit and people use it, driven through the built binary.
+//! Each case is a file of `testdata/cli/` (the format is in testdata/README.md): a starting
+//! tree, the commands run in it with their exact exit status, stdout and stderr, and the
+//! files the commands leave changed. `MESHJOB_UPDATE_GOLDEN=1 cargo test --test cli`
+//! rewrites the expectations; `cargo test --test cli -- cli_cases case=summary` runs only
+//! the cases whose name holds `summary`.
+//!
+//! The tests below are what a case cannot say: a diff fed to an outside program.
+
+#[path = "cli/case.rs"]
+mod case;
+mod common;
+
+use common::golden;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[test]
+fn cli_cases() {
+    let dir = common::root().join("testdata/cli");
+    let mut cases: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("testdata/cli/")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "toml"))
+        .collect();
+    cases.sort();
+    assert!(cases.len() >= 20, "expected the cases in {}", dir.display());
+    let only: Vec<String> = std::env::args()
+        .filter_map(|a| a.strip_prefix("case=").map(String::from))
+        .collect();
+    cases.retain(|p| {
+        let name = p.file_stem().unwrap_or_default().to_string_lossy();
+        only.is_empty() || only.iter().any(|o| name.contains(o.as_str()))
+    });
+    assert!(!cases.is_empty(), "no case matches {only:?}");
+
+    // Each case runs in its own directory, so they run side by side.
+    let next = AtomicUsize::new(0);
+    let failures = Mutex::new(Vec::new());
+    let workers = std::thread::available_parallelism().map_or(1, |n| n.get());
+    std::thread::scope(|s| {
+        for _ in 0..workers.min(cases.len()) {
+            s.spawn(|| {
+                while let Some(path) = cases.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let found = case::run(path);
+                    failures
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .extend(found);
+                }
+            });
+        }
+    });
+    let mut failures = failures.into_inner().unwrap_or_else(|e| e.into_inner());
+    failures.sort();
+    golden::assert_none(&failures);
+}
+
+/// A Job whose container would be wrapped.
+const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    \
+                   spec:\n      restartPolicy: Never\n      containers:\n      - name: pi\n        \
+                   image: perl\n        command: [perl, -e, print 1]\n";
+
+/// `check` in `cwd` on `arg`: its diff, which must be there.
+fn diff_of(cwd: &Path, arg: &str) -> Vec<u8> {
+    let run = common::run(
+        common::meshjob().current_dir(cwd).args(["check", arg]),
+        None,
+    );
+    assert_eq!(run.code, 1, "{}", run.show());
+    assert!(!run.stdout.is_empty(), "{}", run.show());
+    run.stdout
+}
+
+/// Case control-characters-in-file-names-are-escaped: git takes the quoted name.
+#[test]
+fn a_diff_of_a_file_name_with_control_characters_applies_with_git() {
+    let Some(git) = common::require_tool("git", "applies a diff with a quoted name") else {
+        return;
+    };
+    let t = tempfile::tempdir().expect("tempdir");
+    std::fs::write(t.path().join("evil\n::error file=x::y\x1b[0m.yaml"), JOB).expect("write");
+    std::fs::write(t.path().join("p.diff"), diff_of(t.path(), ".")).expect("write diff");
+    let out = common::run(
+        Command::new(git)
+            .current_dir(t.path())
+            .args(["apply", "--check", "p.diff"]),
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.show());
+}
+
+/// Case a-file-outside-the-working-directory-keeps-its-absolute-path: the diff applies with
+/// `patch -p1` from the root directory.
+#[test]
+fn a_diff_of_a_file_outside_the_working_directory_applies_from_the_root() {
+    let Some(patch) = common::require_tool("patch", "applies the printed diff") else {
+        return;
+    };
+    let t = tempfile::tempdir().expect("tempdir");
+    let file = std::fs::canonicalize(t.path())
+        .expect("canonical")
+        .join("job.yaml");
+    std::fs::write(&file, JOB).expect("write");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let diff = diff_of(elsewhere.path(), file.to_str().expect("UTF-8 path"));
+    let out = common::run(
+        Command::new(patch)
+            .current_dir("/")
+            .args(["-p1", "--dry-run", "--batch"]),
+        Some(&diff),
+    );
+    assert_eq!(out.code, 0, "{}", out.show());
+}
