@@ -112,8 +112,21 @@ pub(crate) fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
     }
 }
 
-/// The first token after `from` when it is a `:` (past spaces, line breaks and comments):
-/// the value indicator of a mapping entry whose key ends at `from`.
+/// Whether the `:` at `at` is a value indicator: followed by white space or the end (in a
+/// flow collection, also by `,`, `[`, `]`, `{` or `}`), not the first character of a plain
+/// scalar such as `:a`.
+pub(crate) fn value_indicator(src: &str, at: usize, flow: bool) -> bool {
+    let b = src.as_bytes();
+    b.get(at) == Some(&b':')
+        && match b.get(at + 1) {
+            None | Some(b' ' | b'\t' | b'\n' | b'\r') => true,
+            Some(b',' | b'[' | b']' | b'{' | b'}') => flow,
+            Some(_) => false,
+        }
+}
+
+/// The first token after `from` when it is a `:` value indicator of a block mapping (past
+/// spaces, line breaks and comments): that of an entry whose key ends at `from`.
 pub(crate) fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
     let bytes = src.as_bytes();
     let mut i = from;
@@ -128,7 +141,7 @@ pub(crate) fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
                     .unwrap_or(bytes.len() - i);
                 continue;
             }
-            b':' => return Some(i),
+            b':' if value_indicator(src, i, false) => return Some(i),
             _ => return None,
         }
         i += 1;
@@ -174,6 +187,10 @@ mod tests {
         assert_eq!(colon_at_next_token(" ? a\n # c\n: b", 4), Some(10));
         assert_eq!(colon_at_next_token("? a\n#c: b", 3), None);
         assert_eq!(colon_at_next_token("? a b", 3), None);
+        // `:a` is a plain scalar, not the indicator (fuzz seed 2724862855).
+        assert_eq!(colon_at_next_token("? a\n:a: 1", 3), None);
+        assert_eq!(colon_at_next_token("? a\n:", 3), Some(4));
+        assert!(value_indicator("{a:}", 2, true) && !value_indicator("a:}", 1, false));
         assert_eq!(byte_col("ab\rcd", 4), 1);
     }
 }
