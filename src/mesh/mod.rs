@@ -142,6 +142,21 @@ pub struct Mesh {
     pub config_kinds: &'static [ConfigKind],
     /// Whether a ConfigMap of this name holds the mesh config.
     pub is_config_map_name: fn(&str) -> bool,
+    /// How a pod's manifest opts it out of the mesh, for advice in findings.
+    pub opt_out: &'static str,
+    /// What Argo Workflows' controller can run in the proxy container to stop it.
+    pub argo_kill: KillCommand,
+}
+
+/// A command that stops the proxy when run inside its container (Argo Workflows'
+/// `workflows.argoproj.io/kill-cmd-<container>` annotation), and the pod annotations it
+/// needs.
+#[derive(Debug)]
+pub struct KillCommand {
+    /// The argv, as the JSON text of the annotation.
+    pub argv: &'static str,
+    /// Pod annotations without which the command does not stop the proxy.
+    pub needs: &'static [(&'static str, &'static str)],
 }
 
 impl Mesh {

@@ -1,4 +1,4 @@
-//! Pod annotations: making sure a key exists, creating `metadata` and `annotations` as
+//! Pod annotations: making sure keys exist, creating the pod metadata and `annotations` as
 //! needed, in the surrounding style.
 
 use crate::finding::{Finding, Rule};
@@ -6,10 +6,9 @@ use crate::locate::{object_error as err, shared_node_finding};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
-use crate::yaml::path::child;
 use crate::yaml::tree::Entry;
 
-/// Makes sure the pod template's annotation `key` exists, creating `metadata` and
+/// Makes sure the pod's annotation `key` exists, creating the pod metadata and
 /// `annotations` as needed. `value` gets whether the new text stands in a flow context.
 /// Returns the existing entry, if there is one; the caller decides what to do with it.
 pub(crate) fn ensure<'d>(
@@ -19,38 +18,60 @@ pub(crate) fn ensure<'d>(
     value: impl Fn(bool) -> Out,
     out: &mut Vec<Finding>,
 ) -> Option<&'d Entry> {
-    let tpl = t.template;
+    ensure_all(ed, t, &[key], &|_, flow| value(flow), out)
+        .pop()
+        .flatten()
+}
+
+/// [`ensure`] for several keys at once, so that a pod without metadata gets one new
+/// `annotations` holding them all; `value` gets the key's index. Returns, per key, its
+/// existing entry; nothing when the annotations are new or cannot be edited (a finding
+/// says why).
+pub(crate) fn ensure_all<'d>(
+    ed: &mut Editor<'_>,
+    t: &Pod<'d>,
+    keys: &[&str],
+    value: &dyn Fn(usize, bool) -> Out,
+    out: &mut Vec<Finding>,
+) -> Vec<Option<&'d Entry>> {
     let oref = &t.object;
-    let wrap = |inner: Out, with_annotations: bool| {
-        let anns = Out::Map(vec![(key.to_string(), inner)]);
-        if with_annotations {
-            Out::Map(vec![("annotations".into(), anns)])
-        } else {
-            anns
+    let anns_of = |flow: bool| {
+        Out::Map(
+            (keys.iter().enumerate())
+                .map(|(i, k)| ((*k).to_string(), value(i, flow)))
+                .collect(),
+        )
+    };
+    let meta = match t.metadata_holder() {
+        Some((holder, mkey, before)) => {
+            let with_annotations = |flow| Out::Map(vec![("annotations".into(), anns_of(flow))]);
+            let Some(meta_entry) = holder.entry(mkey) else {
+                let before = (!before.is_empty())
+                    .then(|| holder.entry(before).map(|e| &e.key))
+                    .flatten();
+                ed.insert_entry(
+                    holder,
+                    &t.path,
+                    before,
+                    mkey,
+                    &with_annotations(holder.flow),
+                );
+                return Vec::new();
+            };
+            let meta = &meta_entry.value;
+            if let Some(f) = shared_node_finding(meta, oref) {
+                out.push(f);
+                return Vec::new();
+            }
+            if meta.is_null() {
+                let v = with_annotations(holder.flow);
+                ed.replace_value(holder, &meta_entry.key, meta, &t.path, mkey, &v);
+                return Vec::new();
+            }
+            meta
         }
+        None => t.template,
     };
-    let Some(meta_entry) = tpl.entry("metadata") else {
-        let before = tpl.entry("spec").map(|e| &e.key);
-        ed.insert_entry(
-            tpl,
-            &t.path,
-            before,
-            "metadata",
-            &wrap(value(tpl.flow), true),
-        );
-        return None;
-    };
-    let meta = &meta_entry.value;
-    let mpath = child(&t.path, "metadata");
-    if let Some(f) = shared_node_finding(meta, oref) {
-        out.push(f);
-        return None;
-    }
-    if meta.is_null() {
-        let v = wrap(value(tpl.flow), true);
-        ed.replace_value(tpl, &meta_entry.key, meta, &t.path, "metadata", &v);
-        return None;
-    }
     if meta.entries().is_none() {
         out.push(err(
             Rule::MetadataNotMapping,
@@ -58,28 +79,22 @@ pub(crate) fn ensure<'d>(
             meta.start,
             "pod template metadata is not a mapping; skipped",
         ));
-        return None;
+        return Vec::new();
     }
+    let mpath = t.metadata_path();
     let Some(ann_entry) = meta.entry("annotations") else {
-        ed.insert_entry(
-            meta,
-            &mpath,
-            None,
-            "annotations",
-            &wrap(value(meta.flow), false),
-        );
-        return None;
+        ed.insert_entry(meta, &mpath, None, "annotations", &anns_of(meta.flow));
+        return Vec::new();
     };
     let anns = &ann_entry.value;
-    let apath = child(&mpath, "annotations");
     if let Some(f) = shared_node_finding(anns, oref) {
         out.push(f);
-        return None;
+        return Vec::new();
     }
     if anns.is_null() {
-        let v = wrap(value(meta.flow), false);
+        let v = anns_of(meta.flow);
         ed.replace_value(meta, &ann_entry.key, anns, &mpath, "annotations", &v);
-        return None;
+        return Vec::new();
     }
     if anns.entries().is_none() {
         out.push(err(
@@ -88,11 +103,16 @@ pub(crate) fn ensure<'d>(
             anns.start,
             "pod template annotations are not a mapping; skipped",
         ));
-        return None;
+        return Vec::new();
     }
-    let existing = anns.entry(key);
-    if existing.is_none() {
-        ed.insert_entry(anns, &apath, None, key, &value(anns.flow));
-    }
-    existing
+    let apath = t.annotations_path();
+    (keys.iter().enumerate())
+        .map(|(i, key)| {
+            let existing = anns.entry(key);
+            if existing.is_none() {
+                ed.insert_entry(anns, &apath, None, key, &value(i, anns.flow));
+            }
+            existing
+        })
+        .collect()
 }

@@ -7,9 +7,10 @@ use super::wrapped::{How, PEERS_MOUNT, PEERS_VOLUME, Wrap, item_out, wrapper_scr
 use crate::config::Settings;
 use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
+use crate::kinds::RestartPolicy;
 use crate::locate::{duplicate_key_finding, object_error as err, shared_node, shared_node_finding};
 use crate::mesh::Mesh;
-use crate::pod::Pod;
+use crate::pod::{List, Pod};
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
@@ -91,14 +92,13 @@ fn wrapper_out(script: String) -> Out {
 /// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
 /// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
 /// `/shutdown` and `/ready`; Istio's ready port is another one and stays).
-fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, tpl: &Node) -> Result<Endpoint, String> {
+fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, t: &Pod<'_>) -> Result<Endpoint, String> {
     let quit = script::parse_quit_url(mesh.default_quit_url)?;
     let ready = script::parse_quit_url(mesh.ready_url)?;
     let mut q = url.cloned().unwrap_or_else(|| quit.clone());
     let port = mesh
         .quit_port_annotation
-        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
-        .and_then(Node::as_str)
+        .and_then(|a| t.annotation(a))
         .and_then(|p| p.parse::<u16>().ok());
     if let Some(p) = port
         && q.port == quit.port
@@ -121,7 +121,7 @@ pub(crate) fn plan(
 ) -> bool {
     let oref = &t.object;
     let tpl = t.template;
-    let Some(spec) = tpl.get("spec").filter(|s| s.entries().is_some()) else {
+    let Some(spec) = t.spec().filter(|s| s.entries().is_some()) else {
         out.push(err(
             Rule::NoContainers,
             oref,
@@ -130,7 +130,6 @@ pub(crate) fn plan(
         ));
         return false;
     };
-    let spath = child(&t.path, "spec");
     if let Some(f) = shared_node_finding(spec, oref) {
         out.push(f);
         return false;
@@ -148,7 +147,7 @@ pub(crate) fn plan(
         out.push(f);
         return false;
     }
-    let cpath = child(&spath, "containers");
+    let cpath = t.list_path(List::Containers);
     let Some(items) = containers.items() else {
         out.push(err(
             Rule::NoContainers,
@@ -158,17 +157,18 @@ pub(crate) fn plan(
         ));
         return false;
     };
-    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), tpl) {
+    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), t) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
             return false;
         }
     };
-    let on_failure = spec.str("restartPolicy") == Some("OnFailure");
+    // Where the pod's kind keeps it (a Kubeflow replica spec overrides the template's own).
+    let on_failure = t.restart_policy() == RestartPolicy::OnFailure;
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
         script::parse_quit_url(mesh.ready_url)
-            .and_then(|r| pod_endpoint(mesh, Some(&r), tpl))
+            .and_then(|r| pod_endpoint(mesh, Some(&r), t))
             .map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
@@ -179,7 +179,7 @@ pub(crate) fn plan(
         None => None,
     };
 
-    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, tpl));
+    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, t));
     let shared_pid = spec.str("shareProcessNamespace") == Some("true");
     let mut wraps = Vec::new();
     let mut stops = false;
@@ -256,7 +256,7 @@ pub(crate) fn plan(
         ensure_named_item(
             ed,
             spec,
-            &spath,
+            &t.spec_path(),
             "volumes",
             Out::Map(vec![
                 ("name".into(), Out::Str(PEERS_VOLUME.into())),

@@ -4,6 +4,7 @@
 pub(crate) mod annotation;
 pub(crate) mod container;
 pub(crate) mod env;
+pub(crate) mod kill_command;
 pub(crate) mod own_fixes;
 pub(crate) mod planner;
 pub(crate) mod revert;
@@ -95,6 +96,9 @@ pub fn plan_doc_in<'a>(
             }
             Strategy::Native => planner.native(&mut cx),
             Strategy::Remove { keep_native } => planner.remove(&mut cx, keep_native),
+            Strategy::Fallback(crate::kinds::Fallback::KillCommand { .. }) => {
+                kill_command::plan(&mut cx);
+            }
         }
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = editor.edits.len() > mark;
@@ -139,7 +143,7 @@ pub fn plan_doc_in<'a>(
 /// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an
 /// earlier run that took the pod for another mesh, they do nothing there.
 fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
-    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+    let Some(anns) = t.annotations() else {
         return;
     };
     for other in crate::mesh::ALL.iter().filter(|m| m.id != mesh.id) {
@@ -186,17 +190,18 @@ fn would_change(
         Strategy::Remove { .. } => Some(format!(
             "{who}: what meshjob added earlier would be taken out"
         )),
+        Strategy::Fallback(crate::kinds::Fallback::KillCommand { prefix }) => Some(format!(
+            "{who}: {prefix}{} would be set: its pods would keep running after the task, \
+             because the {} proxy does not stop",
+            mesh.proxy_container, mesh.name
+        )),
     };
     if let Some(message) = other {
         return Finding::error(Rule::WouldChange, tpl.start, message)
             .with_object(Some(t.object.clone()))
             .fixed();
     }
-    let containers: Vec<&Node> = (tpl.get("spec"))
-        .and_then(|s| s.get("containers"))
-        .and_then(Node::items)
-        .map(|items| items.iter().collect())
-        .unwrap_or_default();
+    let containers: Vec<&Node> = t.containers().map(|c| c.node).collect();
     let is_touched = |c: &&Node| edits.iter().any(|e| c.start <= e.start && e.start <= c.end);
     // An injected proxy is never wrapped: its env may get the settings instead.
     let is_proxy = |c: &&Node| c.str("name") == Some(mesh.proxy_container);
@@ -238,9 +243,7 @@ fn would_change(
             ),
         ),
         None => {
-            let annotation = (tpl.get("metadata"))
-                .and_then(|m| m.get("annotations"))
-                .and_then(|a| a.entry(mesh.pod_config_annotation));
+            let annotation = (t.annotations()).and_then(|a| a.entry(mesh.pod_config_annotation));
             let verb = if annotation.is_some() {
                 "updated"
             } else {

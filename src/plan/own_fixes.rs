@@ -10,15 +10,44 @@ use crate::config::Settings;
 use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule, Severity};
 use crate::mesh::{Mesh, Support};
+use crate::pod::Pod;
 use crate::yaml::tree::Node;
 
 /// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
 /// 15020.
-pub(crate) fn status_port(mesh: &Mesh, tpl: &Node) -> Option<u16> {
+pub(crate) fn status_port(mesh: &Mesh, t: &Pod<'_>) -> Option<u16> {
     mesh.quit_port_annotation
-        .and_then(|a| tpl.path(&["metadata", "annotations", a]))
-        .and_then(Node::as_str)
+        .and_then(|a| t.annotation(a))
         .and_then(|p| p.parse().ok())
+}
+
+/// Warns about the kinds of pods (an Argo template) whose own metadata turns native
+/// sidecars off over the pod metadata that turns them on: those pods keep their proxy
+/// running.
+pub(crate) fn variants_turn_native_off(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
+    for v in &t.variants {
+        let value = (mesh.native_sidecar_annotations.iter())
+            .find_map(|k| v.get("annotations", k).map(|value| (*k, value)));
+        let Some((key, value)) = value.filter(|(_, value)| (mesh.native.is_off)(value)) else {
+            continue;
+        };
+        let at = v.layers.last().map_or(t.template.start, |m| m.start);
+        out.push(
+            Finding::warning(
+                Rule::NativeTurnedOff,
+                at,
+                format!(
+                    "{}: template `{}` turns native sidecars off ({key}: \"{value}\") over the \
+                     pod metadata, so its pods keep their proxy running after the task; take it \
+                     out, or opt the template out of the mesh ({})",
+                    describe(&t.object),
+                    v.name,
+                    mesh.opt_out
+                ),
+            )
+            .with_object(Some(t.object.clone())),
+        );
+    }
 }
 
 fn strings(n: Option<&Node>) -> Vec<String> {

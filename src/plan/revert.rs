@@ -18,9 +18,8 @@ use crate::yaml::value::Value;
 /// Restores the pod's containers that meshjob wrapped, and the shared volume; the same for
 /// every mesh.
 pub(crate) fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
-    let spath = child(&t.path, "spec");
-    if let Some(spec) = t.template.get("spec").filter(|s| shared_node(s).is_none()) {
-        unwrap_containers(ed, spec, &spath, &t.object, out);
+    if let Some(spec) = t.spec().filter(|s| shared_node(s).is_none()) {
+        unwrap_containers(ed, spec, &t.spec_path(), &t.object, out);
     }
 }
 
@@ -204,13 +203,8 @@ pub(crate) fn drop_native(
     out: &mut Vec<Finding>,
 ) -> bool {
     let native_key = key;
-    let mpath = child(&t.path, "metadata");
-    let apath = child(&mpath, "annotations");
-    let Some(meta) = t
-        .template
-        .get("metadata")
-        .filter(|m| shared_node(m).is_none())
-    else {
+    let apath = t.annotations_path();
+    let Some(meta) = t.metadata().filter(|m| shared_node(m).is_none()) else {
         return false;
     };
     let Some(anns) = meta.get("annotations").filter(|a| shared_node(a).is_none()) else {
@@ -243,7 +237,7 @@ pub(crate) fn drop_native(
             true
         }
         (true, None) => {
-            remove_empty_annotations(ed, t.template, &t.path, meta, &mpath);
+            remove_empty_annotations(ed, t, meta);
             false
         }
         (false, _) => {
@@ -253,16 +247,22 @@ pub(crate) fn drop_native(
     }
 }
 
-/// Takes out `annotations` (and `metadata`, when that was all it held).
-pub(crate) fn remove_empty_annotations(
-    ed: &mut Editor<'_>,
-    tpl: &Node,
-    tpath: &[Seg],
-    meta: &Node,
-    mpath: &[Seg],
-) {
+/// Takes out the pod's `annotations` (mapping `meta`), and its metadata, when that was
+/// all it held and a mapping holds it under a key (the `metadata` of a template, Argo's
+/// `podMetadata`); pod metadata that is a mapping of its own kind (a Spark driver) keeps an
+/// empty `annotations: {}` rather than go.
+pub(crate) fn remove_empty_annotations(ed: &mut Editor<'_>, t: &Pod<'_>, meta: &Node) {
     let only = meta.entries().is_some_and(|es| es.len() == 1);
-    if only || !ed.remove_entry(meta, mpath, "annotations") {
-        ed.remove_entry(tpl, tpath, "metadata");
+    let mpath = t.metadata_path();
+    match t.metadata_holder() {
+        Some((holder, key, _)) => {
+            if only || !ed.remove_entry(meta, &mpath, "annotations") {
+                ed.remove_entry(holder, &t.path, key);
+            }
+        }
+        None if only => ed.set(meta, &mpath, "annotations", &Out::Map(Vec::new())),
+        None => {
+            ed.remove_entry(meta, &mpath, "annotations");
+        }
     }
 }

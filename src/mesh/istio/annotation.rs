@@ -63,10 +63,10 @@ pub(super) fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, d: &Desired, out: &mut Vec<
     ) else {
         return;
     };
-    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+    let Some(anns) = t.annotations() else {
         return;
     };
-    let apath = child(&child(&t.path, "metadata"), "annotations");
+    let apath = t.annotations_path();
     let v = &pc.value;
     if let Some(f) = shared_node_finding(v, oref) {
         out.push(f);

@@ -12,7 +12,6 @@ use crate::mesh::{Mesh, istio};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
-use crate::yaml::path::child;
 use crate::yaml::tree::Node;
 
 /// Plans the native strategy for one pod.
@@ -26,14 +25,14 @@ pub(super) fn plan(
 ) {
     let oref = &t.object;
     let existing = t
-        .template
-        .path(&["metadata", "annotations", mesh.native_sidecar_annotation]);
+        .annotations()
+        .and_then(|a| a.get(mesh.native_sidecar_annotation));
     if let Some(v) = existing.and_then(Node::as_str)
         && v == istio::NATIVE_OFF
     {
         if settings.force {
-            let apath = child(&child(&t.path, "metadata"), "annotations");
-            if let Some(anns) = t.template.path(&["metadata", "annotations"])
+            let apath = t.annotations_path();
+            if let Some(anns) = t.annotations()
                 && let Some(e) = anns.entry(mesh.native_sidecar_annotation)
             {
                 ed.replace_value(
@@ -64,12 +63,13 @@ pub(super) fn plan(
         }
     }
     revert::plan(ed, t, mesh, d, NativeAnnotation::Ensure, out);
+    crate::plan::own_fixes::variants_turn_native_off(t, mesh, out);
     if let Some(items) = t
-        .template
-        .path(&["spec", "containers"])
+        .spec()
+        .and_then(|s| s.get("containers"))
         .and_then(Node::items)
     {
-        let port = crate::plan::own_fixes::status_port(mesh, t.template);
+        let port = crate::plan::own_fixes::status_port(mesh, t);
         let targets = crate::plan::stops::Targets::of(mesh, port);
         crate::plan::own_fixes::native_notes(items, &targets, settings, oref, out);
     }

@@ -53,16 +53,15 @@ fn annotations(
     out: &mut Vec<Finding>,
 ) {
     let oref = &t.object;
-    let tpl = t.template;
-    let mpath = child(&t.path, "metadata");
-    let apath = child(&mpath, "annotations");
-    let meta = tpl.get("metadata").filter(|m| m.entries().is_some());
+    let apath = t.annotations_path();
+    let meta = t.metadata().filter(|m| m.entries().is_some());
     let anns = meta
         .and_then(|m| m.get("annotations"))
         .filter(|a| a.entries().is_some() && shared_node(a).is_none());
     let native_value = anns
         .and_then(|a| a.get(mesh.native_sidecar_annotation))
         .and_then(Node::as_str);
+    let wants_native = native == NativeAnnotation::Ensure && native_value.is_none();
     let mut to_remove: Vec<&str> = Vec::new();
     let mut replace_with_native = None;
     if let Some(anns) = anns {
@@ -70,15 +69,8 @@ fn annotations(
             && shared_node(&pc.value).is_none()
         {
             match proxy_config(ed, pc, &apath, mesh, d, oref, out) {
-                Emptied::Whole => {
-                    let native_wanted =
-                        native == NativeAnnotation::Ensure && native_value.is_none();
-                    if native_wanted {
-                        replace_with_native = Some(pc);
-                    } else {
-                        to_remove.push(mesh.pod_config_annotation);
-                    }
-                }
+                Emptied::Whole if wants_native => replace_with_native = Some(pc),
+                Emptied::Whole => to_remove.push(mesh.pod_config_annotation),
                 Emptied::Partly | Emptied::Not => {}
             }
         }
@@ -98,45 +90,30 @@ fn annotations(
                 .with_object(Some(oref.clone())),
             );
         }
+        to_remove.extend(crate::plan::kill_command::take_out(t, mesh, anns, out));
     }
-    if let Some(pc) = replace_with_native {
-        ed.rename_key(
-            &apath,
+    if let (Some(pc), Some(anns)) = (replace_with_native, anns) {
+        let from = pc.key.as_str().unwrap_or(mesh.pod_config_annotation);
+        ed.rename_key(&apath, &pc.key, from, mesh.native_sidecar_annotation);
+        ed.replace_value(
+            anns,
             &pc.key,
-            mesh.pod_config_annotation,
+            &pc.value,
+            &apath,
             mesh.native_sidecar_annotation,
+            &Out::Str(istio::NATIVE_ON.into()),
         );
-        if let Some(anns) = anns {
-            ed.replace_value(
-                anns,
-                &pc.key,
-                &pc.value,
-                &apath,
-                mesh.native_sidecar_annotation,
-                &Out::Str(istio::NATIVE_ON.into()),
-            );
+    }
+    let ensure = wants_native && replace_with_native.is_none();
+    if let (Some(meta), Some(anns)) = (meta, anns) {
+        let left = anns.entries().map_or(0, <[Entry]>::len) - to_remove.len();
+        if left == 0 && replace_with_native.is_none() && !ensure {
+            remove_empty_annotations(ed, t, meta);
+        } else {
+            ed.remove_entries(anns, &apath, &to_remove);
         }
     }
-    let (Some(meta), Some(anns)) = (meta, anns) else {
-        if native == NativeAnnotation::Ensure && native_value.is_none() {
-            crate::plan::annotation::ensure(
-                ed,
-                t,
-                mesh.native_sidecar_annotation,
-                |_| native_out(),
-                out,
-            );
-        }
-        return;
-    };
-    let left = anns.entries().map_or(0, <[Entry]>::len) - to_remove.len();
-    if left == 0 && replace_with_native.is_none() {
-        remove_empty_annotations(ed, tpl, &t.path, meta, &mpath);
-    } else {
-        ed.remove_entries(anns, &apath, &to_remove);
-    }
-    if native == NativeAnnotation::Ensure && native_value.is_none() && replace_with_native.is_none()
-    {
+    if ensure {
         crate::plan::annotation::ensure(
             ed,
             t,

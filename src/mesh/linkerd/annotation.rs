@@ -9,7 +9,6 @@ use crate::plan::annotation::ensure;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
-use crate::yaml::path::child;
 use crate::yaml::tree::Kind;
 
 /// Linkerd's shutdown annotation as a new entry.
@@ -30,10 +29,10 @@ pub(super) fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, force: bool, out: &mut Vec<
     let Some(e) = ensure(ed, t, key, |_| enabled(), out) else {
         return;
     };
-    let Some(anns) = t.template.path(&["metadata", "annotations"]) else {
+    let Some(anns) = t.annotations() else {
         return;
     };
-    let apath = child(&child(&t.path, "metadata"), "annotations");
+    let apath = t.annotations_path();
     let oref = &t.object;
     let v = &e.value;
     let name = describe(oref);

@@ -13,7 +13,6 @@ use crate::plan::revert;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
-use crate::yaml::path::child;
 use crate::yaml::tree::Node;
 
 /// What to do with the pod's native-sidecar annotations.
@@ -38,8 +37,8 @@ pub(super) fn plan(
 ) {
     let oref = &t.object;
     let name = describe(oref);
-    let apath = child(&child(&t.path, "metadata"), "annotations");
-    let meta = t.template.get("metadata").filter(|m| m.entries().is_some());
+    let apath = t.annotations_path();
+    let meta = t.metadata().filter(|m| m.entries().is_some());
     let anns = meta
         .and_then(|m| m.get("annotations"))
         .filter(|a| a.entries().is_some() && shared_node(a).is_none());
@@ -83,6 +82,7 @@ pub(super) fn plan(
                 }
             }
         }
+        to_remove.extend(crate::plan::kill_command::take_out(t, mesh, a, out));
     }
     let ensure = match native {
         Native::Ensure(key) if anns.and_then(|a| a.get(key)).is_none() => Some(key),
@@ -93,19 +93,16 @@ pub(super) fn plan(
     {
         let left = a.entries().map_or(0, <[_]>::len) - to_remove.len();
         if left == 0 && ensure.is_none() {
-            revert::remove_empty_annotations(
-                ed,
-                t.template,
-                &t.path,
-                m,
-                &child(&t.path, "metadata"),
-            );
+            revert::remove_empty_annotations(ed, t, m);
         } else {
             ed.remove_entries(a, &apath, &to_remove);
         }
     }
     if let Some(key) = ensure {
         crate::plan::annotation::ensure(ed, t, key, |_| on(), out);
+    }
+    if matches!(native, Native::Ensure(_)) {
+        crate::plan::own_fixes::variants_turn_native_off(t, mesh, out);
     }
 }
 
