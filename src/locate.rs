@@ -307,7 +307,6 @@ impl<'d> Walk<'_, 'd> {
             restart,
             fixes: self.fixes,
             fallback: pattern.fallback,
-            handled: self.row.handled,
             variants: pattern
                 .layers
                 .map(|l| variants(node, &l))
@@ -500,7 +499,6 @@ mod tests {
                 default: RestartPolicy::OnFailure,
             },
             fixes: crate::kinds::Fixes::ALL,
-            handled: None,
             origin: crate::kinds::Origin::Config,
         });
         let doc = "apiVersion: example.com/v1\nkind: Trainer\nspec:\n  roles:\n    A: {restartPolicy: Never, template: {spec: {restartPolicy: OnFailure}}}\n    B: {template: {spec: {}}}\n  jobs:\n  - meta: {}\n  - meta: {annotations: {}}\n";

@@ -3,7 +3,7 @@
 //! after `locate` reads pods through it, never `spec.containers` by hand.
 
 use crate::finding::ObjectRef;
-use crate::kinds::{Fallback, Fixes, Handled, RestartPolicy, Shape};
+use crate::kinds::{Fallback, Fixes, RestartPolicy, Shape};
 use crate::yaml::path::{Path, Seg, child};
 use crate::yaml::tree::{Entry, Node};
 
@@ -25,8 +25,6 @@ pub struct Pod<'d> {
     pub fixes: Fixes,
     /// What the pod gets where native sidecars are impossible and the wrapper not allowed.
     pub fallback: Option<Fallback>,
-    /// When its controller stops the proxy itself.
-    pub handled: Option<Handled>,
     /// The kinds of pods made from this pod metadata with other metadata laid over it (an
     /// Argo Workflow's templates); empty when every pod gets the metadata as written.
     pub variants: Vec<Variant<'d>>,

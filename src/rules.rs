@@ -125,8 +125,6 @@ rules! {
     KillCommand = "MJ143", [Warning], "Argo kill command";
     /// An object of a known kind at an apiVersion meshjob does not know: left alone.
     UnknownVersion = "MJ144", [Info], "unknown version of a known kind";
-    /// A pod whose controller stops the proxy itself: left alone.
-    HandledByController = "MJ145", [Info], "controller stops the proxy";
     /// A pod spec without containers to wrap.
     NoContainers = "MJ201", [Error], "no containers";
     /// A `command` that cannot be wrapped.

@@ -7,6 +7,7 @@
 mod document;
 mod duration;
 mod flags;
+mod kinds;
 mod parse;
 pub(crate) mod quit_url;
 
@@ -235,6 +236,12 @@ impl MeshJobConfig {
                 })?;
             }
         }
+        if let Some(entries) = &spec.kinds {
+            let rows = entries.iter().map(|e| {
+                kinds::row(e).map_err(|why| error(position(e), format!("invalid `kinds`: {why}")))
+            });
+            checked.kinds = Some(rows.collect::<Result<_, _>>()?);
+        }
         Ok(checked)
     }
 
@@ -293,6 +300,9 @@ impl MeshJobConfig {
                 settings.sidecars.push(s.value.clone());
             }
         }
+        if let Some(rows) = checked.kinds {
+            settings.kinds.set_config_rows(rows);
+        }
         Ok(())
     }
 
@@ -335,6 +345,11 @@ impl MeshJobConfig {
                         .map(Located::new)
                         .collect(),
                 ),
+                kinds: Some(
+                    (settings.kinds.config_rows())
+                        .map(|r| Located::new(kinds::entry(r)))
+                        .collect(),
+                ),
             },
             ..MeshJobConfig::default()
         }
@@ -349,6 +364,7 @@ struct Checked {
     istio: Option<Version>,
     kubernetes: Option<Version>,
     linkerd: Option<Version>,
+    kinds: Option<Vec<crate::kinds::KindRow>>,
 }
 
 fn position<T>(value: &Located<T>) -> (usize, usize) {

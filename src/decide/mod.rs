@@ -81,7 +81,6 @@ const STEPS: &[Step] = &[
     ambient,
     proxy_is_native,
     chosen_none,
-    handled_by_controller,
     wrapper_not_allowed,
     chosen_wrapper,
     native_not_allowed,
@@ -304,13 +303,6 @@ fn every_variant_opts_out(f: &Facts<'_, '_>) -> Option<Outcome> {
         first: name.to_string(),
         seen,
     }))
-}
-
-/// Its controller stops the proxy itself (Airflow's KubernetesPodOperator).
-fn handled_by_controller(f: &Facts<'_, '_>) -> Option<Outcome> {
-    let h = f.pod.handled?;
-    let here = h.proxy == f.mesh.proxy_container && f.pod.container(h.container).is_some();
-    here.then_some(Outcome::Skip(Why::Handled { by: h.by }))
 }
 
 /// `--strategy wrapper` on a pod whose kind does not allow it.

@@ -53,10 +53,6 @@ pub(crate) enum Why {
         first: String,
         seen: Seen,
     },
-    /// Its controller stops the proxy itself: left alone.
-    Handled {
-        by: &'static str,
-    },
     /// `--strategy wrapper` on a pod whose kind does not allow it: left alone.
     WrapperNotAllowed {
         why: &'static str,
@@ -130,7 +126,6 @@ impl Why {
             Why::NativeInjected(_) => Rule::NativeInjected,
             Why::VersionsUnknown { .. } => Rule::VersionsUnknown,
             Why::EveryVariantOptsOut { .. } => Rule::OptedOut,
-            Why::Handled { .. } => Rule::HandledByController,
             Why::WrapperNotAllowed { .. } | Why::NativeNotAllowed => Rule::FixNotAllowed,
             Why::NativeOnlyUnknown { .. } => Rule::NativeOnlyUnknown,
             Why::NoFix { .. } => Rule::NoFixPossible,
@@ -223,12 +218,16 @@ impl Why {
             Why::VersionsUnknown { support, native } => {
                 return Finding::info(self.rule(), at, versions_unknown(support, *native));
             }
-            Why::EveryVariantOptsOut { count, first, seen } => format!(
-                "{name}: skipped, every one of its {count} templates that run pods opts out of \
-                 injection (`{first}`: {})",
-                seen.what
-            ),
-            Why::Handled { by } => format!("{name}: left as it is: {by}"),
+            Why::EveryVariantOptsOut { count, first, seen } => {
+                let which = match count {
+                    1 => "its one template that runs pods opts".to_string(),
+                    n => format!("every one of its {n} templates that run pods opts"),
+                };
+                format!(
+                    "{name}: skipped, {which} out of injection (`{first}`: {})",
+                    seen.what
+                )
+            }
             Why::WrapperNotAllowed { why } => format!(
                 "{name}: --strategy wrapper cannot fix this pod: {why}; the pod is left as it \
                  is (use --strategy auto or native)"

@@ -3,8 +3,8 @@
 //! of the table in docs/changes.md.
 
 use super::{
-    Each, Fallback, Fixes, Handled, KindRow, Layers, Origin, Pattern, RestartAt, RestartPolicy,
-    Shape, When, Wrapper,
+    Each, Fallback, Fixes, KindRow, Layers, Origin, Pattern, RestartAt, RestartPolicy, Shape, When,
+    Wrapper,
 };
 
 /// A pod template path of a built-in row, with what the row needs beyond the path.
@@ -52,7 +52,6 @@ struct Builtin {
     templates: &'static [Tpl],
     restart: RestartAt,
     fixes: Fixes,
-    handled: Option<Handled>,
 }
 
 impl Builtin {
@@ -69,7 +68,6 @@ impl Builtin {
             templates,
             restart: JOB_RESTART,
             fixes: Fixes::ALL,
-            handled: None,
         }
     }
 
@@ -82,7 +80,6 @@ impl Builtin {
             templates: self.templates.iter().filter_map(Tpl::pattern).collect(),
             restart: self.restart,
             fixes: self.fixes,
-            handled: self.handled,
             origin: Origin::Builtin,
         }
     }
@@ -247,20 +244,16 @@ const BUILTIN: &[Builtin] = &[
     // A bare Pod is its own template. Its `restartPolicy` defaults to `Always` (Kubernetes
     // `PodSpec`), which is not batch; `Never` and `OnFailure` pods are, such as Helm test
     // hooks (`helm.sh/hook: test`; helm/helm@e9b85e4de16a
-    // `pkg/cmd/testdata/output/template-set.txt`). Airflow's KubernetesPodOperator judges
-    // its `base` container and, when it finds `istio-proxy`, POSTs quitquitquit in it
-    // (apache/airflow@00820978bf5d
-    // `providers/cncf/kubernetes/src/airflow/providers/cncf/kubernetes/operators/pod.py`:
-    // `BASE_CONTAINER_NAME`, `is_istio_enabled`, `kill_istio_sidecar`, `cleanup`).
+    // `pkg/cmd/testdata/output/template-set.txt`). An Airflow `pod_template_file` (a Pod
+    // with a `base` container) is fixed like any batch Pod: the KubernetesPodOperator copes
+    // with an injected istio-proxy (it judges the `base` container and deletes the pod;
+    // apache/airflow@00820978bf5d `providers/cncf/kubernetes/.../operators/pod.py`
+    // `is_istio_enabled`, `cleanup`), but the same file is the KubernetesExecutor's worker
+    // template (`pod_template_file_examples/`, docs/executor/kubernetes.rst), whose watcher
+    // waits for the pod phase (`executors/kubernetes_executor_utils.py` `process_status`)
+    // and hangs; meshjob cannot tell the two apart, and the fix is harmless to the first.
     Builtin {
         restart: POD_RESTART,
-        handled: Some(Handled {
-            container: "base",
-            proxy: "istio-proxy",
-            by: "a container named `base` is Airflow's: its KubernetesPodOperator judges that \
-                 container and stops istio-proxy itself (a KubernetesExecutor worker pod \
-                 template does not: give it sidecar.istio.io/nativeSidecar: \"true\" by hand)",
-        }),
         ..Builtin::new("", &["v1"], "Pod", &[Tpl::at("", TEMPLATE)])
     },
     // Kubeflow Training Operator v1; PyTorchJob and PaddleJob replicas default to

@@ -6,7 +6,7 @@
 //! The built-in rows are in [`builtin`], each with the sources of its facts; [`Kinds`] is
 //! the table a run uses: the rows of the config's `kinds` key in front of the built-in ones.
 //! What a kind needs beyond "a pod template at this path" is data on its row or pattern
-//! ([`Shape`], [`When`], [`Layers`], [`Fallback`], [`Wrapper`], [`Handled`]), read by
+//! ([`Shape`], [`When`], [`Layers`], [`Fallback`], [`Wrapper`]), read by
 //! `locate` and `decide`, never a branch on a kind's name.
 
 mod builtin;
@@ -275,16 +275,6 @@ impl Fixes {
     }
 }
 
-/// Pods whose controller stops the proxy itself: left as they are when the pod has a
-/// container named `container` and its mesh's proxy is `proxy`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub struct Handled {
-    pub container: &'static str,
-    pub proxy: &'static str,
-    /// Who does it, for the finding.
-    pub by: &'static str,
-}
-
 /// Where a row comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Origin {
@@ -308,8 +298,6 @@ pub struct KindRow {
     pub templates: Vec<Pattern>,
     pub restart: RestartAt,
     pub fixes: Fixes,
-    /// Pods that the controller stops the proxy of, if any.
-    pub handled: Option<Handled>,
     pub origin: Origin,
 }
 
@@ -330,7 +318,6 @@ impl KindRow {
             templates,
             restart: builtin::JOB_RESTART,
             fixes,
-            handled: None,
             origin: Origin::Config,
         }
     }

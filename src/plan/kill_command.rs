@@ -15,6 +15,7 @@ use crate::mesh::Mesh;
 use crate::pod::Pod;
 use crate::yaml::emit::Out;
 use crate::yaml::tree::Node;
+use crate::yaml::value::Value;
 
 /// The kill-command annotation of `mesh` for a pod, with meshjob's value, when the pod's
 /// kind has that fallback.
@@ -24,6 +25,19 @@ fn kill_annotation(t: &Pod<'_>, mesh: &Mesh) -> Option<(String, &'static str)> {
             format!("{prefix}{}", mesh.proxy_container),
             mesh.argo_kill.argv,
         )),
+    }
+}
+
+/// An annotation value: single-quoted when it can be, as Argo's docs write the JSON argv
+/// (`'["pilot-agent", ...]'`), rather than double-quoted with every `"` escaped.
+fn text(v: &str) -> Out {
+    if v.contains(['\'', '\n']) || !v.starts_with('[') {
+        return Out::Str(v.to_string());
+    }
+    Out::Raw {
+        text: format!("'{v}'"),
+        value: Value::str(v.to_string()),
+        flow_safe: true,
     }
 }
 
@@ -41,7 +55,7 @@ pub(crate) fn plan(cx: &mut PodCx<'_, '_, '_>) {
     let mut replaced = false;
     if effective == Some(mesh.native.on) {
         for native_key in mesh.native_sidecar_annotations {
-            let replacement = (!replaced).then(|| (key.as_str(), Out::Str(argv.into())));
+            let replacement = (!replaced).then(|| (key.as_str(), text(argv)));
             replaced |= drop_native(
                 cx.ed,
                 pod,
@@ -53,7 +67,7 @@ pub(crate) fn plan(cx: &mut PodCx<'_, '_, '_>) {
     }
     let rest = &wanted[usize::from(replaced)..];
     let keys: Vec<&str> = rest.iter().map(|(k, _)| *k).collect();
-    let value = |i: usize, _| Out::Str(rest[i].1.to_string());
+    let value = |i: usize, _| text(rest[i].1);
     let existing = annotation::ensure_all(cx.ed, pod, &keys, &value, cx.out);
     let anns = pod.annotations();
     for ((k, v), e) in rest.iter().zip(existing) {
@@ -67,7 +81,7 @@ pub(crate) fn plan(cx: &mut PodCx<'_, '_, '_>) {
         if cx.settings.force {
             let apath = pod.annotations_path();
             cx.ed
-                .replace_value(anns, &e.key, &e.value, &apath, k, &Out::Str((*v).into()));
+                .replace_value(anns, &e.key, &e.value, &apath, k, &text(v));
             continue;
         }
         cx.out.push(

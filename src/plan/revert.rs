@@ -247,6 +247,42 @@ pub(crate) fn drop_native(
     }
 }
 
+/// Takes the entries `remove` out of the pod's annotations `anns` (in its metadata `meta`)
+/// and adds `add` when given. A block mapping cannot be emptied and then filled, so when
+/// every entry goes and one is added, the first one taken out becomes it; when every entry
+/// goes and none is added, `annotations` goes ([`remove_empty_annotations`]).
+pub(crate) fn settle_annotations(
+    ed: &mut Editor<'_>,
+    t: &Pod<'_>,
+    meta: &Node,
+    anns: &Node,
+    remove: &[&str],
+    add: Option<(&str, Out)>,
+    out: &mut Vec<Finding>,
+) {
+    if remove.is_empty() && add.is_none() {
+        return;
+    }
+    let apath = t.annotations_path();
+    let left = anns.entries().map_or(0, <[Entry]>::len) - remove.len();
+    let first = remove.first().and_then(|k| anns.entry(k).map(|e| (*k, e)));
+    match (add, first) {
+        (Some((key, value)), Some((from, e))) if left == 0 => {
+            ed.rename_key(&apath, &e.key, from, key);
+            ed.replace_value(anns, &e.key, &e.value, &apath, key, &value);
+            ed.remove_entries(anns, &apath, &remove[1..]);
+        }
+        (Some((key, value)), _) => {
+            ed.remove_entries(anns, &apath, remove);
+            super::annotation::ensure(ed, t, key, |_| value.clone(), out);
+        }
+        (None, _) if left == 0 => remove_empty_annotations(ed, t, meta),
+        (None, _) => {
+            ed.remove_entries(anns, &apath, remove);
+        }
+    }
+}
+
 /// Takes out the pod's `annotations` (mapping `meta`), and its metadata, when that was
 /// all it held and a mapping holds it under a key (the `metadata` of a template, Argo's
 /// `podMetadata`); pod metadata that is a mapping of its own kind (a Spark driver) keeps an

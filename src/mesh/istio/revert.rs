@@ -8,7 +8,7 @@ use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::shared_node;
 use crate::mesh::{Mesh, istio};
-use crate::plan::revert::{remove_empty_annotations, unwrap_pod};
+use crate::plan::revert::{settle_annotations, unwrap_pod};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::embedded::{self, Place};
@@ -105,22 +105,18 @@ fn annotations(
         );
     }
     let ensure = wants_native && replace_with_native.is_none();
-    if let (Some(meta), Some(anns)) = (meta, anns) {
-        let left = anns.entries().map_or(0, <[Entry]>::len) - to_remove.len();
-        if left == 0 && replace_with_native.is_none() && !ensure {
-            remove_empty_annotations(ed, t, meta);
-        } else {
+    let add = ensure.then(|| (mesh.native_sidecar_annotation, native_out()));
+    match (meta, anns) {
+        // The proxy config annotation became the native one: entries are left.
+        (Some(_), Some(anns)) if replace_with_native.is_some() => {
             ed.remove_entries(anns, &apath, &to_remove);
         }
-    }
-    if ensure {
-        crate::plan::annotation::ensure(
-            ed,
-            t,
-            mesh.native_sidecar_annotation,
-            |_| native_out(),
-            out,
-        );
+        (Some(meta), Some(anns)) => settle_annotations(ed, t, meta, anns, &to_remove, add, out),
+        _ => {
+            if let Some((key, value)) = add {
+                crate::plan::annotation::ensure(ed, t, key, |_| value.clone(), out);
+            }
+        }
     }
 }
 

@@ -88,18 +88,14 @@ pub(super) fn plan(
         Native::Ensure(key) if anns.and_then(|a| a.get(key)).is_none() => Some(key),
         _ => None,
     };
-    if let (Some(m), Some(a)) = (meta, anns)
-        && !to_remove.is_empty()
-    {
-        let left = a.entries().map_or(0, <[_]>::len) - to_remove.len();
-        if left == 0 && ensure.is_none() {
-            revert::remove_empty_annotations(ed, t, m);
-        } else {
-            ed.remove_entries(a, &apath, &to_remove);
+    let add = ensure.map(|key| (key, on()));
+    match (meta, anns) {
+        (Some(m), Some(a)) => revert::settle_annotations(ed, t, m, a, &to_remove, add, out),
+        _ => {
+            if let Some((key, value)) = add {
+                crate::plan::annotation::ensure(ed, t, key, |_| value.clone(), out);
+            }
         }
-    }
-    if let Some(key) = ensure {
-        crate::plan::annotation::ensure(ed, t, key, |_| on(), out);
     }
     if matches!(native, Native::Ensure(_)) {
         crate::plan::own_fixes::variants_turn_native_off(t, mesh, out);
