@@ -22,11 +22,12 @@ sha256() {
   if command -v sha256sum >/dev/null 2>&1; then sha256sum "$@"; else shasum -a 256 "$@"; fi
 }
 
-# The release targets; .github/workflows/release.yml builds an archive for each.
+# The release archive for a runner; .github/workflows/release.yml builds each of them. On
+# Linux, the static musl build: it runs in any job container too, whatever its C library.
 target_for() {
   case "$1/$2" in
-    Linux/X64) echo x86_64-unknown-linux-gnu ;;
-    Linux/ARM64) echo aarch64-unknown-linux-gnu ;;
+    Linux/X64) echo x86_64-unknown-linux-musl ;;
+    Linux/ARM64) echo aarch64-unknown-linux-musl ;;
     macOS/X64) echo x86_64-apple-darwin ;;
     macOS/ARM64) echo aarch64-apple-darwin ;;
   esac
@@ -45,6 +46,9 @@ plan() {
   if [ -n "${MESHJOB_BINARY:-}" ]; then
     echo "mode=binary" >>"$GITHUB_OUTPUT"
     return
+  fi
+  if [ "${MESHJOB_RUNNER_OS:-}" = Windows ]; then
+    fail "meshjob does not build or run on Windows yet (its file handling is written for Unix): run this job on a Linux or macOS runner"
   fi
   if [ -n "$version" ]; then
     echo "mode=release" >>"$GITHUB_OUTPUT"
@@ -75,14 +79,20 @@ install_release() {
   local target
   target=$(target_for "${MESHJOB_RUNNER_OS:-}" "${MESHJOB_RUNNER_ARCH:-}")
   [ -n "$target" ] ||
-    fail "meshjob v$version has no prebuilt binary for ${MESHJOB_RUNNER_OS:-?}/${MESHJOB_RUNNER_ARCH:-?}; leave the input \`version\` empty to build the action's own source"
+    fail "meshjob v$version has no prebuilt binary for ${MESHJOB_RUNNER_OS:-?}/${MESHJOB_RUNNER_ARCH:-?}: releases have Linux and macOS binaries for X64 and ARM64 (meshjob does not build on Windows yet). Run the job on such a runner, or leave the input \`version\` empty to build the action's own source"
   case "$version" in
     *[!0-9A-Za-z.+-]* | "") fail "version must look like 1.2.3, not \"$MESHJOB_VERSION\"" ;;
   esac
-  [ -n "${MESHJOB_REPOSITORY:-}" ] || fail "cannot tell which repository the action comes from"
   local asset base tmp
   asset="meshjob-v$version-$target.tar.gz"
-  base="${MESHJOB_RELEASE_BASE_URL:-https://github.com/$MESHJOB_REPOSITORY/releases/download}/v$version"
+  if [ -n "${MESHJOB_RELEASE_BASE_URL:-}" ]; then
+    base="$MESHJOB_RELEASE_BASE_URL/v$version"
+  elif [ -n "${MESHJOB_REPOSITORY:-}" ]; then
+    base="https://github.com/$MESHJOB_REPOSITORY/releases/download/v$version"
+  else
+    # `uses: ./` (or any local path) leaves github.action_repository empty.
+    fail "version is set to $version, but the action cannot tell which repository's releases to download from: it was not used as \`uses: OWNER/meshjob@REF\` (a local \`uses: ./\` has no repository). Use it that way, or set MESHJOB_RELEASE_BASE_URL in the step's env to the releases' download URL (https://github.com/OWNER/meshjob/releases/download), or leave \`version\` empty to build the action's own source"
+  fi
   tmp=$(mktemp -d)
   for f in "$asset" "$asset.sha256"; do
     curl -fsSL --retry 3 --connect-timeout 10 -o "$tmp/$f" "$base/$f" ||

@@ -17,6 +17,7 @@ mod exclude;
 mod exit;
 mod finding;
 mod hosts;
+mod image;
 mod kinds;
 mod locate;
 mod mesh;

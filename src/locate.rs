@@ -311,6 +311,7 @@ impl<'d> Walk<'_, 'd> {
                 .layers
                 .map(|l| variants(node, &l))
                 .unwrap_or_default(),
+            inherited: Vec::new(),
         });
     }
 

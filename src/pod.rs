@@ -28,6 +28,18 @@ pub struct Pod<'d> {
     /// The kinds of pods made from this pod metadata with other metadata laid over it (an
     /// Argo Workflow's templates); empty when every pod gets the metadata as written.
     pub variants: Vec<Variant<'d>>,
+    /// Annotations the pod gets from its Namespace document at injection, where the pod has
+    /// none of its own (`Mesh::namespace_annotations`); filled in by `plan` from the run.
+    pub inherited: Vec<Inherited>,
+}
+
+/// An annotation a pod gets from its Namespace.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Inherited {
+    pub key: &'static str,
+    pub value: String,
+    /// The Namespace's name.
+    pub namespace: String,
 }
 
 /// One kind of pod made from a pod's metadata with more metadata laid over it, key by key.
@@ -150,6 +162,17 @@ impl<'d> Pod<'d> {
         self.annotations()?.str(key)
     }
 
+    /// The value annotation `key` has for the mesh's injector: the pod's own, else the one
+    /// its Namespace gives it, with that Namespace's name.
+    pub fn effective_annotation(&self, key: &str) -> Option<(&str, Option<&str>)> {
+        if let Some(v) = self.annotation(key) {
+            return Some((v, None));
+        }
+        (self.inherited.iter())
+            .find(|i| i.key == key)
+            .map(|i| (i.value.as_str(), Some(i.namespace.as_str())))
+    }
+
     /// The string value of label `key`.
     pub fn label(&self, key: &str) -> Option<&'d str> {
         self.labels()?.str(key)
@@ -217,8 +240,11 @@ impl<'d> Pod<'d> {
         self.restart
     }
 
-    /// The pod spec's `key` as a string (`hostNetwork`, `shareProcessNamespace`).
-    pub fn spec_str(&self, key: &str) -> Option<&'d str> {
-        self.spec()?.str(key)
+    /// Whether the pod spec's boolean `key` (`hostNetwork`, `shareProcessNamespace`) is true
+    /// as Kubernetes reads it: `true`, `True`, `yes`, `on`, ... ([`crate::yaml::value::is_true`]).
+    pub fn spec_true(&self, key: &str) -> bool {
+        self.spec()
+            .and_then(|s| s.get(key))
+            .is_some_and(crate::yaml::value::is_true)
     }
 }

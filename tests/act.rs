@@ -1,8 +1,9 @@
 //! The GitHub Action run by a real runner: `act` (nektos/act) runs a workflow that uses the
 //! action as `uses: ./`, on the host (`-P ubuntu-latest=-self-hosted`), with no Docker and
 //! no download. `actions/checkout` is act's own (it copies the local tree), the action is
-//! given the built binary through `MESHJOB_BINARY`, and `actions/cache` (which the action
-//! only runs when it builds from source) is pointed at a local stub that fails if it runs.
+//! given the built binary through `MESHJOB_BINARY`, or a release by `version` served from a
+//! `file://` mirror, and `actions/cache` (which the action only runs when it builds from
+//! source) is pointed at a local stub that fails if it runs.
 
 mod common;
 
@@ -28,7 +29,7 @@ jobs:
         continue-on-error: true
         with:
           paths: k8s
-      - name: Report
+{with}      - name: Report
         if: always()
         env:
           CHANGED: ${{ steps.meshjob.outputs.changed }}
@@ -99,8 +100,20 @@ impl ActRun {
     }
 }
 
+/// How the action gets meshjob in a run.
+enum Install<'a> {
+    /// `MESHJOB_BINARY`: the binary under test.
+    Binary,
+    /// The input `version`, with `MESHJOB_RELEASE_BASE_URL` when given.
+    Version(&'a str, Option<&'a str>),
+}
+
 /// Runs the workflow with act on a repository holding the action and `files`.
 fn act(act: &Path, files: &[(&str, &str)]) -> ActRun {
+    act_with(act, files, &Install::Binary)
+}
+
+fn act_with(act: &Path, files: &[(&str, &str)], install: &Install) -> ActRun {
     let tmp = tempfile::tempdir().expect("tempdir");
     let repo = tmp.path().join("repo");
     let wf = repo.join(".github/workflows");
@@ -110,7 +123,11 @@ fn act(act: &Path, files: &[(&str, &str)]) -> ActRun {
     for s in ["action-install.sh", "action-check.sh"] {
         std::fs::copy(root().join("scripts").join(s), repo.join("scripts").join(s)).expect("copy");
     }
-    std::fs::write(wf.join("meshjob.yml"), WORKFLOW).expect("write");
+    let with = match install {
+        Install::Binary => String::new(),
+        Install::Version(v, _) => format!("          version: {v}\n"),
+    };
+    std::fs::write(wf.join("meshjob.yml"), WORKFLOW.replace("{with}", &with)).expect("write");
     for (rel, text) in files {
         let p = repo.join(rel);
         std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
@@ -128,9 +145,17 @@ fn act(act: &Path, files: &[(&str, &str)]) -> ActRun {
     let home = tmp.path().join("home");
     std::fs::create_dir_all(&home).expect("mkdir");
     let p = |p: &PathBuf| p.display().to_string();
+    let env = match install {
+        Install::Binary => vec![format!("MESHJOB_BINARY={}", p(&common::bin()))],
+        Install::Version(_, Some(base)) => vec![format!("MESHJOB_RELEASE_BASE_URL={base}")],
+        Install::Version(_, None) => vec![],
+    };
+    let mut cmd = Command::new(act);
+    for e in &env {
+        cmd.args(["--env", e]);
+    }
     let out = hosts::run_bounded(
-        Command::new(act)
-            .current_dir(&repo)
+        cmd.current_dir(&repo)
             .env("HOME", &home)
             .env_remove("GITHUB_TOKEN")
             .args(["push", "-W", ".github/workflows/meshjob.yml"])
@@ -142,7 +167,6 @@ fn act(act: &Path, files: &[(&str, &str)]) -> ActRun {
                 "--local-repository",
                 &format!("actions/cache@v5={}", p(&stub)),
             ])
-            .args(["--env", &format!("MESHJOB_BINARY={}", p(&common::bin()))])
             .args(["--env", &format!("MESHJOB_ACT_REPORT={}", p(&report))]),
         b"",
         LIMIT,
@@ -239,14 +263,84 @@ fn act_runs_the_action_on_a_clean_workspace() {
 }
 
 #[test]
+fn act_installs_a_release_by_version_after_checking_its_sum() {
+    let Some(act_bin) = act_bin() else { return };
+    let mirror = tempfile::tempdir().expect("tempdir");
+    // act runs the job on this host: Linux, X64 or ARM64.
+    let target = match std::env::consts::ARCH {
+        "aarch64" => "aarch64-unknown-linux-musl",
+        _ => "x86_64-unknown-linux-musl",
+    };
+    let base = hosts::fake_release(mirror.path(), "9.8.7", target, &common::bin());
+    let r = act_with(
+        &act_bin,
+        &[("k8s/migrate.yaml", NEEDS_FIX)],
+        &Install::Version("9.8.7", Some(&base)),
+    );
+    let log = &r.log;
+    assert!(r.success, "{log}");
+    assert!(
+        log.contains(&format!(
+            "installed the prebuilt release asset meshjob-v9.8.7-{target}.tar.gz"
+        )),
+        "{log}"
+    );
+    assert_eq!(r.report("changed"), "true", "{log}");
+    assert_eq!(r.report("outcome"), "failure", "{log}");
+
+    // A tampered archive stops the step before anything runs.
+    let asset = mirror
+        .path()
+        .join(format!("v9.8.7/meshjob-v9.8.7-{target}.tar.gz"));
+    let mut bytes = std::fs::read(&asset).expect("read");
+    bytes.push(0);
+    std::fs::write(&asset, bytes).expect("write");
+    let r = act_with(
+        &act_bin,
+        &[("k8s/migrate.yaml", NEEDS_FIX)],
+        &Install::Version("9.8.7", Some(&base)),
+    );
+    let log = &r.log;
+    assert!(
+        r.annotations("error")
+            .iter()
+            .any(|e| e.contains("checksum mismatch")),
+        "{log}"
+    );
+    assert_eq!(r.report("changed"), "", "{log}");
+    assert_eq!(r.report("outcome"), "failure", "{log}");
+}
+
+#[test]
+fn act_with_a_version_and_a_local_action_says_what_to_do() {
+    let Some(act_bin) = act_bin() else { return };
+    let r = act_with(
+        &act_bin,
+        &[("k8s/migrate.yaml", NEEDS_FIX)],
+        &Install::Version("9.8.7", None),
+    );
+    let log = &r.log;
+    let errors = r.annotations("error");
+    assert!(
+        errors.iter().any(|e| e
+            .contains("the action cannot tell which repository's releases to download from")
+            && e.contains("MESHJOB_RELEASE_BASE_URL")),
+        "{errors:#?}\n{log}"
+    );
+    assert_eq!(r.report("outcome"), "failure", "{log}");
+}
+
+#[test]
 fn the_act_workflow_passes_actionlint() {
     let Some(tool) = common::require_tool("actionlint", "it lints the workflows") else {
         return;
     };
-    let out = hosts::run_bounded(
-        Command::new(tool).args(["-no-color", "-"]),
-        WORKFLOW.as_bytes(),
-        Duration::from_secs(60),
-    );
-    assert!(out.status.success(), "{}", hosts::show(&out));
+    for with in ["", "          version: 9.8.7\n"] {
+        let out = hosts::run_bounded(
+            Command::new(&tool).args(["-no-color", "-"]),
+            WORKFLOW.replace("{with}", with).as_bytes(),
+            Duration::from_secs(60),
+        );
+        assert!(out.status.success(), "{}", hosts::show(&out));
+    }
 }

@@ -312,6 +312,50 @@ fn action_yml_is_valid_against_the_github_actions_schema() {
     assert!(out.status.success(), "{}", hosts::show(&out));
 }
 
+/// docs/github-action.md's tables: every input with its default, and every output, as
+/// action.yml has them.
+#[test]
+fn the_docs_list_every_input_and_output_as_action_yml_has_them() {
+    let docs = std::fs::read_to_string(root().join("docs/github-action.md")).expect("docs");
+    let mut inputs = Vec::new();
+    let mut outputs = Vec::new();
+    for line in docs.lines().filter(|l| l.starts_with("| `")) {
+        let cells: Vec<&str> = line.trim_matches('|').split(" | ").map(str::trim).collect();
+        let name = cells[0].trim_matches('`').to_string();
+        match cells.len() {
+            3 => inputs.push((name, cells[1].to_string())),
+            2 => outputs.push(name),
+            _ => panic!("a table row of 2 or 3 cells: {line}"),
+        }
+    }
+    let a = action();
+    let want_inputs: Vec<(String, String)> = a["inputs"]
+        .as_object()
+        .expect("inputs")
+        .iter()
+        .map(|(k, v)| {
+            let default = v["default"].as_str().unwrap_or("");
+            let shown = if default.is_empty() {
+                "empty".to_string()
+            } else {
+                format!("`{default}`")
+            };
+            (k.clone(), shown)
+        })
+        .collect();
+    // serde_json keeps object keys sorted; the docs keep action.yml's order.
+    inputs.sort();
+    assert_eq!(inputs, want_inputs);
+    let want_outputs: Vec<String> = a["outputs"]
+        .as_object()
+        .expect("outputs")
+        .keys()
+        .cloned()
+        .collect();
+    outputs.sort();
+    assert_eq!(outputs, want_outputs);
+}
+
 #[test]
 fn action_scripts_pass_shellcheck() {
     let Some(tool) = common::require_tool("shellcheck", "it lints the action's scripts") else {
@@ -538,39 +582,13 @@ fn install_script(
     (out, parse_outputs(&written))
 }
 
-/// A release directory as .github/workflows/release.yml lays it out, served as file://.
-fn fake_release(dir: &Path, version: &str, target: &str) -> String {
-    let v = dir.join(format!("v{version}"));
-    std::fs::create_dir_all(&v).expect("mkdir");
-    let staging = dir.join("staging");
-    std::fs::create_dir_all(&staging).expect("mkdir");
-    std::fs::copy(common::bin(), staging.join("meshjob")).expect("copy");
-    let asset = format!("meshjob-v{version}-{target}.tar.gz");
-    let out = hosts::run_bounded(
-        Command::new("tar")
-            .arg("-czf")
-            .arg(v.join(&asset))
-            .arg("-C")
-            .arg(&staging)
-            .arg("meshjob"),
-        b"",
-        LIMIT,
-    );
-    assert!(out.status.success(), "{}", hosts::show(&out));
-    let sum = hosts::run_bounded(
-        Command::new("sha256sum").arg(&asset).current_dir(&v),
-        b"",
-        LIMIT,
-    );
-    assert!(sum.status.success(), "{}", hosts::show(&sum));
-    std::fs::write(v.join(format!("{asset}.sha256")), &sum.stdout).expect("write");
-    format!("file://{}", dir.display())
-}
+/// The archive the install script downloads for a Linux X64 runner.
+const LINUX_X64: &str = "x86_64-unknown-linux-musl";
 
 #[test]
 fn a_release_version_installs_the_prebuilt_archive_after_checking_its_sum() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let base = fake_release(tmp.path(), "9.8.7", "x86_64-unknown-linux-gnu");
+    let base = hosts::fake_release(tmp.path(), "9.8.7", LINUX_X64, &common::bin());
     let env = [
         ("MESHJOB_VERSION", "v9.8.7"),
         ("MESHJOB_RELEASE_BASE_URL", base.as_str()),
@@ -582,16 +600,16 @@ fn a_release_version_installs_the_prebuilt_archive_after_checking_its_sum() {
     assert!(out.status.success(), "{}", hosts::show(&out));
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(
-        stdout.contains(
-            "installed the prebuilt release asset meshjob-v9.8.7-x86_64-unknown-linux-gnu.tar.gz"
-        ),
+        stdout.contains(&format!(
+            "installed the prebuilt release asset meshjob-v9.8.7-{LINUX_X64}.tar.gz"
+        )),
         "{stdout}"
     );
     assert!(o["bin"].ends_with("/meshjob-action/bin/meshjob"), "{o:?}");
 
     // A tampered archive is refused.
     let v = tmp.path().join("v9.8.7");
-    let asset = v.join("meshjob-v9.8.7-x86_64-unknown-linux-gnu.tar.gz");
+    let asset = v.join(format!("meshjob-v9.8.7-{LINUX_X64}.tar.gz"));
     let mut bytes = std::fs::read(&asset).expect("read");
     bytes.push(0);
     std::fs::write(&asset, bytes).expect("write");
@@ -606,7 +624,7 @@ fn a_release_version_installs_the_prebuilt_archive_after_checking_its_sum() {
 #[test]
 fn a_version_that_cannot_be_downloaded_is_a_clear_error_not_a_build() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let base = fake_release(tmp.path(), "9.8.7", "x86_64-unknown-linux-gnu");
+    let base = hosts::fake_release(tmp.path(), "9.8.7", LINUX_X64, &common::bin());
     let cases = [
         ("1.2.3", "Linux", "X64", "cannot download"),
         (
@@ -616,6 +634,7 @@ fn a_version_that_cannot_be_downloaded_is_a_clear_error_not_a_build() {
             "has no prebuilt binary for Windows/X64",
         ),
         ("9.8.7", "Linux", "ARM64", "cannot download"),
+        ("9.8.7", "macOS", "ARM64", "cannot download"),
         (
             "1.2.3; rm -rf /",
             "Linux",
@@ -648,6 +667,60 @@ fn a_version_that_cannot_be_downloaded_is_a_clear_error_not_a_build() {
         assert!(!stdout.contains("building"), "{stdout}");
         assert!(!o.contains_key("bin"));
         assert!(start.elapsed() < Duration::from_secs(30));
+    }
+}
+
+#[test]
+fn a_version_without_a_repository_to_download_from_says_what_to_do() {
+    // `uses: ./` leaves github.action_repository empty.
+    let env = [
+        ("MESHJOB_VERSION", "1.2.3"),
+        ("MESHJOB_REPOSITORY", ""),
+        ("PATH", "/usr/bin:/bin"),
+    ];
+    let (out, o) = install_script("install", root(), &env);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(1), "{}", hosts::show(&out));
+    for hint in [
+        "::error title=meshjob::version is set to 1.2.3, but the action cannot tell which repository",
+        "uses: OWNER/meshjob@REF",
+        "MESHJOB_RELEASE_BASE_URL",
+        "leave `version` empty",
+    ] {
+        assert!(stdout.contains(hint), "{hint}: {stdout}");
+    }
+    assert!(!o.contains_key("bin"));
+
+    // With the download URL given, no repository is needed.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let base = hosts::fake_release(tmp.path(), "1.2.3", LINUX_X64, &common::bin());
+    let env = [
+        ("MESHJOB_VERSION", "1.2.3"),
+        ("MESHJOB_REPOSITORY", ""),
+        ("MESHJOB_RELEASE_BASE_URL", base.as_str()),
+    ];
+    let (out, o) = install_script("install", root(), &env);
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    assert!(o.contains_key("bin"), "{o:?}");
+}
+
+#[test]
+fn a_windows_runner_is_told_to_use_linux_or_macos() {
+    for version in ["", "1.2.3"] {
+        let env = [
+            ("MESHJOB_VERSION", version),
+            ("MESHJOB_RUNNER_OS", "Windows"),
+            ("PATH", "/usr/bin:/bin"),
+        ];
+        let (out, o) = install_script("plan", root(), &env);
+        assert_eq!(out.status.code(), Some(1), "{}", hosts::show(&out));
+        assert!(
+            String::from_utf8_lossy(&out.stdout).contains("does not build or run on Windows yet")
+                && String::from_utf8_lossy(&out.stdout).contains("Linux or macOS runner"),
+            "{}",
+            hosts::show(&out)
+        );
+        assert!(!o.contains_key("mode"));
     }
 }
 
@@ -740,18 +813,45 @@ fn workflows_pass_actionlint() {
     assert!(out.status.success(), "{}", hosts::show(&out));
 }
 
+/// The `target` (or another key) of the entries of a release job's matrix that have it.
+fn matrix(wf: &Value, job: &str, key: &str) -> Vec<String> {
+    wf["jobs"][job]["strategy"]["matrix"]["include"]
+        .as_array()
+        .unwrap_or_else(|| panic!("jobs.{job}.strategy.matrix.include"))
+        .iter()
+        .filter_map(|e| e[key].as_str().map(String::from))
+        .collect()
+}
+
 #[test]
 fn release_workflow_builds_every_target_the_action_downloads() {
     let script = std::fs::read_to_string(root().join("scripts/action-install.sh")).expect("read");
     let release =
         std::fs::read_to_string(root().join(".github/workflows/release.yml")).expect("read");
     let wf: Value = serde_saphyr::from_str(&release).expect("release.yml parses");
-    let built: Vec<&str> = wf["jobs"]["build"]["strategy"]["matrix"]["include"]
-        .as_array()
-        .expect("matrix.include")
-        .iter()
-        .map(|e| e["target"].as_str().expect("target"))
+    let built = matrix(&wf, "archive", "target");
+    assert_eq!(
+        built,
+        [
+            "x86_64-unknown-linux-gnu",
+            "aarch64-unknown-linux-gnu",
+            "x86_64-unknown-linux-musl",
+            "aarch64-unknown-linux-musl",
+            "x86_64-apple-darwin",
+            "aarch64-apple-darwin",
+        ],
+        "the archives docs/releases.md lists"
+    );
+    let docs = std::fs::read_to_string(root().join("docs/releases.md")).expect("releases.md");
+    let documented: Vec<&str> = docs
+        .lines()
+        .filter_map(|l| l.strip_prefix("| `"))
+        .filter_map(|l| l.split_once('`').map(|(t, _)| t))
         .collect();
+    assert_eq!(
+        documented, built,
+        "docs/releases.md names the archives built"
+    );
     let wanted: Vec<&str> = script
         .lines()
         .filter_map(|l| {
@@ -760,13 +860,35 @@ fn release_workflow_builds_every_target_the_action_downloads() {
         })
         .collect();
     assert_eq!(wanted.len(), 4, "{wanted:?}");
-    let mut a = built.clone();
-    let mut b = wanted.clone();
-    a.sort();
-    b.sort();
-    assert_eq!(a, b);
+    for t in &wanted {
+        assert!(built.iter().any(|b| b == t), "the action downloads {t}");
+    }
+    // A wheel for each platform that has an archive: glibc (manylinux) and musl Linux on
+    // both architectures, and macOS on both.
+    assert_eq!(
+        matrix(&wf, "wheel", "name"),
+        [
+            "linux-x86_64",
+            "linux-aarch64",
+            "musllinux-x86_64",
+            "musllinux-aarch64",
+            "macos-x86_64",
+            "macos-arm64",
+        ]
+    );
     // The archive and checksum names the install script asks for.
     assert!(script.contains(r#"asset="meshjob-v$version-$target.tar.gz""#));
     assert!(release.contains(r#"asset="meshjob-$GITHUB_REF_NAME-$TARGET.tar.gz""#));
     assert!(release.contains(r#""$ASSET" "$ASSET.sha256""#));
+    assert!(release.contains(r#""$wheel" "$wheel.sha256""#));
+    // The image is built from the static archives' binaries, for the platforms the
+    // Dockerfile's prebuilt stage expects.
+    assert_eq!(
+        matrix(&wf, "archive", "image-platform"),
+        ["linux-amd64", "linux-arm64"]
+    );
+    let dockerfile = std::fs::read_to_string(root().join("Dockerfile")).expect("Dockerfile");
+    assert!(dockerfile.contains("COPY --chmod=0755 dist/linux-${TARGETARCH}/meshjob /out/meshjob"));
+    assert!(release.contains("build-args: MESHJOB_BINARY=prebuilt"));
+    assert!(release.contains("platforms: linux/amd64,linux/arm64"));
 }

@@ -1,19 +1,32 @@
-//! The pre-commit hooks, run by the real `pre-commit try-repo` against a copy of this working
-//! tree (committed in a temp repo, so uncommitted changes are what gets tested, and a clean
-//! CI checkout works the same).
+//! The pre-commit hooks, run by the real `pre-commit run` as a user runs them: a work
+//! repository whose `.pre-commit-config.yaml` names a copy of this working tree (committed in
+//! a temp repo, so uncommitted changes are what gets tested, and a clean CI checkout works
+//! the same) and its commit as `rev`, with a fresh pre-commit store.
 //!
-//! pre-commit builds the hook with `cargo install --bins --path .` in a fresh store on every
-//! `try-repo`. To keep that bounded, the builds share one target directory under Cargo's
-//! test temp dir and use an unoptimised release profile: the hook's behaviour does not
-//! depend on optimisation, and only the first build compiles the dependencies.
+//! The python hooks (`meshjob`, `meshjob-check`) are installed by pre-commit's own
+//! `pip install .`, which installs setup.py's placeholder and, through it, the meshjob wheel
+//! of this version: pip finds the wheel built from this tree in `$MESHJOB_WHEEL_DIR` (set by
+//! `.ci/run`, which builds the release wheel) or, without it, one that this test builds with
+//! maturin. cargo is taken off PATH for that run, so a source build cannot stand in, and the
+//! binary pre-commit installed is compared with the wheel's.
+//!
+//! The rust hooks (`meshjob-src`, `meshjob-check-src`) are built by pre-commit with
+//! `cargo install --bins --path .`. To keep that bounded, the build uses a target directory
+//! under Cargo's test temp dir, kept between test runs, and an unoptimised release profile
+//! without LTO: the hook's behaviour does not depend on optimisation.
+//!
+//! Each test reports its hook's first-run time (installing the hook into the fresh store,
+//! then running it) on stderr, past the test harness's capture.
 
 mod common;
 
 use common::hosts;
 
+use std::ffi::OsString;
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 /// The first build compiles every dependency; later ones only meshjob itself.
 const LIMIT: Duration = Duration::from_secs(15 * 60);
@@ -79,64 +92,91 @@ fn hook_repo(to: &Path) {
     hosts::git(to, &["commit", "-q", "-m", "meshjob under test"]);
 }
 
-struct Setup {
-    _tmp: tempfile::TempDir,
-    hooks: PathBuf,
-    work: PathBuf,
-    env: Vec<(String, PathBuf)>,
+/// The release profile the rust hooks and the test's own wheel are built with: unoptimised,
+/// no LTO, so that a build takes seconds once the dependencies are compiled.
+const FAST_RELEASE: [(&str, &str); 5] = [
+    ("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0"),
+    ("CARGO_PROFILE_RELEASE_DEBUG", "false"),
+    ("CARGO_PROFILE_RELEASE_INCREMENTAL", "true"),
+    ("CARGO_PROFILE_RELEASE_LTO", "off"),
+    ("CARGO_PROFILE_RELEASE_CODEGEN_UNITS", "16"),
+];
+
+/// The target directory the rust hooks' builds and the test's wheel build share.
+fn shared_target() -> PathBuf {
+    PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("precommit-target")
 }
 
+struct Setup {
+    tmp: tempfile::TempDir,
+    work: PathBuf,
+    env: Vec<(String, OsString)>,
+}
+
+/// A copy of this tree as the hook repository, and a work repository of manifests whose
+/// `.pre-commit-config.yaml` names it, at its commit, with every hook.
 fn setup() -> Option<Setup> {
     common::require_tool("pre-commit", "the pre-commit hooks are run by pre-commit")?;
     common::require_tool("git", "pre-commit needs git")?;
-    common::require_tool("cargo", "pre-commit builds the hook with cargo")?;
     let tmp = tempfile::tempdir().expect("tempdir");
     let hooks = tmp.path().join("meshjob");
     let work = tmp.path().join("work");
     hook_repo(&hooks);
+    let rev = hosts::run_bounded(
+        Command::new("git")
+            .current_dir(&hooks)
+            .args(["rev-parse", "HEAD"]),
+        b"",
+        Duration::from_secs(60),
+    );
+    assert!(rev.status.success(), "{}", hosts::show(&rev));
+    let config = format!(
+        "repos:\n  - repo: {}\n    rev: {}\n    hooks:\n{}",
+        hooks.display(),
+        String::from_utf8_lossy(&rev.stdout).trim(),
+        [
+            "meshjob",
+            "meshjob-check",
+            "meshjob-src",
+            "meshjob-check-src"
+        ]
+        .map(|id| format!("      - id: {id}\n"))
+        .concat()
+    );
     std::fs::create_dir_all(work.join("k8s")).expect("mkdir");
     std::fs::create_dir_all(work.join("chart/templates")).expect("mkdir");
+    std::fs::write(work.join(".pre-commit-config.yaml"), config).expect("write");
     std::fs::write(work.join("k8s/job.yaml"), JOB).expect("write");
     std::fs::write(work.join("chart/templates/job.yaml"), HELM_TEMPLATE).expect("write");
     hosts::git(&work, &["init", "-q"]);
     hosts::git(&work, &["add", "-A"]);
     hosts::git(&work, &["commit", "-q", "-m", "manifests"]);
-    let shared = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("precommit-target");
     let env = vec![
-        (
-            "PRE_COMMIT_HOME".to_string(),
-            tmp.path().join("pre-commit-home"),
-        ),
-        ("TMPDIR".to_string(), tmp.path().to_path_buf()),
-        ("CARGO_TARGET_DIR".to_string(), shared),
+        ("PRE_COMMIT_HOME".to_string(), store(tmp.path()).into()),
+        ("TMPDIR".to_string(), tmp.path().into()),
     ];
-    Some(Setup {
-        _tmp: tmp,
-        hooks,
-        work,
-        env,
-    })
+    Some(Setup { tmp, work, env })
 }
 
-fn try_repo(s: &Setup, hook: &str) -> std::process::Output {
+/// The pre-commit store of the setup in `tmp`.
+fn store(tmp: &Path) -> PathBuf {
+    tmp.join("pre-commit-home")
+}
+
+/// `pre-commit run HOOK --all-files` in the work repository.
+fn run_hook(s: &Setup, hook: &str) -> std::process::Output {
     let mut cmd = Command::new("pre-commit");
     cmd.current_dir(&s.work)
-        .arg("try-repo")
-        .arg(&s.hooks)
-        .args([hook, "--all-files", "--color", "never"])
-        .env("CARGO_PROFILE_RELEASE_OPT_LEVEL", "0")
-        .env("CARGO_PROFILE_RELEASE_DEBUG", "false")
-        .env("CARGO_PROFILE_RELEASE_INCREMENTAL", "true")
+        .args(["run", hook, "--all-files", "--color", "never"])
+        .envs(FAST_RELEASE)
         .env("CARGO_TERM_COLOR", "never")
         .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("PIP_DISABLE_PIP_VERSION_CHECK", "1")
         .env_remove("PRE_COMMIT_COLOR");
     for (k, v) in &s.env {
         cmd.env(k, v);
     }
-    let start = std::time::Instant::now();
-    let out = hosts::run_bounded(&mut cmd, b"", LIMIT);
-    eprintln!("pre-commit try-repo {hook}: {:?}", start.elapsed());
-    out
+    hosts::run_bounded(&mut cmd, b"", LIMIT)
 }
 
 /// What `meshjob fix` makes of `text`.
@@ -150,16 +190,23 @@ fn fixed(text: &str) -> String {
     String::from_utf8(out.stdout).expect("utf-8")
 }
 
-#[test]
-fn precommit_hooks_fix_then_pass_and_check_changes_nothing() {
-    let Some(s) = setup() else { return };
+/// A line in the test run's output, past the harness's capture of `eprintln!`.
+fn report(line: &str) {
+    let _ = writeln!(std::io::stderr(), "{line}");
+}
+
+/// The fix hook fixes the Job and fails, then passes; the check hook prints the diff, fails
+/// and changes nothing; templates/ is left alone. Returns the fix hook's first run time.
+fn fix_then_pass_then_check(s: &Setup, fix: &str, check: &str) -> Duration {
     let job = s.work.join("k8s/job.yaml");
     let template = s.work.join("chart/templates/job.yaml");
     let read = |p: &Path| std::fs::read_to_string(p).expect("read");
     let want = fixed(JOB);
     assert_ne!(want, JOB, "the fixture must need a fix");
 
-    let first = try_repo(&s, "meshjob");
+    let start = Instant::now();
+    let first = run_hook(s, fix);
+    let first_run = start.elapsed();
     let log = hosts::show(&first);
     assert_eq!(
         first.status.code(),
@@ -174,15 +221,15 @@ fn precommit_hooks_fix_then_pass_and_check_changes_nothing() {
         "templates/ is excluded\n{log}"
     );
 
-    let second = try_repo(&s, "meshjob");
+    let second = run_hook(s, fix);
     assert_eq!(second.status.code(), Some(0), "{}", hosts::show(&second));
     assert_eq!(read(&job), want);
 
     std::fs::write(&job, JOB).expect("restore");
-    let check = try_repo(&s, "meshjob-check");
-    let log = hosts::show(&check);
-    assert_eq!(check.status.code(), Some(1), "{log}");
-    assert_eq!(read(&job), JOB, "meshjob-check changes no file\n{log}");
+    let checked = run_hook(s, check);
+    let log = hosts::show(&checked);
+    assert_eq!(checked.status.code(), Some(1), "{log}");
+    assert_eq!(read(&job), JOB, "{check} changes no file\n{log}");
     assert!(
         log.contains("+++ b/k8s/job.yaml"),
         "the diff is printed\n{log}"
@@ -191,4 +238,191 @@ fn precommit_hooks_fix_then_pass_and_check_changes_nothing() {
         log.contains("+        - /bin/sh\n"),
         "the diff is printed\n{log}"
     );
+    first_run
+}
+
+/// The crate version, which setup.py pins the wheel to.
+fn crate_version() -> &'static str {
+    env!("CARGO_PKG_VERSION")
+}
+
+/// The meshjob wheel of this version in `dir`, if there is one.
+fn wheel_in(dir: &Path) -> Option<PathBuf> {
+    let prefix = format!("meshjob-{}-", crate_version());
+    std::fs::read_dir(dir)
+        .ok()?
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .find(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&prefix) && n.ends_with(".whl"))
+        })
+}
+
+/// The directory pip finds the wheel in: `$MESHJOB_WHEEL_DIR`, or one this test fills with
+/// maturin (the fast release profile, in the target directory the rust hooks use).
+fn wheel_dir() -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os("MESHJOB_WHEEL_DIR").map(PathBuf::from) {
+        assert!(
+            wheel_in(&dir).is_some(),
+            "MESHJOB_WHEEL_DIR ({}) holds no meshjob-{}-*.whl",
+            dir.display(),
+            crate_version()
+        );
+        return Some(dir);
+    }
+    let maturin = common::require_tool("maturin", "it builds the wheel the python hooks install")?;
+    let dir = PathBuf::from(env!("CARGO_TARGET_TMPDIR")).join("precommit-wheel");
+    let _ = std::fs::remove_dir_all(&dir);
+    let out = hosts::run_bounded(
+        Command::new(maturin)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .args(["build", "--release", "--locked", "--out"])
+            .arg(&dir)
+            .envs(FAST_RELEASE)
+            .env("CARGO_TARGET_DIR", shared_target()),
+        b"",
+        LIMIT,
+    );
+    assert!(out.status.success(), "maturin build: {}", hosts::show(&out));
+    assert!(wheel_in(&dir).is_some(), "{}", hosts::show(&out));
+    Some(dir)
+}
+
+/// PATH without the directories that hold cargo, so that no hook can build from source.
+fn path_without_cargo() -> OsString {
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let kept: Vec<PathBuf> = std::env::split_paths(&path)
+        .filter(|d| !d.join("cargo").exists() && !d.join("rustc").exists())
+        .collect();
+    std::env::join_paths(kept).expect("PATH")
+}
+
+/// The bytes of the `meshjob` script a wheel installs, read with Python's zipfile (pre-commit
+/// needs Python, so it is there).
+fn binary_in_wheel(wheel: &Path) -> Vec<u8> {
+    let script = "import sys, zipfile\n\
+        z = zipfile.ZipFile(sys.argv[1])\n\
+        name, = [n for n in z.namelist() if n.endswith('.data/scripts/meshjob')]\n\
+        sys.stdout.buffer.write(z.read(name))\n";
+    let out = hosts::run_bounded(
+        Command::new("python3").arg("-c").arg(script).arg(wheel),
+        b"",
+        Duration::from_secs(60),
+    );
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    out.stdout
+}
+
+/// The `meshjob` binaries pre-commit installed into its python environments.
+fn installed_binaries(home: &Path) -> Vec<PathBuf> {
+    let mut found = Vec::new();
+    for repo in std::fs::read_dir(home).into_iter().flatten().flatten() {
+        for env in std::fs::read_dir(repo.path())
+            .into_iter()
+            .flatten()
+            .flatten()
+        {
+            let bin = env.path().join("bin/meshjob");
+            if env.file_name().to_string_lossy().starts_with("py_env-") && bin.is_file() {
+                found.push(bin);
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn setup_py_pins_the_wheel_of_the_crate_version() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let hooks = std::fs::read_to_string(root.join(".pre-commit-hooks.yaml")).expect("hooks");
+    let hooks: serde_json::Value = serde_saphyr::from_str(&hooks).expect("hooks parse");
+    let languages: Vec<(&str, &str)> = hooks
+        .as_array()
+        .expect("a list of hooks")
+        .iter()
+        .map(|h| {
+            (
+                h["id"].as_str().expect("id"),
+                h["language"].as_str().expect("language"),
+            )
+        })
+        .collect();
+    assert_eq!(
+        languages,
+        [
+            ("meshjob", "python"),
+            ("meshjob-check", "python"),
+            ("meshjob-src", "rust"),
+            ("meshjob-check-src", "rust"),
+        ]
+    );
+    // setup.py reads the version from Cargo.toml; this is what it reads.
+    let Some(python) = common::require_tool("python3", "it runs setup.py") else {
+        return;
+    };
+    let out = hosts::run_bounded(
+        Command::new(python)
+            .current_dir(root)
+            .args(["setup.py", "--quiet", "--version"]),
+        b"",
+        Duration::from_secs(60),
+    );
+    if !out.status.success() && String::from_utf8_lossy(&out.stderr).contains("setuptools") {
+        common::skip("python3 has no setuptools to read setup.py with");
+        return;
+    }
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout).trim(),
+        crate_version(),
+        "{}",
+        hosts::show(&out)
+    );
+}
+
+#[test]
+fn python_hooks_install_the_wheel_fix_then_pass_and_check_changes_nothing() {
+    let Some(mut s) = setup() else { return };
+    let Some(wheels) = wheel_dir() else { return };
+    s.env
+        .push(("PIP_FIND_LINKS".to_string(), wheels.clone().into()));
+    s.env.push(("PATH".to_string(), path_without_cargo()));
+    let first = fix_then_pass_then_check(&s, "meshjob", "meshjob-check");
+    report(&format!(
+        "pre-commit first run of the python hook `meshjob` (pip installs the wheel): {first:.1?}"
+    ));
+    let home = store(s.tmp.path());
+    let installed = installed_binaries(&home);
+    assert!(!installed.is_empty(), "no meshjob under {}", home.display());
+    let want = binary_in_wheel(&wheel_in(&wheels).expect("the wheel"));
+    for bin in installed {
+        assert!(
+            std::fs::read(&bin).expect("read") == want,
+            "{} is not the wheel's binary",
+            bin.display()
+        );
+    }
+}
+
+#[test]
+fn rust_hooks_build_fix_then_pass_and_check_changes_nothing() {
+    let Some(mut s) = setup() else { return };
+    if common::require_tool("cargo", "the -src hooks build with cargo").is_none() {
+        return;
+    }
+    let target = shared_target();
+    let warm = target.join("release").is_dir();
+    s.env
+        .push(("CARGO_TARGET_DIR".to_string(), target.clone().into()));
+    let first = fix_then_pass_then_check(&s, "meshjob-src", "meshjob-check-src");
+    report(&format!(
+        "pre-commit first run of the rust hook `meshjob-src` (cargo install, opt-level 0, \
+         dependencies {}): {first:.1?}",
+        if warm {
+            "already compiled in the shared target directory"
+        } else {
+            "compiled from scratch"
+        }
+    ));
 }

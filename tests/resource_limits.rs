@@ -263,39 +263,6 @@ fn a_document_over_32_mib_is_refused() {
     }
 }
 
-fn jobs(n: usize) -> String {
-    let mut s = String::new();
-    for i in 0..n {
-        s.push_str("---\n");
-        s.push_str(&JOB.replace("name: pi\n", &format!("name: pi-{i}\n")));
-    }
-    s
-}
-
-fn fastest_of_three(text: &str) -> Duration {
-    (0..3)
-        .map(|_| {
-            let start = Instant::now();
-            let out = run::process(text, &Settings::default());
-            assert!(out.fatal.is_none());
-            start.elapsed()
-        })
-        .min()
-        .unwrap_or_default()
-}
-
-#[test]
-fn time_grows_linearly_with_documents() {
-    let small = fastest_of_three(&jobs(100));
-    let large = fastest_of_three(&jobs(800));
-    // Linear is 8x; quadratic would be 64x. Allow for noise, not for a square.
-    let ratio = large.as_secs_f64() / small.as_secs_f64().max(1e-6);
-    assert!(
-        ratio < 24.0,
-        "100 Jobs {small:?}, 800 Jobs {large:?}: {ratio:.1}x"
-    );
-}
-
 /// The largest accepted input, all Jobs: run by `scripts/big-inputs.sh` on the release
 /// binary, which also measures peak memory.
 #[test]

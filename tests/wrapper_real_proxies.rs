@@ -51,6 +51,14 @@ impl Server {
     }
 }
 
+/// Fails unless `server` exits 0 within [`EXIT_LIMIT`] (after the wrapper asked it to quit).
+fn assert_exits_0(server: &mut Server, what: &str) {
+    match server.exit_within(EXIT_LIMIT) {
+        Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
+        None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after the quit"),
+    }
+}
+
 impl Drop for Server {
     fn drop(&mut self) {
         let _ = self.child.kill();
@@ -120,6 +128,7 @@ fn options_for(quit: &str, ready: Option<&str>) -> ScriptOptions {
             ready: parse_quit_url(r).expect("ready URL"),
         }),
         origin: ArgvOrigin::Command(1),
+        command_style: Default::default(),
     }
 }
 
@@ -133,10 +142,7 @@ fn check_stops(sh: &Shell, client: Client, server: &mut Server, opts: &ScriptOpt
     let done = run(sh, &render(opts), tools.path(), &sh_task("exit 7", &[]));
     assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
     assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
-    match server.exit_within(EXIT_LIMIT) {
-        Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
-        None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after the quit"),
-    }
+    assert_exits_0(server, &what);
 }
 
 #[test]
@@ -161,6 +167,60 @@ fn stops_for_every_client_and_shell(start: impl Fn() -> Server + Sync, host: &st
                 Some(&format!("{base}{ready}")),
             );
             check_stops(sh, client, &mut server, &opts);
+        }
+    });
+}
+
+/// Against Envoy, with every client under every shell: a task named like the script's own
+/// function (`ask`) runs the program of that name, with the container's environment even
+/// where it holds the script's variable names (`k`, `g`, `T`, ...), and Envoy still stops.
+#[test]
+fn envoy_stops_after_a_task_named_ask_that_gets_the_containers_environment() {
+    let Some(envoy) = envoy() else {
+        return;
+    };
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let Some(tools) = tool_dir(&[client]) else {
+                continue;
+            };
+            let ask = tools.path().join("ask");
+            let env_bin = common::which("env").expect("env on the host");
+            std::fs::write(
+                &ask,
+                format!(
+                    "#!{}\n{} -0\nexit 7\n",
+                    host_sh().display(),
+                    env_bin.display()
+                ),
+            )
+            .expect("write the task");
+            let mut perms = std::fs::metadata(&ask).expect("task").permissions();
+            std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+            std::fs::set_permissions(&ask, perms).expect("chmod the task");
+            let mut server = start_envoy(&envoy);
+            let base = format!("http://127.0.0.1:{}", server.port);
+            let opts = options_for(
+                &format!("{base}/quitquitquit"),
+                Some(&format!("{base}/ready")),
+            );
+            let env = letter_env(tools.path());
+            let what = format!("{} with {client:?}", sh.name);
+            let done = spawn_in(
+                sh,
+                &render(&opts),
+                tools.path(),
+                &args(&["ask"]),
+                b"",
+                Some(&env),
+            )
+            .finish();
+            assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
+            assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+            let mut want = env.clone();
+            want.sort();
+            assert_eq!(printed_env(&done.stdout), want, "{what}");
+            assert_exits_0(&mut server, &what);
         }
     });
 }
@@ -340,10 +400,27 @@ fn non_loopback_ipv4() -> Option<std::net::Ipv4Addr> {
 /// task exits 7 and whose admin port is `port` (the `config.linkerd.io/admin-port`
 /// annotation), waiting for `/ready` first.
 fn linkerd_script(port: u16) -> (String, Vec<std::ffi::OsString>) {
+    let (pod, script, argv) = pipeline_script(&format!(
+        "linkerd.io/inject: enabled\n        config.linkerd.io/admin-port: \"{port}\""
+    ));
+    assert_eq!(
+        pod["metadata"]["annotations"]["config.linkerd.io/proxy-admin-shutdown"],
+        "enabled"
+    );
+    assert!(
+        script.contains(&format!("localhost:{port}")),
+        "the admin port is not in the script:\n{script}"
+    );
+    (script, argv)
+}
+
+/// The pod template, wrapper script and task argv (`args`) that meshjob's pipeline writes
+/// for a Job whose pod has `annotations` (YAML lines at the annotations' indentation) and
+/// whose task exits 7, waiting 5 s for the proxy.
+fn pipeline_script(annotations: &str) -> (serde_json::Value, String, Vec<std::ffi::OsString>) {
     let job = format!(
         "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j}}\nspec:\n  template:\n    \
-         metadata:\n      annotations:\n        linkerd.io/inject: enabled\n        \
-         config.linkerd.io/admin-port: \"{port}\"\n    spec:\n      containers:\n      \
+         metadata:\n      annotations:\n        {annotations}\n    spec:\n      containers:\n      \
          - name: main\n        image: alpine\n        command: [{sh}, -c, \"exit 7\"]\n      \
          restartPolicy: Never\n",
         sh = host_sh().display()
@@ -355,26 +432,50 @@ fn linkerd_script(port: u16) -> (String, Vec<std::ffi::OsString>) {
     let out = meshjob::process(&job, &settings);
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     let v: serde_json::Value = serde_saphyr::from_str(&out.text).expect("output parses");
-    let pod = &v["spec"]["template"];
-    assert_eq!(
-        pod["metadata"]["annotations"]["config.linkerd.io/proxy-admin-shutdown"],
-        "enabled"
-    );
+    let pod = v["spec"]["template"].clone();
     let script = pod["spec"]["containers"][0]["command"][2]
         .as_str()
         .expect("a wrapped command")
         .to_string();
-    assert!(
-        script.contains(&format!("localhost:{port}")),
-        "the admin port is not in the script:\n{script}"
-    );
     let argv = pod["spec"]["containers"][0]["args"]
         .as_array()
         .expect("the task's argv in args")
         .iter()
         .map(|a| a.as_str().expect("a string").into())
         .collect();
-    (script, argv)
+    (pod, script, argv)
+}
+
+/// A pod whose `status.sidecar.istio.io/port` is `"0"` has no pilot-agent status server:
+/// the wrapper the pipeline writes for it polls Envoy's admin `/ready` and POSTs its
+/// `/quitquitquit` on localhost:15000. Run against a real Envoy (its admin server on a free
+/// port, put in place of 15000), under every shell with every client: Envoy stops and the
+/// task's code stays.
+#[test]
+fn a_status_port_of_zero_stops_envoy_through_its_admin_server() {
+    let Some(envoy) = envoy() else {
+        return;
+    };
+    let (_, script, task) = pipeline_script("status.sidecar.istio.io/port: \"0\"");
+    assert!(
+        script.contains("ask GET localhost:15000 /ready ")
+            && script.contains("q=localhost:15000 u=/quitquitquit\n"),
+        "{script}"
+    );
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let Some(tools) = tool_dir(&[client]) else {
+                continue;
+            };
+            let mut server = start_envoy(&envoy);
+            let script = script.replace("localhost:15000", &format!("127.0.0.1:{}", server.port));
+            let what = format!("{} with {client:?}", sh.name);
+            let done = run(sh, &script, tools.path(), &task);
+            assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
+            assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+            assert_exits_0(&mut server, &what);
+        }
+    });
 }
 
 /// The Linkerd wrapper, as the pipeline writes it, waits on `/ready`, keeps the task's code
@@ -395,10 +496,7 @@ fn linkerd_wrapper_stops_the_proxy_for_every_client_and_shell() {
             let done = run(sh, &script, tools.path(), &task);
             assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
             assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
-            match server.exit_within(EXIT_LIMIT) {
-                Some(st) => assert_eq!(st.code(), Some(0), "{what}: the server exited {st:?}"),
-                None => panic!("{what}: the server still runs {EXIT_LIMIT:?} after /shutdown"),
-            }
+            assert_exits_0(&mut server, &what);
         }
     });
 }

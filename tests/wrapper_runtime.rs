@@ -11,7 +11,7 @@ mod harness;
 
 use harness::*;
 
-use meshjob::script::{Endpoint as Url, Peers, ReadyWait, ScriptOptions, render};
+use meshjob::script::{Endpoint as Url, Peers, ReadyWait, ScriptOptions, render, v2};
 use std::ffi::OsString;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -392,6 +392,104 @@ fn argv_arrives_byte_for_byte() {
             "{}",
             sh.name
         );
+    });
+}
+
+/// The task is the program its argv names, found on PATH, as the kubelet runs it: never one
+/// of the script's functions (`ask`, `say`) or a shell builtin (`echo` under dash prints
+/// `-e`). Version 2 ran `"$@"` and got exactly that wrong; the same case shows it.
+#[test]
+fn the_task_is_the_program_on_path_never_a_function_or_builtin() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Bash]).unwrap();
+        for name in SHELL_NAMES {
+            program(tools.path(), name, 23);
+        }
+        let check = |script_of: &dyn Fn(&str) -> String, fixed: bool| {
+            for name in SHELL_NAMES {
+                let ep = Endpoint::start();
+                let done = run(
+                    sh,
+                    &script_of(&ep.url()),
+                    tools.path(),
+                    &args(&[name, "-e", "a\\tb"]),
+                );
+                let what = format!("{}: task {name}", sh.name);
+                let ran = done.code() == 23
+                    && done.stdout == format!("program {name} -e a\\tb\n").into_bytes();
+                assert_eq!(
+                    ran,
+                    fixed,
+                    "{what}: exit {}, stdout {:?}, stderr {}",
+                    done.code(),
+                    String::from_utf8_lossy(&done.stdout),
+                    done.stderr
+                );
+                if fixed {
+                    assert_one_quit(&ep, &what);
+                }
+            }
+        };
+        check(&|url| render(&options(url)), true);
+        check(&|url| v2::render(&options(url)), false);
+
+        // Not on PATH: 127, as the kubelet's start would fail, even for a name the script
+        // defines.
+        for name in ["ask", "say"] {
+            std::fs::remove_file(tools.path().join(name)).unwrap();
+            let ep = Endpoint::start();
+            let done = run(
+                sh,
+                &render(&options(&ep.url())),
+                tools.path(),
+                &args(&[name]),
+            );
+            assert_eq!(done.code(), 127, "{}: {name}: {}", sh.name, done.stderr);
+            assert_one_quit(&ep, sh.name);
+        }
+    });
+}
+
+/// The task gets the container's environment unchanged: a variable that the script also
+/// uses (any one-letter name) keeps the value it came with, and none of the script's own
+/// appear. Version 2 gave the task its own values for `q u t s e g T` and `k`.
+#[test]
+fn the_task_gets_the_containers_environment() {
+    for_each_shell(|sh| {
+        for wait in [false, true] {
+            let tools = tool_dir(&[Client::Bash]).unwrap();
+            let env = letter_env(tools.path());
+            let mut want = env.clone();
+            want.sort();
+            let check = |render: fn(&ScriptOptions) -> String| {
+                let ep = Endpoint::start();
+                let mut opts = options(&ep.url());
+                if wait {
+                    opts.wait_for_proxy = wait_on(ep.port, 5);
+                }
+                let done = spawn_in(
+                    sh,
+                    &render(&opts),
+                    tools.path(),
+                    &env_task(),
+                    b"",
+                    Some(&env),
+                )
+                .finish();
+                let what = format!("{}, waiting {wait}", sh.name);
+                assert_eq!(done.code(), 0, "{what}: {}", done.stderr);
+                assert!(done.stderr.is_empty(), "{what}: {}", done.stderr);
+                assert_one_quit(&ep, &what);
+                printed_env(&done.stdout)
+            };
+            assert_eq!(check(render), want, "{}, waiting {wait}", sh.name);
+            assert_ne!(
+                check(v2::render),
+                want,
+                "{}: version 2 leaked nothing?",
+                sh.name
+            );
+        }
     });
 }
 
@@ -878,9 +976,11 @@ fn shellcheck_finds_nothing() {
                 opts.wait_for_proxy = wait.and_then(|s| wait_on(15021, s));
                 let script = render(&opts);
                 // SC2006 prefers `$(...)` to backticks; the wrapper must not contain `$(`,
-                // which Kubernetes expands in command/args.
+                // which Kubernetes expands in command/args. SC2030/SC2031 say that the
+                // task's subshell changes variables only for itself: that is its purpose
+                // (it gives them back the values they came with, then execs the task).
                 let mut child = Command::new(&shellcheck)
-                    .args(["-s", "sh", "-e", "SC2006", "-"])
+                    .args(["-s", "sh", "-e", "SC2006,SC2030,SC2031", "-"])
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())

@@ -1,5 +1,5 @@
-//! An existing wrapper in a manifest: meshjob replaces a body it wrote (version 1 or 2, any
-//! settings) with the current one, in place, and records in the marker how much of the argv
+//! An existing wrapper in a manifest: meshjob replaces a body it wrote (version 1, 2 or 3,
+//! any settings) with the current one, in place, and records in the marker how much of the argv
 //! was `command`. A body it did not write as it stands (edited by hand) is left alone, with
 //! a warning.
 
@@ -7,7 +7,8 @@ mod common;
 
 use meshjob::script::v1::{self, V1Options};
 use meshjob::script::{
-    ARG0, ArgvOrigin, Peers, SHELL, ScriptOptions, original_argv, parse_quit_url, render,
+    ARG0, ArgvOrigin, Peers, SHELL, ScriptOptions, WRAPPER_VERSION, original_argv, parse_quit_url,
+    render, v2,
 };
 use std::io::Write;
 use std::process::{Command, Stdio};
@@ -80,16 +81,22 @@ fn v1_default() -> V1Options {
     }
 }
 
-/// The current script meshjob writes for a container whose whole argv (3 words) was its
+/// The settings of a version 1 script, for a container whose whole argv (3 words) was its
 /// `command`.
-fn v2_for(v1: &V1Options) -> String {
-    render(&ScriptOptions {
+fn options_for(v1: &V1Options) -> ScriptOptions {
+    ScriptOptions {
         quit: v1.quit.clone(),
         stop_proxy_on_failure: v1.stop_proxy_on_failure,
         peers: v1.peers.clone(),
         wait_for_proxy: None,
         origin: ArgvOrigin::Command(3),
-    })
+        command_style: Default::default(),
+    }
+}
+
+/// The current script meshjob writes for such a container.
+fn current_for(v1: &V1Options) -> String {
+    render(&options_for(v1))
 }
 
 fn indented(script: &str) -> String {
@@ -101,11 +108,35 @@ fn a_v1_wrapper_is_replaced_in_place() {
     let old = v1_default();
     let fixed = fix(&job(&[("main", v1::render(&old))], false));
     assert_eq!(fixed.code, 0, "{}", fixed.stderr);
-    let want = job(&[("main", v2_for(&old))], false);
+    let want = job(&[("main", current_for(&old))], false);
     assert_eq!(fixed.stdout, want, "stderr: {}", fixed.stderr);
     // Running again changes nothing.
     let again = fix(&fixed.stdout);
     assert_eq!(again.stdout, fixed.stdout);
+}
+
+#[test]
+fn a_v2_wrapper_is_replaced_in_place() {
+    for on_failure in [false, true] {
+        let old = V1Options {
+            stop_proxy_on_failure: !on_failure,
+            ..v1_default()
+        };
+        let fixed = fix(&job(
+            &[("main", v2::render(&options_for(&old)))],
+            on_failure,
+        ));
+        assert_eq!(fixed.code, 0, "{}", fixed.stderr);
+        let want = job(&[("main", current_for(&old))], on_failure);
+        assert_eq!(fixed.stdout, want, "stderr: {}", fixed.stderr);
+        assert!(
+            fixed
+                .stdout
+                .contains(&format!("meshjob-wrapper v{WRAPPER_VERSION}: command=3\n"))
+        );
+        let again = fix(&fixed.stdout);
+        assert_eq!(again.stdout, fixed.stdout);
+    }
 }
 
 #[test]
@@ -126,7 +157,7 @@ fn v1_wrappers_of_two_containers_under_on_failure_are_replaced() {
     let fixed = fix(&input);
     assert_eq!(fixed.code, 0, "{}", fixed.stderr);
     for me in ["a", "b"] {
-        let new = indented(&v2_for(&pair(me)));
+        let new = indented(&current_for(&pair(me)));
         assert!(fixed.stdout.contains(&new), "{me}:\n{}", fixed.stdout);
     }
     assert!(!fixed.stdout.contains("meshjob-wrapper v1"));
@@ -144,12 +175,17 @@ fn a_hand_edited_wrapper_is_left_alone_with_a_warning() {
         fixed.stderr
     );
 
-    // The same for a version 2 body.
-    let edited = v2_for(&v1_default()).replace("sleep 1", "sleep 5");
-    let input = job(&[("main", edited)], false);
-    let fixed = fix(&input);
-    assert_eq!(fixed.stdout, input, "stderr: {}", fixed.stderr);
-    assert!(fixed.stderr.contains("did not write"), "{}", fixed.stderr);
+    // The same for a version 2 body and a current one.
+    for body in [
+        v2::render(&options_for(&v1_default())),
+        current_for(&v1_default()),
+    ] {
+        let edited = body.replace("sleep 1", "sleep 5");
+        let input = job(&[("main", edited)], false);
+        let fixed = fix(&input);
+        assert_eq!(fixed.stdout, input, "stderr: {}", fixed.stderr);
+        assert!(fixed.stderr.contains("did not write"), "{}", fixed.stderr);
+    }
 }
 
 /// A fresh wrap records the split; `original_argv` gives the manifest's argv back.
@@ -161,7 +197,9 @@ fn the_original_argv_can_be_read_back_from_a_fresh_wrap() {
     let fixed = fix(input);
     assert_eq!(fixed.code, 0, "{}", fixed.stderr);
     assert!(
-        fixed.stdout.contains("# meshjob-wrapper v2: command=2\n"),
+        fixed.stdout.contains(&format!(
+            "# meshjob-wrapper v{WRAPPER_VERSION}: command=2 flow=[*, *]\n"
+        )),
         "{}",
         fixed.stdout
     );

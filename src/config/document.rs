@@ -183,8 +183,12 @@ pub struct ConfigSpec {
 
     /// The entrypoint (ENTRYPOINT plus CMD) of images whose containers set `args` but no
     /// `command`, so that they can be wrapped without pulling the image. A key is a full
-    /// image reference or a prefix of one; an exact match wins, then the longest prefix.
-    /// Each value is the argv, a non-empty list of strings (quote numbers: `"10"`).
+    /// image reference or a prefix of one that ends at a `/`, `:` or `@`; the longest
+    /// matching key wins. Keys and images are compared as Docker normalises them
+    /// (`python:3.12` is `docker.io/library/python:3.12`). Each value is the argv, a
+    /// non-empty list of strings (quote numbers: `"10"`); the wrapper puts it in front of
+    /// `args` with each `$` doubled, since Kubernetes expands `$(VAR)` and `$$` in `args`
+    /// but never in an image's ENTRYPOINT.
     /// Entries are added to, and replace, entries with the same key. Default: none.
     ///
     /// ```yaml
@@ -301,7 +305,8 @@ pub struct ConfigSpec {
 
     /// Containers that are long-running sidecars and must never be wrapped, besides the
     /// known ones (Cloud SQL Auth Proxy, linkerd-proxy, istio-proxy): an image reference or
-    /// prefix, or a container name. Entries are added to the list. Default: none.
+    /// prefix (matched as `entrypoints` keys are), or a container name. Entries are added to
+    /// the list. Default: none.
     ///
     /// ```yaml
     /// sidecars:

@@ -104,16 +104,14 @@ impl Settings {
         }
     }
 
-    /// The entrypoint argv configured for `image`: an exact reference match first, then the
-    /// longest prefix.
+    /// The entrypoint argv configured for `image`: the longest entry that names the image or
+    /// a prefix of it (an exact match is the longest), both normalised as Docker does
+    /// ([`crate::image::matches`]).
     pub fn entrypoint_for(&self, image: &str) -> Option<&[String]> {
-        if let Some(argv) = self.entrypoints.get(image) {
-            return Some(argv);
-        }
         self.entrypoints
             .iter()
-            .filter(|(prefix, _)| image.starts_with(prefix.as_str()))
-            .max_by_key(|(prefix, _)| prefix.len())
+            .filter_map(|(entry, argv)| crate::image::matches(image, entry).map(|n| (n, argv)))
+            .max_by_key(|(n, _)| *n)
             .map(|(_, argv)| argv.as_slice())
     }
 }

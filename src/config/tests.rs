@@ -149,7 +149,37 @@ fn entrypoint_exact_match_then_longest_prefix() {
     assert_eq!(pick("ghcr.io/acme/tool:1"), Some("org"));
     assert_eq!(pick("ghcr.io/other/x"), Some("registry"));
     assert_eq!(pick("docker.io/library/alpine"), None);
+    assert_eq!(
+        pick("ghcr.io/acme/migrate-v2:1"),
+        Some("org"),
+        "a component boundary"
+    );
     assert_eq!(Settings::default().entrypoint_for("alpine"), None);
+}
+
+/// The docs' own example: `docker.io/library/python` maps `image: python:3.12`. Keys and
+/// images are compared as Docker normalises them.
+#[test]
+fn entrypoint_keys_and_images_are_normalised() {
+    let argv = |s: &str| vec![s.to_string()];
+    let settings = Settings {
+        entrypoints: BTreeMap::from([
+            ("docker.io/library/python".to_string(), argv("python3")),
+            ("node".to_string(), argv("node")),
+            ("index.docker.io/acme/tool".to_string(), argv("tool")),
+        ]),
+        ..Settings::default()
+    };
+    let pick = |image| settings.entrypoint_for(image).map(|a| a[0].as_str());
+    assert_eq!(pick("python:3.12"), Some("python3"));
+    assert_eq!(pick("python"), Some("python3"));
+    assert_eq!(pick("library/python:3.12-slim"), Some("python3"));
+    assert_eq!(pick("docker.io/library/node:22"), Some("node"));
+    assert_eq!(pick("index.docker.io/library/node"), Some("node"));
+    assert_eq!(pick("acme/tool:1"), Some("tool"));
+    assert_eq!(pick("docker.io/acme/tool"), Some("tool"));
+    assert_eq!(pick("registry.example/python:3.12"), None);
+    assert_eq!(pick("pythonista"), None);
 }
 
 #[test]

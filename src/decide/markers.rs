@@ -4,7 +4,7 @@
 use super::Why;
 use crate::config::MeshId;
 use crate::mesh::{self, Marker, MarkerKey, Mesh, Place};
-use crate::pod::Pod;
+use crate::pod::{Inherited, Pod};
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
@@ -17,20 +17,20 @@ pub(crate) struct Seen {
     pub what: String,
 }
 
-/// What `keys` (and an injected proxy container in `spec`) say about `mesh` at one level.
+/// What `keys` (and, for a pod, an injected proxy container) say about `mesh` at one level.
 /// An `Off` wins over an `On` at the same level, as a pod's opt-out wins in each injector.
 fn level(
     mesh: &Mesh,
     meta: Option<&Node>,
     keys: &[MarkerKey],
-    spec: Option<&Node>,
+    pod: Option<&Pod<'_>>,
 ) -> Option<Seen> {
     let lookup = |place: &str, key: &str| {
         meta.and_then(|m| m.get(place))
             .and_then(|l| l.get(key))
             .and_then(Node::as_str)
     };
-    level_by(mesh, &lookup, keys, spec)
+    level_by(mesh, &lookup, keys, pod)
 }
 
 /// [`level`], reading each key's value in `labels` or `annotations` with `lookup`: for
@@ -39,7 +39,7 @@ pub(super) fn level_by<'n>(
     mesh: &Mesh,
     lookup: &dyn Fn(&str, &str) -> Option<&'n str>,
     keys: &[MarkerKey],
-    spec: Option<&Node>,
+    pod: Option<&Pod<'_>>,
 ) -> Option<Seen> {
     let mut found: Vec<(Marker, String)> = Vec::new();
     for k in keys {
@@ -56,13 +56,8 @@ pub(super) fn level_by<'n>(
             found.push((m, format!("{place} {}: \"{v}\"", k.key)));
         }
     }
-    let injected = spec.is_some_and(|s| {
-        ["containers", "initContainers"].iter().any(|list| {
-            s.get(list).and_then(Node::items).is_some_and(|cs| {
-                cs.iter()
-                    .any(|c| c.str("name") == Some(mesh.proxy_container))
-            })
-        })
+    let injected = pod.is_some_and(|p| {
+        (p.containers().chain(p.init_containers())).any(|c| c.name() == mesh.proxy_container)
     });
     if injected {
         found.push((Marker::On, format!("container {}", mesh.proxy_container)));
@@ -91,7 +86,7 @@ pub(super) fn which_mesh(
     let seen: Vec<Seen> = mesh::ALL
         .iter()
         .filter_map(|m| {
-            level(m, pod.metadata(), m.pod_markers, pod.spec())
+            level(m, pod.metadata(), m.pod_markers, Some(pod))
                 .or_else(|| in_namespace.iter().find(|s| s.mesh == m.id).cloned())
         })
         .collect();
@@ -106,10 +101,12 @@ pub(super) fn which_mesh(
     }
 }
 
-/// The mesh markers of the Namespace documents in a run, by namespace name.
+/// The mesh markers of the Namespace documents in a run, by namespace name, and the
+/// annotations the meshes' injectors copy from them onto their pods.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Namespaces {
     by_name: BTreeMap<String, Vec<Seen>>,
+    annotations: BTreeMap<String, Vec<(&'static str, String)>>,
 }
 
 impl Namespaces {
@@ -134,6 +131,14 @@ impl Namespaces {
             .entry(name.to_string())
             .or_default()
             .extend(seen);
+        let anns = meta.and_then(|m| m.get("annotations"));
+        let copied = (mesh::ALL.iter())
+            .flat_map(|m| (m.namespace_annotations)(None))
+            .filter_map(|k| Some((*k, anns?.str(k)?.to_string())));
+        self.annotations
+            .entry(name.to_string())
+            .or_default()
+            .extend(copied);
         true
     }
 
@@ -142,6 +147,30 @@ impl Namespaces {
         for (name, seen) in other.by_name {
             self.by_name.entry(name).or_default().extend(seen);
         }
+        for (name, anns) in other.annotations {
+            self.annotations.entry(name).or_default().extend(anns);
+        }
+    }
+
+    /// The annotations `pod` gets from its Namespace: those the injectors (of the versions
+    /// in `settings`) copy, where the pod has none of its own.
+    pub fn inherited(&self, pod: &Pod<'_>, settings: &crate::config::Settings) -> Vec<Inherited> {
+        let ns = &pod.object.namespace;
+        let Some(anns) = self.annotations.get(ns) else {
+            return Vec::new();
+        };
+        let copied = |k: &str| {
+            (mesh::ALL.iter())
+                .any(|m| (m.namespace_annotations)(settings.mesh_version(m.id)).contains(&k))
+        };
+        anns.iter()
+            .filter(|(k, _)| copied(k) && pod.annotation(k).is_none())
+            .map(|(key, value)| Inherited {
+                key,
+                value: value.clone(),
+                namespace: ns.clone(),
+            })
+            .collect()
     }
 
     pub(super) fn get(&self, name: &str) -> &[Seen] {

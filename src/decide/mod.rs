@@ -142,7 +142,9 @@ pub(crate) fn decide(
 
 /// A `hostNetwork` pod is never injected, whatever its mesh.
 fn host_network(f: &Facts<'_, '_>) -> Option<Outcome> {
-    (f.pod.spec_str("hostNetwork") == Some("true")).then_some(Outcome::Skip(Why::HostNetwork))
+    f.pod
+        .spec_true("hostNetwork")
+        .then_some(Outcome::Skip(Why::HostNetwork))
 }
 
 /// An ambient pod has no sidecar: meshjob's changes come out.
@@ -218,34 +220,29 @@ fn proxy_injected(f: &Facts<'_, '_>) -> Option<Outcome> {
 }
 
 /// The pod's native-sidecar annotation that counts (the first the mesh reads), with its
-/// value, if it has one.
-fn native_annotation<'d>(f: &Facts<'_, 'd>) -> Option<(&'static str, &'d str)> {
-    (f.mesh.native_sidecar_annotations.iter()).find_map(|k| f.pod.annotation(k).map(|v| (*k, v)))
+/// value and, when the pod gets it from its Namespace, that Namespace's name.
+fn native_annotation(f: &Facts<'_, '_>) -> Option<(&'static str, String, Option<String>)> {
+    (f.mesh.native_sidecar_annotations.iter()).find_map(|k| {
+        let (v, ns) = f.pod.effective_annotation(k)?;
+        Some((*k, v.to_string(), ns.map(str::to_string)))
+    })
 }
 
 fn pod_turns_native_off(f: &Facts<'_, '_>) -> Option<Outcome> {
-    let (key, value) = native_annotation(f).filter(|(_, v)| f.support.is_off(v))?;
+    let (key, value, from) = native_annotation(f).filter(|(_, v, _)| f.support.is_off(v))?;
     Some(Outcome::Fix(
         Strategy::Wrapper,
-        Why::PodTurnsNativeOff {
-            key,
-            value: value.to_string(),
-        },
+        Why::PodTurnsNativeOff { key, value, from },
     ))
 }
 
-/// The pod asks for a native sidecar itself, and the versions allow it.
+/// The pod (or its Namespace) asks for a native sidecar, and the versions allow it.
 fn pod_is_native(f: &Facts<'_, '_>) -> Option<Outcome> {
-    let (key, value) = native_annotation(f).filter(|(_, v)| f.support.is_on(v))?;
-    f.support.too_old().is_empty().then(|| {
-        Outcome::Fix(
-            Strategy::Remove { keep_native: true },
-            Why::PodIsNative {
-                key,
-                value: value.to_string(),
-            },
-        )
-    })
+    let (key, value, from) = native_annotation(f).filter(|(_, v, _)| f.support.is_on(v))?;
+    f.support.too_old().is_empty().then_some(Outcome::Fix(
+        Strategy::Remove { keep_native: true },
+        Why::PodIsNative { key, value, from },
+    ))
 }
 
 fn versions_too_old(f: &Facts<'_, '_>) -> Option<Outcome> {
@@ -345,8 +342,7 @@ fn injected_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
 
 /// The pod turns native sidecars off, and the kind allows no wrapper.
 fn native_off_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
-    let (key, value) = native_annotation(f).filter(|(_, v)| f.support.is_off(v))?;
-    let value = value.to_string();
+    let (key, value, _) = native_annotation(f).filter(|(_, v, _)| f.support.is_off(v))?;
     no_native(f, Blocked::TurnedOff { key, value })
 }
 

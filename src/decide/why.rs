@@ -29,13 +29,16 @@ pub(crate) enum Why {
     /// `--strategy native` on a pod whose proxy is injected already: left alone.
     NativeInjected(&'static Mesh),
     ProxyInjected(&'static Mesh),
+    /// `from`: the Namespace that gives the pod the annotation, when not the pod itself.
     PodTurnsNativeOff {
         key: &'static str,
         value: String,
+        from: Option<String>,
     },
     PodIsNative {
         key: &'static str,
         value: String,
+        from: Option<String>,
     },
     TooOld(Support),
     Native(Support),
@@ -201,12 +204,14 @@ impl Why {
                  injection",
                 mesh.proxy_container
             ),
-            Why::PodTurnsNativeOff { key, value } => format!(
-                "{name}: the wrapper: the pod turns native sidecars off ({key}: \"{value}\")"
+            Why::PodTurnsNativeOff { key, value, from } => format!(
+                "{name}: the wrapper: the pod turns native sidecars off ({key}: \"{value}\"{})",
+                on_namespace(from)
             ),
-            Why::PodIsNative { key, value } => format!(
-                "{name}: native sidecar mode ({key}: \"{value}\") lets the Job complete without \
-                 a wrapper; {REMOVE_NOTE}"
+            Why::PodIsNative { key, value, from } => format!(
+                "{name}: native sidecar mode ({key}: \"{value}\"{}) lets the Job complete \
+                 without a wrapper; {REMOVE_NOTE}",
+                on_namespace(from)
             ),
             Why::TooOld(s) => format!(
                 "{name}: the wrapper, since {} (native sidecars need {})",
@@ -301,4 +306,10 @@ fn versions_unknown(s: &Support, native: bool) -> String {
          kubelet), or set {} and kubernetesVersion in the config; {tail}",
         m.version_flag, m.version_of, m.version_key
     )
+}
+
+/// ` on Namespace/NAME` for an annotation the pod gets from its Namespace, else nothing.
+fn on_namespace(from: &Option<String>) -> String {
+    from.as_ref()
+        .map_or_else(String::new, |ns| format!(" on Namespace/{ns}"))
 }

@@ -70,6 +70,7 @@ impl Host for Function {
             ));
         }
         let settings = match root.get("functionConfig").filter(|n| !n.is_null()) {
+            Some(fc) if is_config_map(fc) => config_map_settings(input, fc)?,
             Some(fc) => function_config(input, fc)?,
             None => Settings::default(),
         };
@@ -123,6 +124,94 @@ fn function_config(input: &str, node: &Node) -> Result<Settings, String> {
         &input[node.props_start..node.end]
     );
     config_settings(&text, "functionConfig")
+}
+
+/// A `v1` ConfigMap: what kpt passes as the functionConfig of `kpt fn eval --exec` without
+/// `--fn-config`, named `function-input`, its `data` empty or filled from `-- KEY=VALUE`
+/// (kptdev/kpt@v1.0.0-beta.56, thirdparty/cmdconfig/commands/cmdeval/cmdeval.go,
+/// `getCLIFunctionConfig`).
+fn is_config_map(fc: &Node) -> bool {
+    fc.str("apiVersion") == Some("v1") && fc.str("kind") == Some("ConfigMap")
+}
+
+/// Settings from a ConfigMap functionConfig: each `data` key is a `MeshJobConfig` spec key.
+/// ConfigMap values are strings, so a value goes into the spec as written (`true`, `30`,
+/// `[a, b]`) unless the schema says the key takes text, where it is quoted: `1.24` stays
+/// the version `1.24`, not a number. An error names the key and its place in the list.
+fn config_map_settings(input: &str, fc: &Node) -> Result<Settings, String> {
+    let entries = match fc.get("data") {
+        None => return Ok(Settings::default()),
+        Some(d) if d.is_null() => return Ok(Settings::default()),
+        Some(d) => d.entries().ok_or_else(|| {
+            format!(
+                "{}: functionConfig: the ConfigMap's data must be a mapping of strings",
+                at(input, d.props_start)
+            )
+        })?,
+    };
+    let schema: serde_json::Value = serde_json::from_str(&crate::config::schema_json())
+        .map_err(|e| format!("internal error: the configuration schema: {e}"))?;
+    let mut text = String::from("apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n");
+    // Line 4 of `text` is the first entry's; `lines[i]` is the key and place of line 4 + i.
+    let mut lines = Vec::new();
+    for e in entries {
+        let place = at(input, e.key.props_start);
+        let (Some(key), Some(value)) = (e.key.as_str(), e.value.as_str()) else {
+            return Err(format!(
+                "{place}: functionConfig: ConfigMap data must map string keys to string values"
+            ));
+        };
+        if value.contains(['\n', '\r']) {
+            return Err(format!(
+                "{place}: functionConfig: data.{key}: a value of one line is expected"
+            ));
+        }
+        let shown = if takes_text(&schema, key) {
+            serde_json::Value::String(value.to_string()).to_string()
+        } else {
+            value.to_string()
+        };
+        text.push_str(&format!(
+            "  {}: {shown}\n",
+            serde_json::Value::String(key.into())
+        ));
+        lines.push((key, place));
+    }
+    // A config error's line is that of its entry, or 0 for no place in the text.
+    let at_entry =
+        |e: crate::config::ConfigError| match e.line.checked_sub(4).and_then(|i| lines.get(i)) {
+            Some((key, place)) => format!("{place}: functionConfig: data.{key}: {}", e.message),
+            None => format!("functionConfig (ConfigMap data): {}", e.message),
+        };
+    let config = crate::config::parse(&text, "functionConfig").map_err(at_entry)?;
+    let mut settings = Settings::default();
+    config.apply_to(&mut settings).map_err(at_entry)?;
+    Ok(settings)
+}
+
+/// Whether the spec key's schema is a string (after `$ref`, `anyOf` and `oneOf`).
+fn takes_text(schema: &serde_json::Value, key: &str) -> bool {
+    fn is_text(schema: &serde_json::Value, node: &serde_json::Value, depth: u8) -> bool {
+        if depth > 4 {
+            return false;
+        }
+        if let Some(r) = node["$ref"].as_str() {
+            let name = r.trim_start_matches("#/$defs/");
+            return is_text(schema, &schema["$defs"][name], depth + 1);
+        }
+        let typed = match &node["type"] {
+            serde_json::Value::String(t) => t == "string",
+            serde_json::Value::Array(ts) => ts.iter().any(|t| t == "string"),
+            _ => false,
+        };
+        typed
+            || ["anyOf", "oneOf"].iter().any(|k| {
+                node[*k]
+                    .as_array()
+                    .is_some_and(|v| v.iter().any(|n| is_text(schema, n, depth + 1)))
+            })
+    }
+    is_text(schema, &schema["$defs"]["ConfigSpec"]["properties"][key], 0)
 }
 
 /// One entry of `results`.
@@ -222,8 +311,7 @@ fn build_results(
             results.push(KrmResult {
                 severity: Severity::Info,
                 message: format!(
-                    "{}: rewritten so that mesh sidecars stop when their tasks end [{}]",
-                    describe(&obj),
+                    "rewritten so that mesh sidecars stop when their tasks end [{}]",
                     Rule::Rewritten
                 ),
                 object: Some(obj),
@@ -239,19 +327,30 @@ fn build_results(
     results
 }
 
+/// A finding as a result. Its message loses the `Kind/name: ` it starts with when that is
+/// the result's `resourceRef`: orchestrators print the resource before the message (kpt:
+/// `[error] batch/v1/Job/migrate: ...`), so it would read twice.
 fn result_of(f: Finding, item: Option<&Node>, file: Option<(String, Option<u64>)>) -> KrmResult {
+    let object = f.object.clone().or_else(|| item.map(object_ref));
+    let text = match &object {
+        Some(o) => f
+            .message
+            .strip_prefix(&format!("{}: ", describe(o)))
+            .unwrap_or(&f.message),
+        None => &f.message,
+    };
     let (severity, message) = if f.fixed {
         (
             Severity::Info,
-            format!("{}{} [{}]", f.message, fixed_note(&f, true), f.rule),
+            format!("{text}{} [{}]", fixed_note(&f, true), f.rule),
         )
     } else {
-        (f.severity, format!("{} [{}]", f.message, f.rule))
+        (f.severity, format!("{text} [{}]", f.rule))
     };
     KrmResult {
         severity,
         message,
-        object: f.object.or_else(|| item.map(object_ref)),
+        object,
         field: f.field,
         file,
     }
@@ -297,6 +396,49 @@ mod tests {
             assert!(r.stdout.is_none());
             assert!(r.stderr.contains("ResourceList"), "{}", r.stderr);
         }
+    }
+
+    fn with_config_map(data: &str) -> String {
+        format!(
+            "apiVersion: config.kubernetes.io/v1\nkind: ResourceList\nitems: []\n\
+             functionConfig:\n  apiVersion: v1\n  kind: ConfigMap\n  \
+             metadata: {{name: function-input}}\n  data: {data}\n"
+        )
+    }
+
+    #[test]
+    fn a_config_map_function_config_is_read_by_the_schema() {
+        let defaults = |data: &str| match Function.prepare(&with_config_map(data)) {
+            Ok((s, _)) => s == Settings::default(),
+            Err(e) => panic!("{e}"),
+        };
+        assert!(defaults("{}"));
+        assert!(defaults("null"));
+        let (s, _) = Function
+            .prepare(&with_config_map(
+                "{istioVersion: '1.24', waitForProxy: '30', force: 'true', exclude: '[a, b]'}",
+            ))
+            .expect("valid");
+        assert_eq!(
+            s.istio_version.map(|v| v.to_string()),
+            Some("1.24".to_string())
+        );
+        assert_eq!(s.wait_for_proxy_seconds, Some(30));
+        assert!(s.force);
+        assert_eq!(s.exclude, ["a", "b"]);
+        // An error names the key and its place in the list.
+        let Err(e) = Function.prepare(&with_config_map("{force: 'true', waitForProxy: soon}"))
+        else {
+            panic!("soon is not a number");
+        };
+        assert!(
+            e.starts_with("stdin:8:") && e.contains("functionConfig: data.waitForProxy: "),
+            "{e}"
+        );
+        let Err(e) = Function.prepare(&with_config_map("{a: \"x\\ny\"}")) else {
+            panic!("two lines");
+        };
+        assert!(e.contains("data.a: a value of one line is expected"), "{e}");
     }
 
     #[test]

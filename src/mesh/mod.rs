@@ -146,6 +146,14 @@ pub struct Mesh {
     pub opt_out: &'static str,
     /// What Argo Workflows' controller can run in the proxy container to stop it.
     pub argo_kill: KillCommand,
+    /// The Namespace annotations that this mesh's injector (of the given version; unknown:
+    /// any version) copies onto a pod of the Namespace that lacks them, of those meshjob
+    /// reads: a pod has them as if it carried them itself.
+    pub namespace_annotations: fn(Option<Version>) -> &'static [&'static str],
+    /// Where the wrapper asks the proxy to quit, and polls its readiness, when the pod's
+    /// [`Mesh::quit_port_annotation`] is `0` (that server turned off); None: such a pod is
+    /// refused with a finding.
+    pub port_off: Option<PortOff>,
 }
 
 /// A command that stops the proxy when run inside its container (Argo Workflows'
@@ -157,6 +165,18 @@ pub struct KillCommand {
     pub argv: &'static str,
     /// Pod annotations without which the command does not stop the proxy.
     pub needs: &'static [(&'static str, &'static str)],
+}
+
+/// The endpoints of a pod whose quit port is turned off (port `0`).
+#[derive(Debug)]
+pub struct PortOff {
+    pub quit_url: &'static str,
+    pub ready_url: &'static str,
+    /// What serves them, for messages.
+    pub served_by: &'static str,
+    /// Keys of the pod's config annotation that move that server: a pod that sets one is
+    /// refused, since meshjob cannot tell where it went.
+    pub moved_by: &'static [&'static str],
 }
 
 impl Mesh {
@@ -324,4 +344,10 @@ impl Support {
 }
 
 /// Every mesh meshjob knows.
-pub(crate) const ALL: &[&Mesh] = &[&istio::MESH, &linkerd::MESH];
+pub(crate) static ALL: std::sync::LazyLock<Vec<&'static Mesh>> = std::sync::LazyLock::new(|| {
+    // Every `MeshId` (the config's `mesh` values), so that a new mesh cannot be left out.
+    <MeshId as clap::ValueEnum>::value_variants()
+        .iter()
+        .map(|id| id.mesh())
+        .collect()
+});

@@ -1,5 +1,8 @@
 //! Pod annotations: making sure keys exist, creating the pod metadata and `annotations` as
-//! needed, in the surrounding style.
+//! needed, in the surrounding style, and taking `annotations` out again. Where the pod's
+//! metadata is comes from the pod view: a template's `metadata`, a mapping that holds it
+//! under another key (Argo's `podMetadata`), or the node itself for a kind that keeps pod
+//! metadata alone.
 
 use crate::finding::{Finding, Rule};
 use crate::locate::{object_error as err, shared_node_finding};
@@ -115,4 +118,26 @@ pub(crate) fn ensure_all<'d>(
             existing
         })
         .collect()
+}
+
+/// Takes the pod's `annotations` out (their last entry is going), and the pod metadata too
+/// when that was all it held and a mapping holds it under a key (the `metadata` of a
+/// template, Argo's `podMetadata`); pod metadata that is a mapping of its own kind (a Spark
+/// driver) keeps an empty `annotations: {}` when that is its only key, since a block mapping
+/// cannot be left empty.
+pub(crate) fn remove_all(ed: &mut Editor<'_>, t: &Pod<'_>) {
+    let Some(meta) = t.metadata() else { return };
+    let only = meta.entries().is_some_and(|es| es.len() == 1);
+    let mpath = t.metadata_path();
+    match t.metadata_holder() {
+        Some((holder, key, _)) => {
+            if only || !ed.remove_entry(meta, &mpath, "annotations") {
+                ed.remove_entry(holder, &t.path, key);
+            }
+        }
+        None if only => ed.set(meta, &mpath, "annotations", &Out::Map(Vec::new())),
+        None => {
+            ed.remove_entry(meta, &mpath, "annotations");
+        }
+    }
 }

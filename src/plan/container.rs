@@ -2,7 +2,10 @@
 //! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
 
 use super::own_fixes;
-use super::script::{self, ARG0, ArgvOrigin, Endpoint, Peers, ReadyWait, SHELL, ScriptOptions};
+use super::script::{
+    self, ARG0, ArgvOrigin, CommandStyle, Endpoint, FlowLayout, Peers, ReadyWait, SHELL,
+    ScriptOptions,
+};
 use super::wrapped::{How, PEERS_MOUNT, PEERS_VOLUME, Wrap, item_out, wrapper_script};
 use crate::config::Settings;
 use crate::finding::describe;
@@ -91,15 +94,17 @@ fn wrapper_out(script: String) -> Out {
 
 /// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
 /// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
-/// `/shutdown` and `/ready`; Istio's ready port is another one and stays).
-fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, t: &Pod<'_>) -> Result<Endpoint, String> {
+/// `/shutdown` and `/ready`; Istio's ready port is another one and stays). Port `0` turns
+/// that server off: the mesh's defaults then go to the server that stays (Istio: Envoy's
+/// admin server), or the pod is refused; an explicit URL stays as it is.
+fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, pod: &Pod<'_>) -> Result<Endpoint, String> {
     let quit = script::parse_quit_url(mesh.default_quit_url)?;
     let ready = script::parse_quit_url(mesh.ready_url)?;
     let mut q = url.cloned().unwrap_or_else(|| quit.clone());
-    let port = mesh
-        .quit_port_annotation
-        .and_then(|a| t.annotation(a))
-        .and_then(|p| p.parse::<u16>().ok());
+    let port = own_fixes::status_port(mesh, pod);
+    if port == Some(0) && (q == quit || q == ready) {
+        return port_off(mesh, pod, q == ready);
+    }
     if let Some(p) = port
         && q.port == quit.port
         && (q == quit || q == ready)
@@ -107,6 +112,33 @@ fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, t: &Pod<'_>) -> Result<Endp
         q.port = p;
     }
     Ok(q)
+}
+
+/// The quit (or, `ready`, readiness) endpoint of a pod whose quit port annotation is `0`.
+fn port_off(mesh: &Mesh, pod: &Pod<'_>, ready: bool) -> Result<Endpoint, String> {
+    let key = mesh.quit_port_annotation.unwrap_or_default();
+    let from = pod
+        .effective_annotation(key)
+        .and_then(|(_, ns)| ns)
+        .map_or_else(String::new, |ns| format!(" (from Namespace/{ns})"));
+    let Some(off) = &mesh.port_off else {
+        return Err(format!(
+            "`{key}: \"0\"`{from} turns the {} proxy's admin server off, so nothing in the pod \
+             can stop the proxy when the task ends; set a port, or pass --quit-url",
+            mesh.name
+        ));
+    };
+    let config = pod
+        .annotation(mesh.pod_config_annotation)
+        .unwrap_or_default();
+    if let Some(k) = off.moved_by.iter().find(|k| config.contains(*k)) {
+        return Err(format!(
+            "`{key}: \"0\"`{from} turns the status server off, so the wrapper would stop the \
+             proxy through {}, but the pod's {} sets `{k}`, which moves it; pass --quit-url",
+            off.served_by, mesh.pod_config_annotation
+        ));
+    }
+    script::parse_quit_url(if ready { off.ready_url } else { off.quit_url })
 }
 
 /// Plans the wrapper edits of one pod template. Returns whether the pod needs the per-pod
@@ -130,6 +162,7 @@ pub(crate) fn plan(
         ));
         return false;
     };
+
     if let Some(f) = shared_node_finding(spec, oref) {
         out.push(f);
         return false;
@@ -147,8 +180,7 @@ pub(crate) fn plan(
         out.push(f);
         return false;
     }
-    let cpath = t.list_path(List::Containers);
-    let Some(items) = containers.items() else {
+    let Some(_items) = containers.items() else {
         out.push(err(
             Rule::NoContainers,
             oref,
@@ -164,7 +196,6 @@ pub(crate) fn plan(
             return false;
         }
     };
-    // Where the pod's kind keeps it (a Kubeflow replica spec overrides the template's own).
     let on_failure = t.restart_policy() == RestartPolicy::OnFailure;
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
         script::parse_quit_url(mesh.ready_url)
@@ -180,32 +211,33 @@ pub(crate) fn plan(
     };
 
     let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, t));
-    let shared_pid = spec.str("shareProcessNamespace") == Some("true");
+    let shared_pid = spec
+        .get("shareProcessNamespace")
+        .is_some_and(crate::yaml::value::is_true);
     let mut wraps = Vec::new();
     let mut stops = false;
-    for (index, c) in items.iter().enumerate() {
+    for container in t.containers() {
+        let (c, index) = (container.node, container.index);
         if let Some(w) = classify(c, index, mesh, settings, oref, out) {
             if own_fixes::own_stop(&w, &targets, shared_pid, false, oref, out) {
                 stops = true;
                 // An earlier meshjob wrapped a container that stops the proxy itself: unwrap.
-                if let (How::Existing { .. }, Some(e)) = (&w.how, c.entry("command")) {
-                    let mut path = cpath.clone();
-                    path.push(Seg::Index(index));
-                    if super::revert::unwrap(ed, c, &path, e) {
-                        out.push(
-                            Finding::info(
-                                Rule::WrapperRemoved,
-                                e.value.start,
-                                format!(
-                                    "{}: container {:?}: meshjob's wrapper taken out, since the \
-                                     container stops the proxy itself",
-                                    describe(oref),
-                                    w.name
-                                ),
-                            )
-                            .with_object(Some(oref.clone())),
-                        );
-                    }
+                if let (How::Existing { .. }, Some(e)) = (&w.how, c.entry("command"))
+                    && super::revert::unwrap(ed, c, &t.container_path(&container), e)
+                {
+                    out.push(
+                        Finding::info(
+                            Rule::WrapperRemoved,
+                            e.value.start,
+                            format!(
+                                "{}: container {:?}: meshjob's wrapper taken out, since the \
+                                 container stops the proxy itself",
+                                describe(oref),
+                                w.name
+                            ),
+                        )
+                        .with_object(Some(oref.clone())),
+                    );
                 }
             } else {
                 wraps.push(w);
@@ -234,9 +266,10 @@ pub(crate) fn plan(
             }),
             wait_for_proxy: wait_for_proxy.clone(),
             origin: origin(w),
+            command_style: command_style(w, ed.src),
         };
         let script = script::render(&opts);
-        let mut path = cpath.clone();
+        let mut path = t.list_path(List::Containers);
         path.push(Seg::Index(w.index));
         apply(ed, w, &path, script, oref, out);
         if peers {
@@ -403,6 +436,41 @@ fn origin(w: &Wrap<'_>) -> ArgvOrigin {
     }
 }
 
+/// How the container's `command` was written, for the marker, when its words go in front of
+/// its `args`: so that taking the wrapper off can write that `command` again byte for byte.
+fn command_style(w: &Wrap<'_>, src: &str) -> CommandStyle {
+    match &w.how {
+        How::Command { cmd, args: Some(_) } if cmd.value.flow => {
+            let items = cmd.value.items().unwrap_or(&[]);
+            // The words keep their own text in `args` only when it is one plain line.
+            let raw = items
+                .iter()
+                .all(|n| matches!(item_out(src, n, true), Out::Raw { .. }));
+            let at = cmd.value.start;
+            let text = &src[at..cmd.value.end];
+            let spans: Vec<_> = items
+                .iter()
+                .map(|n| n.props_start.saturating_sub(at)..n.end.saturating_sub(at))
+                .collect();
+            CommandStyle::Flow(
+                raw.then(|| FlowLayout::of(text, &spans))
+                    .flatten()
+                    .filter(|_| !text.contains('\n')),
+            )
+        }
+        How::Existing { cmd } => {
+            let current = wrapper_script(cmd).unwrap_or_default();
+            match script::marker(current).and_then(|m| m.style) {
+                Some(style) => style,
+                // Versions 1 and 2 gave the command back in the style of `args`.
+                None if w.node.get("args").is_some_and(|a| a.flow) => CommandStyle::Flow(None),
+                None => CommandStyle::Block,
+            }
+        }
+        _ => CommandStyle::Block,
+    }
+}
+
 /// Makes the edits for one container.
 fn apply(
     ed: &mut Editor<'_>,
@@ -482,7 +550,7 @@ fn apply(
             }
         }
         How::Entrypoint { argv, cmd, args } => {
-            let words: Vec<Out> = argv.iter().map(|s| Out::Str(s.clone())).collect();
+            let words: Vec<Out> = argv.iter().map(|s| Out::Str(unexpanded(s))).collect();
             match cmd {
                 Some(e) => {
                     ed.replace_value(c, &e.key, &e.value, path, "command", &wrapper_out(script))
@@ -498,6 +566,16 @@ fn apply(
             }
         }
     }
+}
+
+/// `word` written so that it reaches the program as it is from `args`: each `$` doubled.
+/// The kubelet expands `$(NAME)` in `command` and `args` and turns `$$` into `$`, but never
+/// touches an image's ENTRYPOINT, whose words the config gives (kubernetes/kubernetes@02604f7,
+/// third_party/forked/golang/expansion/expand.go: `Expand` reads `$$` as one `$` and goes on
+/// after it, so a doubled `$` can never start a reference). Taking the wrapper off drops
+/// these words again (the marker counts them), so nothing has to undo the doubling.
+fn unexpanded(word: &str) -> String {
+    word.replace('$', "$$")
 }
 
 /// Puts `words` in front of the existing `args` entry `a` of container `c`: a null value
@@ -575,7 +653,7 @@ fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<F
         for m in mounts {
             let ours = m.str("name") == Some(PEERS_VOLUME);
             let path = m.str("mountPath").unwrap_or_default();
-            let read_only = m.get("readOnly").and_then(Node::as_str) == Some("true");
+            let read_only = m.get("readOnly").is_some_and(crate::yaml::value::is_true);
             if ours && (!is_peers_path(path) || read_only || m.get("subPath").is_some()) {
                 return taken(
                     m.start,

@@ -59,7 +59,10 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let located = locate::locate(&doc.root, &settings.kinds);
+    let mut located = locate::locate(&doc.root, &settings.kinds);
+    for pod in &mut located.pods {
+        pod.inherited = ctx.namespaces.inherited(pod, settings);
+    }
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let mut run_notes = Vec::new();
@@ -133,7 +136,7 @@ pub fn plan_doc_in<'a>(
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
-        for m in mesh::ALL {
+        for m in mesh::ALL.iter() {
             planner(m.id).values(&mut editor, &doc.root, settings, force_mesh, &mut findings);
         }
     }
@@ -243,7 +246,9 @@ fn would_change(
             ),
         ),
         None => {
-            let annotation = (t.annotations()).and_then(|a| a.entry(mesh.pod_config_annotation));
+            let annotation = t
+                .annotations()
+                .and_then(|a| a.entry(mesh.pod_config_annotation));
             let verb = if annotation.is_some() {
                 "updated"
             } else {

@@ -13,12 +13,13 @@ use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
 use crate::yaml::tree::Node;
 
-/// The pod's `status.sidecar.istio.io/port`, where a hand-written quit may go instead of
-/// 15020.
-pub(crate) fn status_port(mesh: &Mesh, t: &Pod<'_>) -> Option<u16> {
+/// The pod's quit port from its mesh's annotation (`status.sidecar.istio.io/port`,
+/// `config.linkerd.io/admin-port`; the pod's own, else the one its Namespace gives it),
+/// where a hand-written quit may go instead of the default port.
+pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
     mesh.quit_port_annotation
-        .and_then(|a| t.annotation(a))
-        .and_then(|p| p.parse().ok())
+        .and_then(|a| pod.effective_annotation(a))
+        .and_then(|(p, _)| p.parse().ok())
 }
 
 /// Warns about the kinds of pods (an Argo template) whose own metadata turns native
@@ -241,14 +242,15 @@ pub(crate) fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Findi
 
 /// Under the native strategy: what the containers do about the proxy, said as warnings.
 pub(crate) fn native_notes(
-    containers: &[Node],
+    pod: &Pod<'_>,
     targets: &Targets,
     settings: &Settings,
-    oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) {
-    for (index, c) in containers.iter().enumerate() {
-        let name = c.str("name").unwrap_or_default().to_string();
+    let oref = &pod.object;
+    for container in pod.containers() {
+        let c = container.node;
+        let name = container.name().to_string();
         if let Some(f) = sidecar_finding(c, &name, settings, oref) {
             out.push(f);
             continue;
@@ -258,7 +260,7 @@ pub(crate) fn native_notes(
         };
         let w = Wrap {
             node: c,
-            index,
+            index: container.index,
             name,
             how: How::Command { cmd, args },
         };

@@ -6,7 +6,7 @@
 use super::script;
 use super::wrapped::{PEERS_MOUNT, PEERS_VOLUME, item_out, wrapper_script};
 use crate::finding::describe;
-use crate::finding::{Finding, ObjectRef, Rule};
+use crate::finding::{Finding, Rule};
 use crate::locate::shared_node;
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
@@ -19,35 +19,26 @@ use crate::yaml::value::Value;
 /// every mesh.
 pub(crate) fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
     if let Some(spec) = t.spec().filter(|s| shared_node(s).is_none()) {
-        unwrap_containers(ed, spec, &t.spec_path(), &t.object, out);
+        unwrap_containers(ed, spec, t, out);
     }
 }
 
 /// Restores every container meshjob wrapped; then, when no wrapper is left, takes out the
 /// shared volume and its mounts.
-fn unwrap_containers(
-    ed: &mut Editor<'_>,
-    spec: &Node,
-    spath: &[Seg],
-    oref: &ObjectRef,
-    out: &mut Vec<Finding>,
-) {
-    let Some(items) = spec.get("containers").and_then(Node::items) else {
-        return;
-    };
-    let cpath = child(spath, "containers");
+fn unwrap_containers(ed: &mut Editor<'_>, spec: &Node, t: &Pod<'_>, out: &mut Vec<Finding>) {
+    let oref = &t.object;
     let mut left = 0;
     let mut removed = Vec::new();
-    for (i, c) in items.iter().enumerate() {
+    for container in t.containers() {
+        let c = container.node;
         let Some(cmd) = c.entry("command") else {
             continue;
         };
         let Some(text) = wrapper_script(&cmd.value) else {
             continue;
         };
-        let name = c.str("name").unwrap_or_default();
-        let mut path = cpath.clone();
-        path.push(Seg::Index(i));
+        let name = container.name();
+        let path = t.container_path(&container);
         if !script::is_genuine(text) || shared_node(c).is_some() || !unwrap(ed, c, &path, cmd) {
             left += 1;
             out.push(
@@ -65,7 +56,7 @@ fn unwrap_containers(
             );
             continue;
         }
-        removed.push(i);
+        removed.push(container);
         out.push(
             Finding::info(
                 Rule::WrapperRemoved,
@@ -82,14 +73,12 @@ fn unwrap_containers(
     if removed.is_empty() || left > 0 {
         return;
     }
-    for &i in &removed {
-        let mut path = cpath.clone();
-        path.push(Seg::Index(i));
-        remove_named(ed, &items[i], &path, "volumeMounts", |m| {
+    for c in &removed {
+        remove_named(ed, c.node, &t.container_path(c), "volumeMounts", |m| {
             m.str("mountPath") == Some(PEERS_MOUNT)
         });
     }
-    remove_named(ed, spec, spath, "volumes", |v| {
+    remove_named(ed, spec, &t.spec_path(), "volumes", |v| {
         v.get("emptyDir")
             .is_some_and(|e| e.entries().is_some_and(<[Entry]>::is_empty))
     });
@@ -162,10 +151,16 @@ pub(crate) fn unwrap(ed: &mut Editor<'_>, c: &Node, path: &[Seg], cmd: &Entry) -
             }
         }
         (false, _) => {
-            let Some(words) = a.value.items().map(|i| &i[..n]) else {
+            let Some(words) = a.value.items().and_then(|i| i.get(..n)) else {
                 return false;
             };
-            let out = restored_command(ed, words, a.value.flow);
+            // Versions 1 and 2 did not say how `command` was written: the style of `args`.
+            let style = marker.style.unwrap_or(if a.value.flow {
+                script::CommandStyle::Flow(None)
+            } else {
+                script::CommandStyle::Block
+            });
+            let out = restored_command(ed, words, a.value.flow, &style);
             ed.replace_value(c, &cmd.key, &cmd.value, path, "command", &out);
             ed.remove_items(&a.value, &child(path, "args"), 0..n)
         }
@@ -177,15 +172,40 @@ pub(crate) fn unwrap(ed: &mut Editor<'_>, c: &Node, path: &[Seg], cmd: &Entry) -
     }
 }
 
-/// The `command` value for words taken back from `args`: in flow style when `args` is.
-fn restored_command(ed: &Editor<'_>, words: &[Node], flow: bool) -> Out {
-    let items: Vec<Out> = words.iter().map(|w| item_out(ed.src, w, flow)).collect();
-    if !flow {
+/// The `command` value for words taken back from `args`, written as the marker says it was:
+/// a block list, or a flow list in its own layout (its words' text is theirs in `args`), or
+/// `[a, b]` when the layout was not recorded or a word's text did not survive.
+fn restored_command(
+    ed: &Editor<'_>,
+    words: &[Node],
+    args_flow: bool,
+    style: &script::CommandStyle,
+) -> Out {
+    let items: Vec<Out> = words
+        .iter()
+        .map(|w| item_out(ed.src, w, args_flow))
+        .collect();
+    if *style == script::CommandStyle::Block {
         return Out::Seq(items);
     }
     let value = Value::Seq(items.iter().map(Out::value).collect());
+    let texts: Option<Vec<&str>> = items
+        .iter()
+        .map(|i| match i {
+            Out::Raw {
+                text,
+                flow_safe: true,
+                ..
+            } => Some(text.as_str()),
+            _ => None,
+        })
+        .collect();
+    let text = match (style, texts) {
+        (script::CommandStyle::Flow(Some(layout)), Some(texts)) => layout.join(&texts),
+        _ => emit::flow(&Out::Seq(items), &ed.style),
+    };
     Out::Raw {
-        text: emit::flow(&Out::Seq(items), &ed.style),
+        text,
         value,
         flow_safe: true,
     }
@@ -204,10 +224,10 @@ pub(crate) fn drop_native(
 ) -> bool {
     let native_key = key;
     let apath = t.annotations_path();
-    let Some(meta) = t.metadata().filter(|m| shared_node(m).is_none()) else {
+    if t.metadata().is_none_or(|m| shared_node(m).is_some()) {
         return false;
-    };
-    let Some(anns) = meta.get("annotations").filter(|a| shared_node(a).is_none()) else {
+    }
+    let Some(anns) = t.annotations().filter(|a| shared_node(a).is_none()) else {
         return false;
     };
     let Some(e) = anns.entry(native_key) else {
@@ -237,7 +257,7 @@ pub(crate) fn drop_native(
             true
         }
         (true, None) => {
-            remove_empty_annotations(ed, t, meta);
+            super::annotation::remove_all(ed, t);
             false
         }
         (false, _) => {
@@ -247,14 +267,13 @@ pub(crate) fn drop_native(
     }
 }
 
-/// Takes the entries `remove` out of the pod's annotations `anns` (in its metadata `meta`)
+/// Takes the entries `remove` out of the pod's annotations `anns` (of pod `t`)
 /// and adds `add` when given. A block mapping cannot be emptied and then filled, so when
 /// every entry goes and one is added, the first one taken out becomes it; when every entry
-/// goes and none is added, `annotations` goes ([`remove_empty_annotations`]).
+/// goes and none is added, `annotations` goes (`annotation::remove_all`).
 pub(crate) fn settle_annotations(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
-    meta: &Node,
     anns: &Node,
     remove: &[&str],
     add: Option<(&str, Out)>,
@@ -276,29 +295,9 @@ pub(crate) fn settle_annotations(
             ed.remove_entries(anns, &apath, remove);
             super::annotation::ensure(ed, t, key, |_| value.clone(), out);
         }
-        (None, _) if left == 0 => remove_empty_annotations(ed, t, meta),
+        (None, _) if left == 0 => super::annotation::remove_all(ed, t),
         (None, _) => {
             ed.remove_entries(anns, &apath, remove);
-        }
-    }
-}
-
-/// Takes out the pod's `annotations` (mapping `meta`), and its metadata, when that was
-/// all it held and a mapping holds it under a key (the `metadata` of a template, Argo's
-/// `podMetadata`); pod metadata that is a mapping of its own kind (a Spark driver) keeps an
-/// empty `annotations: {}` rather than go.
-pub(crate) fn remove_empty_annotations(ed: &mut Editor<'_>, t: &Pod<'_>, meta: &Node) {
-    let only = meta.entries().is_some_and(|es| es.len() == 1);
-    let mpath = t.metadata_path();
-    match t.metadata_holder() {
-        Some((holder, key, _)) => {
-            if only || !ed.remove_entry(meta, &mpath, "annotations") {
-                ed.remove_entry(holder, &t.path, key);
-            }
-        }
-        None if only => ed.set(meta, &mpath, "annotations", &Out::Map(Vec::new())),
-        None => {
-            ed.remove_entry(meta, &mpath, "annotations");
         }
     }
 }

@@ -18,12 +18,15 @@ mod marker;
 mod quote;
 mod text;
 pub mod v1;
+pub mod v2;
 
-pub use marker::{ArgvOrigin, Marker, Original, marker, marker_version, original_argv};
+pub use marker::{
+    ArgvOrigin, CommandStyle, FlowLayout, Marker, Original, marker, marker_version, original_argv,
+};
 
 /// Bumped whenever the generated script changes behaviour, so that meshjob can tell an
 /// up-to-date wrapper from one it should rewrite.
-pub const WRAPPER_VERSION: u32 = 2;
+pub const WRAPPER_VERSION: u32 = 3;
 
 /// First line of every script: "# meshjob-wrapper v<N>: ..." (some short human text after).
 pub const MARKER_PREFIX: &str = "# meshjob-wrapper v";
@@ -61,6 +64,8 @@ pub struct ScriptOptions {
     pub wait_for_proxy: Option<ReadyWait>,
     /// Which part of the argv was the container's `command`, written into the marker line.
     pub origin: ArgvOrigin,
+    /// How that `command` was written, also in the marker line (version 3 on).
+    pub command_style: CommandStyle,
 }
 
 /// Poll `ready` (GET, until a 2xx answer) for up to `seconds` before the task starts.
@@ -84,6 +89,7 @@ pub fn render(opts: &ScriptOptions) -> String {
 pub fn is_genuine(script: &str) -> bool {
     match marker(script).map(|m| m.version) {
         Some(1) => v1::is_genuine(script),
+        Some(2) => v2::is_genuine(script),
         Some(WRAPPER_VERSION) => text::is_genuine(script),
         _ => false,
     }

@@ -26,15 +26,6 @@ fn ends_with_components(repo: &str, suffix: &str) -> bool {
     repo == suffix || repo.strip_suffix(suffix).is_some_and(|r| r.ends_with('/'))
 }
 
-/// Whether the image reference `image` is `entry` itself or starts with it at a component
-/// boundary (`/`, `:` or `@`). This is how `entrypoints` keys match, too.
-pub(crate) fn image_matches(image: &str, entry: &str) -> bool {
-    image == entry
-        || image
-            .strip_prefix(entry)
-            .is_some_and(|rest| rest.starts_with(['/', ':', '@']) || entry.ends_with('/'))
-}
-
 /// Why a container is taken for a long-running sidecar, or None.
 pub(crate) fn sidecar(name: &str, image: Option<&str>, configured: &[String]) -> Option<String> {
     if let Some(e) = configured.iter().find(|e| e.as_str() == name) {
@@ -43,7 +34,10 @@ pub(crate) fn sidecar(name: &str, image: Option<&str>, configured: &[String]) ->
         ));
     }
     if let Some(image) = image {
-        if let Some(e) = configured.iter().find(|e| image_matches(image, e)) {
+        if let Some(e) = configured
+            .iter()
+            .find(|e| crate::image::matches(image, e).is_some())
+        {
             return Some(format!(
                 "its image matches {e:?} under `sidecars` in the config"
             ));
@@ -117,5 +111,13 @@ mod tests {
         assert!(sidecar("vault-agent", Some("hashicorp/vault:1.17"), &cfg).is_some());
         assert!(sidecar("m", Some("registry.example/metrics-agent-v2:1"), &cfg).is_none());
         assert!(sidecar("vault", Some("hashicorp/vault:1.17"), &cfg).is_none());
+        // Entries and images are compared as Docker normalises them.
+        let cfg = vec![
+            "docker.io/library/redis".to_string(),
+            "acme/agent".to_string(),
+        ];
+        assert!(sidecar("r", Some("redis:7"), &cfg).is_some());
+        assert!(sidecar("a", Some("index.docker.io/acme/agent"), &cfg).is_some());
+        assert!(sidecar("r", Some("registry.example/redis:7"), &cfg).is_none());
     }
 }

@@ -58,7 +58,7 @@ impl Targets {
     /// (`mesh`) again at `moved_port`, where the pod's annotation puts them.
     pub(crate) fn of(mesh: &Mesh, moved_port: Option<u16>) -> Targets {
         let mut t = Targets::default();
-        for m in crate::mesh::ALL {
+        for m in crate::mesh::ALL.iter() {
             t.endpoints.extend_from_slice(m.stop_endpoints);
             t.processes.extend_from_slice(m.proxy_processes);
         }

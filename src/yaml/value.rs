@@ -246,6 +246,26 @@ pub(crate) fn resolve(
     plain_type(value)
 }
 
+/// The plain scalars that Kubernetes' YAML reader takes for `true`: kubectl, Helm and the
+/// API server read manifests with sigs.k8s.io/yaml (`YAMLToJSON`, kubernetes-sigs/yaml@v1.6.0
+/// yaml.go), which resolves plain scalars with go-yaml v2's YAML 1.1 table
+/// (yaml/go-yaml@v2.4.2 resolve.go, `resolveMapList`), then decodes the JSON into the typed
+/// field. A quoted `"true"` is a string, which a boolean field refuses.
+const TRUE_WORDS: [&str; 11] = [
+    "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
+];
+
+/// Whether `node` is a boolean that Kubernetes reads as true (`hostNetwork: True`).
+pub(crate) fn is_true(node: &Node) -> bool {
+    match &node.kind {
+        Kind::Scalar { value, style } => {
+            resolve(value, *style, node.tag.as_deref(), node.empty) == ScalarType::Bool
+                && TRUE_WORDS.contains(&value.as_str())
+        }
+        _ => false,
+    }
+}
+
 /// The type a plain scalar's text resolves to.
 pub fn plain_type(v: &str) -> ScalarType {
     match v {
@@ -324,6 +344,39 @@ fn looks_float(v: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn true_as_kubernetes_reads_it() {
+        let node = |text: &str| {
+            let doc = format!("k: {text}\n");
+            let docs = crate::yaml::tree::parse_stream(&doc).expect("parses");
+            let root = docs.into_iter().next().expect("a document").root;
+            is_true(root.get("k").expect("k"))
+        };
+        for t in [
+            "true", "True", "TRUE", "yes", "Yes", "YES", "y", "Y", "on", "On", "ON",
+        ] {
+            assert!(node(t), "{t}");
+            assert!(node(&format!("!!bool {t}")), "!!bool {t}");
+        }
+        for f in [
+            "false",
+            "FALSE",
+            "no",
+            "off",
+            "n",
+            "\"true\"",
+            "'True'",
+            "tRUE",
+            "1",
+            "",
+            "~",
+            "!!str true",
+            "[true]",
+        ] {
+            assert!(!node(f), "{f}");
+        }
+    }
 
     #[test]
     fn plain_scalars_resolve_like_kubernetes() {

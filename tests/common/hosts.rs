@@ -74,3 +74,40 @@ pub fn git(dir: &std::path::Path, args: &[&str]) {
     );
     assert!(out.status.success(), "git {args:?}: {}", show(&out));
 }
+
+/// A release of `bin` as .github/workflows/release.yml lays it out, in `dir`: the archive
+/// `v<version>/meshjob-v<version>-<target>.tar.gz` (holding `meshjob`) and its `.sha256` in
+/// `sha256sum` format. Returns the `file://` base URL to download it from.
+pub fn fake_release(
+    dir: &std::path::Path,
+    version: &str,
+    target: &str,
+    bin: &std::path::Path,
+) -> String {
+    let v = dir.join(format!("v{version}"));
+    std::fs::create_dir_all(&v).expect("mkdir");
+    let staging = dir.join("staging");
+    std::fs::create_dir_all(&staging).expect("mkdir");
+    std::fs::copy(bin, staging.join("meshjob")).expect("copy");
+    let asset = format!("meshjob-v{version}-{target}.tar.gz");
+    let limit = Duration::from_secs(60);
+    let out = run_bounded(
+        Command::new("tar")
+            .arg("-czf")
+            .arg(v.join(&asset))
+            .arg("-C")
+            .arg(&staging)
+            .arg("meshjob"),
+        b"",
+        limit,
+    );
+    assert!(out.status.success(), "{}", show(&out));
+    let sum = run_bounded(
+        Command::new("sha256sum").arg(&asset).current_dir(&v),
+        b"",
+        limit,
+    );
+    assert!(sum.status.success(), "{}", show(&sum));
+    std::fs::write(v.join(format!("{asset}.sha256")), &sum.stdout).expect("write");
+    format!("file://{}", dir.display())
+}

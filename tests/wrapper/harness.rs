@@ -140,6 +140,7 @@ pub fn options(quit_url: &str) -> ScriptOptions {
         peers: None,
         wait_for_proxy: None,
         origin: ArgvOrigin::Command(1),
+        command_style: Default::default(),
     }
 }
 
@@ -172,25 +173,42 @@ impl Done {
 
 /// Starts `sh -c <script> meshjob <task...>` with PATH = `path`, stdin = `stdin` (then EOF).
 pub fn spawn(sh: &Shell, script: &str, path: &Path, task: &[OsString], stdin: &[u8]) -> Running {
+    spawn_in(sh, script, path, task, stdin, None)
+}
+
+/// [`spawn`], with an environment of exactly PATH and `env` when `env` is given (else this
+/// process's environment without its HTTP proxy settings).
+pub fn spawn_in(
+    sh: &Shell,
+    script: &str,
+    path: &Path,
+    task: &[OsString],
+    stdin: &[u8],
+    env: Option<&[(String, String)]>,
+) -> Running {
     let mut cmd = Command::new(&sh.argv[0]);
     cmd.args(&sh.argv[1..])
         .arg("-c")
         .arg(script)
         .arg("meshjob")
         .args(task)
-        .env("PATH", path)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    for v in [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "all_proxy",
-        "ALL_PROXY",
-    ] {
-        cmd.env_remove(v);
+    if let Some(env) = env {
+        cmd.env_clear().envs(env.iter().map(|(k, v)| (k, v)));
+    } else {
+        for v in [
+            "http_proxy",
+            "HTTP_PROXY",
+            "https_proxy",
+            "all_proxy",
+            "ALL_PROXY",
+        ] {
+            cmd.env_remove(v);
+        }
     }
+    cmd.env("PATH", path);
     // Taken before the spawn, so that `elapsed` is never shorter than the run.
     let started = Instant::now();
     let mut child = cmd.spawn().expect("spawn the shell");
@@ -282,4 +300,64 @@ pub fn eventually(limit: Duration, mut cond: impl FnMut() -> bool) -> bool {
         thread::sleep(Duration::from_millis(10));
     }
     cond()
+}
+
+// ---------------------------------------------------------------------------------------
+// What the task gets
+
+/// Names the wrapper script uses for its own functions, or that are shell builtins: a task
+/// named so must still run the program of that name on PATH, as the kubelet would.
+pub const SHELL_NAMES: [&str; 7] = ["ask", "say", "echo", "true", "kill", "exit", "printf"];
+
+/// Writes an executable `dir/name` that prints `program NAME ARGS...` and exits `code`.
+pub fn program(dir: &Path, name: &str, code: i32) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let p = dir.join(name);
+    let text = format!(
+        "#!{}\nprintf 'program %s' {name}\nprintf ' %s' \"$@\"\nprintf '\\n'\nexit {code}\n",
+        host_sh().display()
+    );
+    std::fs::write(&p, text).unwrap();
+    std::fs::set_permissions(&p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    p
+}
+
+/// An environment for the wrapper: PATH plus every one-letter variable, each with a value
+/// that quoting could get wrong (one is set but empty).
+pub fn letter_env(path: &Path) -> Vec<(String, String)> {
+    let mut env = vec![("PATH".to_string(), path.display().to_string())];
+    for c in ('a'..='z').chain('A'..='Z') {
+        let value = if c == 'g' {
+            String::new()
+        } else {
+            format!("{c} it's \"odd\" $x `y` \\ =1\nsecond line")
+        };
+        env.push((c.to_string(), value));
+    }
+    env
+}
+
+/// Variables a shell itself adds to the environment of what it runs; not the wrapper's.
+pub const SHELL_ADDED: [&str; 4] = ["PWD", "OLDPWD", "SHLVL", "_"];
+
+/// The environment `env -0` printed, without [`SHELL_ADDED`].
+pub fn printed_env(stdout: &[u8]) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = stdout
+        .split(|&b| b == 0)
+        .filter(|e| !e.is_empty())
+        .map(|e| {
+            let e = String::from_utf8_lossy(e);
+            let (k, v) = e.split_once('=').unwrap_or((&e, ""));
+            (k.to_string(), v.to_string())
+        })
+        .filter(|(k, _)| !SHELL_ADDED.contains(&k.as_str()))
+        .collect();
+    out.sort();
+    out
+}
+
+/// A task that prints its environment, NUL-separated.
+pub fn env_task() -> Vec<OsString> {
+    let env = common::which("env").expect("env on the host");
+    vec![env.into(), "-0".into()]
 }

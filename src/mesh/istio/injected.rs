@@ -166,9 +166,11 @@ pub(super) fn plan(
 }
 
 /// Takes out of the injected proxy's env what [`plan`] adds:
-/// `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`, and a `PROXY_CONFIG` that holds nothing but
-/// meshjob's drain duration. (A drain duration merged into a `PROXY_CONFIG` of the
-/// injector's stays.)
+/// `EXIT_ON_ZERO_ACTIVE_CONNECTIONS: "true"`, and a `PROXY_CONFIG` of meshjob's: one that
+/// holds nothing but meshjob's drain duration, written on one line. The injector writes its
+/// own `PROXY_CONFIG` as a block scalar (`value: |`, istio/istio@0134e00
+/// manifests/charts/istio-control/istio-discovery/files/injection-template.yaml), `{}` when
+/// the pod sets nothing: that entry stays, with a drain duration merged into it.
 pub(super) fn revert(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
@@ -178,16 +180,18 @@ pub(super) fn revert(
 ) {
     let ours = |e: &Node| match (e.str("name"), e.str("value")) {
         (Some(istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS), Some("true")) => true,
-        (Some(PROXY_CONFIG_ENV), Some(v)) => serde_json::from_str::<serde_json::Value>(v)
-            .ok()
-            .is_some_and(|j| {
-                j.as_object().is_some_and(|o| {
-                    o.len() == 1
-                        && o.get(istio::TERMINATION_DRAIN_DURATION)
-                            .and_then(serde_json::Value::as_str)
-                            .is_some_and(|s| d.drain.same_as(s))
+        (Some(PROXY_CONFIG_ENV), Some(v)) if !e.get("value").is_some_and(Node::is_block_scalar) => {
+            serde_json::from_str::<serde_json::Value>(v)
+                .ok()
+                .is_some_and(|j| {
+                    j.as_object().is_some_and(|o| {
+                        o.len() == 1
+                            && o.get(istio::TERMINATION_DRAIN_DURATION)
+                                .and_then(serde_json::Value::as_str)
+                                .is_some_and(|s| d.drain.same_as(s))
+                    })
                 })
-            }),
+        }
         _ => false,
     };
     env::remove_items(ed, t, mesh, ours, out);

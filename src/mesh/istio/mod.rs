@@ -148,6 +148,14 @@ pub(crate) const MESH: Mesh = Mesh {
         argv: r#"["pilot-agent", "request", "POST", "quitquitquit"]"#,
         needs: &[],
     },
+    // The injector reads a Namespace's labels only (FACTS.md, "Which pods get a sidecar").
+    namespace_annotations: |_| &[],
+    port_off: Some(super::PortOff {
+        quit_url: ENVOY_ADMIN_QUIT_URL,
+        ready_url: ENVOY_ADMIN_READY_URL,
+        served_by: "Envoy's admin server",
+        moved_by: &["proxyAdminPort", "proxy_admin_port"],
+    }),
 };
 
 /// pilot-agent's quit endpoint (status server, Istio 1.3+); loopback only, POST only
@@ -163,8 +171,20 @@ pub(crate) const PROXY_CONFIG_ANNOTATION: &str = "proxy.istio.io/config";
 pub(crate) const INJECT_KEY: &str = "sidecar.istio.io/inject";
 /// Per-pod native-sidecar switch (Istio 1.24+).
 pub(crate) const NATIVE_SIDECAR_ANNOTATION: &str = "sidecar.istio.io/nativeSidecar";
-/// Per-pod override of the status port (15020), which serves `/quitquitquit`.
+/// Per-pod override of the status port (15020), which serves `/quitquitquit`. `"0"` turns
+/// pilot-agent's status server off: pilot-agent starts it only for a port above 0
+/// (istio/istio@007a950 pilot/cmd/pilot-agent/app/cmd.go, `if proxyConfig.StatusPort > 0`),
+/// and the injection template then writes no readiness probe (istio/istio@0134e00
+/// manifests/charts/istio-control/istio-discovery/files/injection-template.yaml). The
+/// 15021 readiness listener forwards to that server, so it goes too.
 pub(crate) const STATUS_PORT_ANNOTATION: &str = "status.sidecar.istio.io/port";
+/// Envoy's admin server, which stays when the status server is off: pilot-agent's bootstrap
+/// binds it to localhost on ProxyConfig `proxyAdminPort` (istio/istio@002dd6f
+/// tools/packaging/common/envoy_bootstrap.json, `admin.address`), 15000 by default (istio/api
+/// ProxyConfig `proxy_admin_port`). Its `POST /quitquitquit` stops Envoy, answering HTTP/1.1
+/// only (FACTS.md); its `GET /ready` answers 200 once Envoy is live.
+pub(crate) const ENVOY_ADMIN_QUIT_URL: &str = "http://localhost:15000/quitquitquit";
+pub(crate) const ENVOY_ADMIN_READY_URL: &str = "http://localhost:15000/ready";
 /// The injected proxy container.
 pub(crate) const PROXY_CONTAINER: &str = "istio-proxy";
 

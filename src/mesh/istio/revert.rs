@@ -111,7 +111,7 @@ fn annotations(
         (Some(_), Some(anns)) if replace_with_native.is_some() => {
             ed.remove_entries(anns, &apath, &to_remove);
         }
-        (Some(meta), Some(anns)) => settle_annotations(ed, t, meta, anns, &to_remove, add, out),
+        (Some(_), Some(anns)) => settle_annotations(ed, t, anns, &to_remove, add, out),
         _ => {
             if let Some((key, value)) = add {
                 crate::plan::annotation::ensure(ed, t, key, |_| value.clone(), out);

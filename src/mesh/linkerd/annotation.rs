@@ -22,10 +22,35 @@ pub(super) fn fresh_entry() -> (&'static str, Out) {
 /// Plans Linkerd's `config.linkerd.io/proxy-admin-shutdown: enabled`, without which the
 /// proxy (2.16+) answers the wrapper's POST to `/shutdown` with 404. A `disabled` the user
 /// wrote is kept with a warning (replaced with `force`); any other value, which Linkerd
-/// ignores, is replaced.
+/// ignores, is replaced. A pod without one of its own gets its Namespace's: `enabled` needs
+/// nothing more, `disabled` is kept in the same way (with `force` the pod gets `enabled`,
+/// which wins over its Namespace's).
 pub(super) fn plan(ed: &mut Editor<'_>, t: &Pod<'_>, force: bool, out: &mut Vec<Finding>) {
     let key = linkerd::SHUTDOWN_ANNOTATION;
     let enabled = || Out::Str(linkerd::SHUTDOWN_ENABLED.into());
+    if let Some((value, Some(ns))) = t.effective_annotation(key) {
+        match value {
+            linkerd::SHUTDOWN_ENABLED => return,
+            linkerd::SHUTDOWN_DISABLED if !force => {
+                out.push(
+                    Finding::warning(
+                        Rule::KeptUserValue,
+                        t.template.start,
+                        format!(
+                            "{}: keeping `{key}: disabled` of Namespace/{ns}, which Linkerd \
+                             copies onto this pod: the proxy then answers the wrapper's POST \
+                             to /shutdown with 404 and keeps running, so the Job does not \
+                             finish (use --force to set enabled on the pod)",
+                            describe(&t.object)
+                        ),
+                    )
+                    .with_object(Some(t.object.clone())),
+                );
+                return;
+            }
+            _ => {}
+        }
+    }
     let Some(e) = ensure(ed, t, key, |_| enabled(), out) else {
         return;
     };

@@ -80,6 +80,8 @@ pub(crate) const MESH: Mesh = Mesh {
         argv: r#"["/usr/lib/linkerd/linkerd-await", "--shutdown", "--", "sleep", "0"]"#,
         needs: &[(SHUTDOWN_ANNOTATION, SHUTDOWN_ENABLED)],
     },
+    namespace_annotations,
+    port_off: None,
 };
 
 /// The injected proxy container (`pkg/k8s/labels.go` `ProxyContainerName`).
@@ -151,6 +153,46 @@ pub(crate) fn native_annotation(v: Option<Version>) -> Option<&'static str> {
         Some(v) if v.major == 2 => native_sidecar_annotation_for(v.minor),
         Some(_) => None,
         None => Some(NATIVE_SIDECAR_ANNOTATION_ALPHA),
+    }
+}
+
+/// The Namespace annotations meshjob reads that the proxy injector copies onto a pod lacking
+/// them: `inject.AppendNamespaceAnnotations` copies every key of `ProxyAnnotations` and
+/// `ProxyAlphaConfigAnnotations` (`pkg/inject/inject.go`; the webhook calls it in
+/// `controller/proxy-injector/webhook.go`; the pod's own value wins, `GetConfigOverride`).
+/// Those lists hold the admin port in every version, the shutdown switch from 2.16, the
+/// alpha native key from 2.15, the beta one in 2.19 only and the GA one from 2.20
+/// (`version-2.15` f0d861e, `version-2.16` 332c4ef, `version-2.19` 0ebd74b, `version-2.20`
+/// eadc1ac). Unknown version: all of them, as the pod's own native keys are all read.
+pub(crate) fn namespace_annotations(v: Option<Version>) -> &'static [&'static str] {
+    const ALL: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_BETA,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    match v.filter(|v| v.major == 2).map(|v| v.minor) {
+        None => ALL,
+        Some(20..) => &[
+            ADMIN_PORT_ANNOTATION,
+            SHUTDOWN_ANNOTATION,
+            NATIVE_SIDECAR_ANNOTATION,
+            NATIVE_SIDECAR_ANNOTATION_ALPHA,
+        ],
+        Some(19) => &[
+            ADMIN_PORT_ANNOTATION,
+            SHUTDOWN_ANNOTATION,
+            NATIVE_SIDECAR_ANNOTATION_BETA,
+            NATIVE_SIDECAR_ANNOTATION_ALPHA,
+        ],
+        Some(16..=18) => &[
+            ADMIN_PORT_ANNOTATION,
+            SHUTDOWN_ANNOTATION,
+            NATIVE_SIDECAR_ANNOTATION_ALPHA,
+        ],
+        Some(15) => &[ADMIN_PORT_ANNOTATION, NATIVE_SIDECAR_ANNOTATION_ALPHA],
+        Some(_) => &[ADMIN_PORT_ANNOTATION],
     }
 }
 
@@ -287,6 +329,25 @@ mod tests {
         for f in ["", "yes", "on", "tRUE", "0", "false", "enabled"] {
             assert!(!is_go_true(f), "{f}");
         }
+    }
+
+    /// The keys the injector of each version copies from a Namespace (its
+    /// `ProxyAnnotations` and `ProxyAlphaConfigAnnotations` lists).
+    #[test]
+    fn namespace_annotations_by_version() {
+        let v = |minor| Some(Version::new(2, minor));
+        let copies = |minor, key| namespace_annotations(v(minor)).contains(&key);
+        assert!(copies(14, ADMIN_PORT_ANNOTATION));
+        assert!(!copies(15, SHUTDOWN_ANNOTATION));
+        assert!(copies(16, SHUTDOWN_ANNOTATION));
+        assert!(copies(15, NATIVE_SIDECAR_ANNOTATION_ALPHA));
+        assert!(copies(20, NATIVE_SIDECAR_ANNOTATION_ALPHA));
+        assert!(!copies(18, NATIVE_SIDECAR_ANNOTATION_BETA));
+        assert!(copies(19, NATIVE_SIDECAR_ANNOTATION_BETA));
+        assert!(!copies(20, NATIVE_SIDECAR_ANNOTATION_BETA));
+        assert!(!copies(19, NATIVE_SIDECAR_ANNOTATION));
+        assert!(copies(20, NATIVE_SIDECAR_ANNOTATION));
+        assert_eq!(namespace_annotations(None).len(), 5);
     }
 
     #[test]

@@ -90,7 +90,7 @@ pub(super) fn plan(
     };
     let add = ensure.map(|key| (key, on()));
     match (meta, anns) {
-        (Some(m), Some(a)) => revert::settle_annotations(ed, t, m, a, &to_remove, add, out),
+        (Some(_), Some(a)) => revert::settle_annotations(ed, t, a, &to_remove, add, out),
         _ => {
             if let Some((key, value)) = add {
                 crate::plan::annotation::ensure(ed, t, key, |_| value.clone(), out);

@@ -21,6 +21,7 @@ fn default_options() -> ScriptOptions {
         peers: None,
         wait_for_proxy: None,
         origin: ArgvOrigin::Command(1),
+        command_style: CommandStyle::Block,
     }
 }
 
@@ -57,6 +58,20 @@ fn all_option_sets() -> Vec<ScriptOptions> {
             all: (0..40).map(|i| format!("container-{i}")).collect(),
         }),
     ];
+    let layout = |open: &str, sep: &str, close: &str| {
+        CommandStyle::Flow(Some(FlowLayout {
+            open: open.into(),
+            sep: sep.into(),
+            close: close.into(),
+        }))
+    };
+    let styles = [
+        CommandStyle::Block,
+        CommandStyle::Flow(None),
+        layout("", ", ", ""),
+        layout(" ", " , ", " "),
+        layout("", ",", ","),
+    ];
     let mut out = Vec::new();
     for quit in &quits {
         for stop_proxy_on_failure in [true, false] {
@@ -68,16 +83,25 @@ fn all_option_sets() -> Vec<ScriptOptions> {
                         ArgvOrigin::Entrypoint(2),
                         ArgvOrigin::WholeArgv,
                     ] {
-                        out.push(ScriptOptions {
-                            quit: quit.clone(),
-                            stop_proxy_on_failure,
-                            peers: peers.clone(),
-                            wait_for_proxy: wait_for_proxy_seconds.map(|seconds| ReadyWait {
-                                seconds,
-                                ready: ready(),
-                            }),
-                            origin,
-                        });
+                        for command_style in &styles {
+                            // Only a `command` moved in front of `args` has a style.
+                            if *command_style != CommandStyle::Block
+                                && !matches!(origin, ArgvOrigin::Command(_))
+                            {
+                                continue;
+                            }
+                            out.push(ScriptOptions {
+                                quit: quit.clone(),
+                                stop_proxy_on_failure,
+                                peers: peers.clone(),
+                                wait_for_proxy: wait_for_proxy_seconds.map(|seconds| ReadyWait {
+                                    seconds,
+                                    ready: ready(),
+                                }),
+                                origin,
+                                command_style: command_style.clone(),
+                            });
+                        }
                     }
                 }
             }
@@ -124,6 +148,7 @@ fn marker_version_round_trip() {
         let want = Marker {
             version: WRAPPER_VERSION,
             origin: opts.origin,
+            style: Some(opts.command_style.clone()),
         };
         assert_eq!(marker(&s), Some(want));
     }
@@ -146,7 +171,7 @@ fn baked_values_are_quoted() {
     let mut opts = default_options();
     opts.quit.path = "/it's/$(x)".into();
     let s = render(&opts);
-    assert!(s.contains(" u='/it'\\''s/$''(x)' "), "{s}");
+    assert!(s.contains(" u='/it'\\''s/$''(x)'\n"), "{s}");
 }
 
 #[test]
@@ -231,7 +256,7 @@ fn the_default_script_is_small() {
         v1.lines().count(),
         v1.len()
     );
-    assert!(one.lines().count() <= 40, "{one}");
+    assert!(one.lines().count() <= 42, "{one}");
     assert!(one.len() <= 2048, "{} bytes:\n{one}", one.len());
 }
 
@@ -239,7 +264,9 @@ fn the_default_script_is_small() {
 fn every_rendered_script_is_recognised_as_genuine() {
     for opts in all_option_sets() {
         let s = render(&opts);
-        assert!(is_genuine(&s), "v2 not recognised for {opts:?}:\n{s}");
+        assert!(is_genuine(&s), "v3 not recognised for {opts:?}:\n{s}");
+        let old = v2::render(&opts);
+        assert!(is_genuine(&old), "v2 not recognised for {opts:?}:\n{old}");
         let old = v1::render(&as_v1(&opts));
         assert!(is_genuine(&old), "v1 not recognised for {opts:?}:\n{old}");
     }
@@ -250,6 +277,7 @@ fn an_edited_body_is_not_genuine() {
     let mut samples = Vec::new();
     for opts in all_option_sets().into_iter().step_by(7) {
         samples.push(render(&opts));
+        samples.push(v2::render(&opts));
         samples.push(v1::render(&as_v1(&opts)));
     }
     for s in samples {
@@ -272,7 +300,16 @@ fn an_edited_body_is_not_genuine() {
     assert!(!is_genuine(
         "# meshjob-wrapper v2: command=1\nexec \"$@\"\n"
     ));
-    assert!(!is_genuine("# meshjob-wrapper v3: command=1\n"));
+    assert!(!is_genuine(
+        "# meshjob-wrapper v3: command=1\nexec \"$@\"\n"
+    ));
+    assert!(!is_genuine("# meshjob-wrapper v4: command=1\n"));
+    // A version 2 body under a version 3 marker, and the other way round.
+    let opts = default_options();
+    let v3_marked = v2::render(&opts).replacen("v2:", "v3:", 1);
+    assert!(!is_genuine(&v3_marked));
+    let v2_marked = render(&opts).replacen("v3:", "v2:", 1);
+    assert!(!is_genuine(&v2_marked));
     assert!(!is_genuine("exec \"$@\"\n"));
 }
 
@@ -282,18 +319,36 @@ fn an_edited_body_is_not_genuine() {
 fn the_v1_text_is_frozen() {
     let mut all = String::new();
     for opts in all_option_sets() {
-        if opts.origin == ArgvOrigin::Command(1) {
+        if opts.origin == ArgvOrigin::Command(1) && opts.command_style == CommandStyle::Block {
             all.push_str(&v1::render(&as_v1(&opts)));
         }
     }
-    // FNV-1a, 64 bits.
-    let hash = all.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
+    assert_eq!(fnv1a(&all), V1_HASH, "{} bytes", all.len());
+}
+
+/// FNV-1a, 64 bits, in hex.
+fn fnv1a(text: &str) -> String {
+    let hash = text.bytes().fold(0xcbf2_9ce4_8422_2325_u64, |h, b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
     });
-    assert_eq!(format!("{hash:016x}"), V1_HASH, "{} bytes", all.len());
+    format!("{hash:016x}")
 }
 
 const V1_HASH: &str = "7e652c204d8d13c5";
+
+/// The version 2 text is frozen in the same way; the hash covers every option set above and
+/// was taken from the released version 2 renderer.
+#[test]
+fn the_v2_text_is_frozen() {
+    let all: String = all_option_sets()
+        .iter()
+        .filter(|o| o.command_style == CommandStyle::Block)
+        .map(v2::render)
+        .collect();
+    assert_eq!(fnv1a(&all), V2_HASH, "{} bytes", all.len());
+}
+
+const V2_HASH: &str = "4d7a58ba1325ccc5";
 
 #[test]
 fn markers_are_read() {
@@ -302,14 +357,16 @@ fn markers_are_read() {
         m("# meshjob-wrapper v1: runs the task\n"),
         Some(Marker {
             version: 1,
-            origin: ArgvOrigin::WholeArgv
+            origin: ArgvOrigin::WholeArgv,
+            style: None,
         })
     );
     assert_eq!(
         m("# meshjob-wrapper v2: command=3\n"),
         Some(Marker {
             version: 2,
-            origin: ArgvOrigin::Command(3)
+            origin: ArgvOrigin::Command(3),
+            style: None,
         })
     );
     assert_eq!(
@@ -320,6 +377,37 @@ fn markers_are_read() {
         m("# meshjob-wrapper v2: command=all\n").map(|m| m.origin),
         Some(ArgvOrigin::WholeArgv)
     );
+    assert_eq!(
+        m("# meshjob-wrapper v3: entrypoint=2\n"),
+        Some(Marker {
+            version: 3,
+            origin: ArgvOrigin::Entrypoint(2),
+            style: Some(CommandStyle::Block),
+        })
+    );
+    let style = |s: &str| m(s).and_then(|m| m.style);
+    assert_eq!(
+        style("# meshjob-wrapper v3: command=2 flow\n"),
+        Some(CommandStyle::Flow(None))
+    );
+    assert_eq!(
+        style("# meshjob-wrapper v3: command=1 flow=[ * ]\n"),
+        Some(CommandStyle::Flow(Some(FlowLayout {
+            open: " ".into(),
+            sep: String::new(),
+            close: " ".into(),
+        })))
+    );
+    assert_eq!(
+        style("# meshjob-wrapper v3: command=3 flow=[*,*, ]\n"),
+        Some(CommandStyle::Flow(Some(FlowLayout {
+            open: String::new(),
+            sep: ",".into(),
+            close: ", ".into(),
+        })))
+    );
+    // Version 2 wrote nothing there, and read nothing there.
+    assert_eq!(style("# meshjob-wrapper v2: command=2 flow\n"), None);
     for bad in [
         "# meshjob-wrapper v2: command=\n",
         "# meshjob-wrapper v2: command=-1\n",
@@ -327,7 +415,16 @@ fn markers_are_read() {
         "# meshjob-wrapper v2: commands=1\n",
         "# meshjob-wrapper v2:command=1\n",
         "# meshjob-wrapper v2\n",
-        "# meshjob-wrapper v3: command=1\n",
+        "# meshjob-wrapper v3:command=1\n",
+        "# meshjob-wrapper v3: command=1 more\n",
+        "# meshjob-wrapper v3: entrypoint=1 flow\n",
+        "# meshjob-wrapper v3: command=all flow\n",
+        "# meshjob-wrapper v3: command=1 flow=[a]\n",
+        "# meshjob-wrapper v3: command=1 flow=[*;*]\n",
+        "# meshjob-wrapper v3: command=1 flow=[* *]\n",
+        "# meshjob-wrapper v3: command=1 flow=[*]x\n",
+        "# meshjob-wrapper v3: command=1 flow=\n",
+        "# meshjob-wrapper v4: command=1\n",
     ] {
         assert_eq!(m(bad), None, "{bad}");
     }
@@ -370,6 +467,17 @@ fn the_original_argv_comes_back() {
             command: Some(args.clone()),
             args: None,
         })
+    );
+    // Version 2 writes the same marker words.
+    let old = v2::render(&ScriptOptions {
+        origin: ArgvOrigin::Command(2),
+        ..default_options()
+    });
+    let cmd = vec![SHELL.to_string(), "-c".into(), old, ARG0.into()];
+    assert_eq!(
+        original_argv(&cmd, &args),
+        back(ArgvOrigin::Command(2)),
+        "version 2"
     );
     // Version 1: the whole argv was `command`.
     let old = v1::render(&as_v1(&default_options()));

@@ -1,179 +1,66 @@
-//! The version 2 script text, section by section. Each section is a fixed piece of shell
-//! with a few values baked in, emitted only when the pod needs it. docs/wrapper.md explains
-//! every line; keep the two in step.
+//! The version 3 script text, section by section. Each section is a fixed piece of shell
+//! with a few values baked in, emitted only when the pod needs it. The sections that did not
+//! change since version 2 are that version's own (v2.rs). docs/wrapper.md explains every
+//! line; keep the two in step.
 
-use super::marker::{marker, marker_line};
-use super::quote::{between, done_name, sh_unquote, sh_word, undo_done_name};
-use super::{Endpoint, Peers, ReadyWait, ScriptOptions};
+use super::marker::marker_line;
+use super::quote::{between, sh_word};
+use super::v2::{self, authority};
+use super::{ScriptOptions, WRAPPER_VERSION};
 
 pub(super) fn render(opts: &ScriptOptions) -> String {
-    let mut s = marker_line(opts.origin);
-    s.push_str(POINTER);
+    let mut s = marker_line(WRAPPER_VERSION, opts.origin, &opts.command_style);
+    s.push_str(v2::POINTER);
+    s.push_str(SAVE);
+    s.push_str(v2::CLIENT);
+    if let Some(w) = &opts.wait_for_proxy {
+        s.push_str(&v2::ready_wait(w));
+    }
+    s.push_str(v2::STDIN_TO_FD3);
+    s.push_str(START_TASK);
+    s.push_str(v2::WAIT_FOR_TASK);
+    if !opts.stop_proxy_on_failure {
+        s.push_str(v2::ON_FAILURE);
+    }
+    if let Some(peers) = &opts.peers {
+        s.push_str(&v2::peers_section(peers));
+    }
     s.push_str(&format!(
-        "q={} u={} t='' s='' e='' g='' T=''\n",
+        "{QUIT_HEAD}{} u={}\n",
         sh_word(&authority(&opts.quit)),
         sh_word(&opts.quit.path)
     ));
-    s.push_str(CLIENT);
-    if let Some(w) = &opts.wait_for_proxy {
-        s.push_str(&ready_section(w));
-    }
-    s.push_str(RUN_TASK);
-    if !opts.stop_proxy_on_failure {
-        s.push_str(ON_FAILURE);
-    }
-    if let Some(peers) = &opts.peers {
-        s.push_str(&peers_section(peers));
-    }
-    s.push_str(QUIT);
+    s.push_str(v2::QUIT);
     s
 }
 
-/// Whether `script` is, byte for byte, a version 2 script (for some settings).
+/// Whether `script` is, byte for byte, a version 3 script (for some settings).
 pub(super) fn is_genuine(script: &str) -> bool {
-    let Some(opts) = recover(script) else {
-        return false;
-    };
-    [true, false].into_iter().any(|stop_proxy_on_failure| {
-        let opts = ScriptOptions {
-            stop_proxy_on_failure,
-            ..opts.clone()
-        };
-        render(&opts) == script
-    })
-}
-
-/// The settings `script` would have been rendered from, if it is a version 2 script (the
-/// caller tries both values of `stop_proxy_on_failure`).
-fn recover(script: &str) -> Option<ScriptOptions> {
-    let origin = marker(script)?.origin;
-    let quit = endpoint(
-        between(script, "\nq=", " u=")?,
-        between(script, " u=", " t='' s=''")?,
-    )?;
-    let wait_for_proxy = match between(script, "\nsleep ", " & w=") {
-        None => None,
-        Some(n) => {
-            let target = between(script, "ask GET ", " </dev/null")?;
-            let (hostport, path) = target.split_once(' ')?;
-            Some(ReadyWait {
-                seconds: n.parse().ok()?,
-                ready: endpoint(hostport, path)?,
-            })
-        }
-    };
-    let peers = match between(script, "\nd=", "\n") {
-        None => None,
-        Some(dir) => Some(Peers {
-            dir: sh_unquote(dir)?,
-            me: undo_done_name(between(script, ": >\"$d/", ".done\"")?)?,
-            all: super::quote::done_names(between(script, "\nfor p in ", "; do\n")?)?,
-        }),
-    };
-    Some(ScriptOptions {
-        quit,
-        stop_proxy_on_failure: true,
-        peers,
-        wait_for_proxy,
-        origin,
-    })
-}
-
-/// An endpoint from its two baked words, `host:port` and the path.
-fn endpoint(hostport: &str, path: &str) -> Option<Endpoint> {
-    let (host, port) = sh_unquote(hostport)?
-        .rsplit_once(':')
-        .map(|(h, p)| (h.to_string(), p.parse().ok()))?;
-    Some(Endpoint {
-        host,
-        port: port?,
-        path: sh_unquote(path)?,
-    })
-}
-
-fn authority(e: &Endpoint) -> String {
-    format!("{}:{}", e.host, e.port)
-}
-
-const POINTER: &str = "\n# Runs the task (\"$@\"), then stops the mesh proxy. \
-meshjob's docs/wrapper.md explains each line.\n";
-
-const CLIENT: &str = r#"say() { printf 'meshjob: %s\n' "$*" >&2; }
-for k in curl wget bash ''; do command -v "$k" >/dev/null 2>&1 && break; done
-[ "$k" != wget ] || case `wget --help 2>&1` in *--tries*) g=1 T=1 ;; *-T\ *) T=1 ;; esac
-ask() {
-  case $k in
-  curl) curl -s -o /dev/null -D - --noproxy '*' -m 4 -X "$1" -H 'Content-Length: 0' \
-    -H 'Connection: close' "http://$2$3" ;;
-  wget) case $1 in POST) o=--post-data= ;; *) o=-S ;; esac
-    wget -S -O /dev/null -Y off ${g:+"-t1"} ${T:+"-T4"} "$o" \
-      --header='Connection: close' "http://$2$3" 2>&1 ;;
-  bash) bash -c 'exec 3<>"/dev/tcp/${1%:*}/${1##*:}" &&
-    printf "%s %s HTTP/1.1\r\nHost: %s\r\nContent-Length: 0\r\nConnection: close\r\n\r\n" \
-      "$0" "$2" "$1" >&3 && read -r -t 4 l <&3 && echo "$l"' "$@" 2>/dev/null ;;
-  esac | while read -r a b _; do case $a in HTTP/*) echo "$b"; break ;; esac; done
-}
-trap 's=143; [ -z "$t" ] || kill "$t" 2>/dev/null' TERM
-trap 's=130; [ -z "$t" ] || kill "$t" 2>/dev/null' INT
-"#;
-
-fn ready_section(w: &ReadyWait) -> String {
-    format!(
-        r#"sleep {secs} & w=$!
-while [ -n "$k" ] && [ -z "$s" ]; do
-  case `ask GET {hostport} {path} </dev/null` in 2??) break ;; esac
-  kill -0 "$w" 2>/dev/null || {{ say "the proxy was not ready after {secs}s"; break; }}
-  sleep 1
-done
-kill "$w" 2>/dev/null
-[ -z "$s" ] || {{ set -- exit "$s"; s=; }}
-"#,
-        secs = w.seconds,
-        hostport = sh_word(&authority(&w.ready)),
-        path = sh_word(&w.ready.path),
-    )
-}
-
-const RUN_TASK: &str = r#"{ command exec 3<&0; } 2>/dev/null || exec 3</dev/null
-"$@" <&3 3<&- & t=$!
-exec 3<&-
-[ -z "$s" ] || kill "$t" 2>/dev/null
-while s=; wait "$t"; x=$?
-  case $x:$e in 127:?*) ;; *) e=$x ;; esac
-  [ -n "$s" ] && [ "$x" -gt 128 ]
-do :; done
-"#;
-
-const ON_FAILURE: &str = "[ \"$e\" = 0 ] || exit \"$e\"\n";
-
-fn peers_section(peers: &Peers) -> String {
-    let mut names: Vec<String> = peers.all.iter().map(|n| done_name(n)).collect();
-    let me = done_name(&peers.me);
-    if !names.contains(&me) {
-        names.push(me.clone());
+    let line = between(script, &format!("\n{QUIT_HEAD}"), "\n");
+    let (hostport, path) = line.and_then(|l| l.split_once(" u=")).unzip();
+    match v2::endpoint(hostport, path) {
+        Some(quit) => v2::rendered_by(script, quit, render),
+        None => false,
     }
-    format!(
-        r#"d={dir}
-: >"$d/{me}.done" || {{ say "cannot write $d/{me}.done"; exit "$e"; }}
-for p in {names}; do
-  [ -e "$d/$p.done" ] || exit "$e"
-done
-"#,
-        dir = sh_word(&peers.dir),
-        names = super::quote::wrap_words(&names, "for p in ".len()),
-    )
 }
 
-const QUIT: &str = r#"t='' r=none
-[ -z "$k" ] || for i in 1 2 3; do
-  r=`ask POST "$q" "$u" </dev/null`
-  case $r in 5??|'') [ "$i" = 3 ] || sleep 1 ;; *) break ;; esac
-done
-case $r in
-2??) ;;
-none) say 'cannot stop the proxy: none of curl, wget, bash is installed' ;;
-'') say "the proxy did not answer at http://$q$u" ;;
-*) say "the proxy did not stop: http://$q$u answered HTTP $r" ;;
-esac
-exit "$e"
+/// The variables the script sets before the task starts, and the values they came with:
+/// `"=value"` for one that was set (from the container's environment, so exported), `""` for
+/// one that was not. The task's subshell gives them those values back before it runs the
+/// task (see [`START_TASK`]), so that the task's environment is the container's.
+const SAVE: &str = r#"set -- "${g+=$g}" "${T+=$T}" "${s+=$s}" "${t+=$t}" "${w+=$w}" "${k+=$k}" "$@"
+t='' s='' g='' T=''
 "#;
+
+/// Starts the task in a subshell (then [`v2::WAIT_FOR_TASK`] waits for it): the subshell stops at once with a signal's code when one came during
+/// the wait for the proxy (`s`), gives the saved variables their values back (`k` last: it
+/// is the loop variable, and the loop does not assign it again after its last turn), then
+/// `exec`s the task as the kubelet would: a program found on PATH, never one of the
+/// script's functions or a shell builtin. A missing program still exits 127, one that
+/// cannot run 126.
+const START_TASK: &str = r#"( [ -z "$s" ] || exit "$s"; for k in g T s t w k; do
+  case $1 in =*) eval "$k=\${1#=}" ;; esac; shift; done; exec "$@" ) <&3 3<&- & t=$! e=''
+"#;
+
+/// The task has been reaped; the quit endpoint's `host:port` and path follow.
+const QUIT_HEAD: &str = "t='' r=none q=";
