@@ -143,7 +143,8 @@ pub(crate) const MESH: Mesh = Mesh {
     // The command Argo Workflows documents for istio-proxy (argoproj/argo-workflows@
     // f016ad89eb26 `docs/sidecar-injection.md`): `pilot-agent request` POSTs to Envoy's admin
     // port (15000 by default; istio@86c9f01fd735 `pilot/cmd/pilot-agent/app/request.go`),
-    // whose /quitquitquit stops Envoy, and pilot-agent with it (FACTS.md).
+    // whose /quitquitquit stops Envoy (FACTS.md), and pilot-agent with it: its agent returns
+    // once Envoy has exited (`pkg/envoy/agent.go` `Run`).
     argo_kill: super::KillCommand {
         argv: r#"["pilot-agent", "request", "POST", "quitquitquit"]"#,
         needs: &[],
