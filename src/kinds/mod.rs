@@ -350,6 +350,18 @@ pub enum Lookup<'k> {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Kinds {
     rows: Vec<KindRow>,
+    /// The kinds' names, without repeats: what the quick path looks up for every document,
+    /// before it knows the group.
+    names: Vec<Box<str>>,
+    /// Bit [`slot`] of each name set: a kind whose bit is clear is none of them, which is
+    /// the answer for most documents of a chart, found without comparing names.
+    filter: [u64; 4],
+}
+
+/// A name's bit in [`Kinds::filter`], from its first byte and its length.
+fn slot(kind: &str) -> usize {
+    let first = kind.bytes().next().map_or(0, usize::from);
+    (first * 31 + kind.len()) % 256
 }
 
 impl Default for Kinds {
@@ -361,10 +373,25 @@ impl Default for Kinds {
 impl Kinds {
     /// The built-in rows.
     pub fn builtin() -> &'static Kinds {
-        static TABLE: std::sync::LazyLock<Kinds> = std::sync::LazyLock::new(|| Kinds {
-            rows: builtin::rows(),
-        });
+        static TABLE: std::sync::LazyLock<Kinds> =
+            std::sync::LazyLock::new(|| Kinds::of(builtin::rows()));
         &TABLE
+    }
+
+    fn of(rows: Vec<KindRow>) -> Kinds {
+        let mut names: Vec<Box<str>> = rows.iter().map(|r| r.kind.as_str().into()).collect();
+        names.sort_unstable();
+        names.dedup();
+        let mut filter = [0u64; 4];
+        for n in &names {
+            let s = slot(n);
+            filter[s / 64] |= 1 << (s % 64);
+        }
+        Kinds {
+            rows,
+            names,
+            filter,
+        }
     }
 
     /// The built-in row of a group and kind, if there is one.
@@ -375,13 +402,16 @@ impl Kinds {
     /// Puts the rows the config gives in front of the others, replacing those an earlier
     /// config gave.
     pub fn set_config_rows(&mut self, rows: Vec<KindRow>) {
-        self.rows.retain(|r| r.origin == Origin::Builtin);
-        self.rows.splice(0..0, rows);
+        let mut all = rows;
+        all.extend(self.rows.drain(..).filter(|r| r.origin == Origin::Builtin));
+        *self = Kinds::of(all);
     }
 
     #[cfg(test)]
     pub(crate) fn push_for_tests(&mut self, row: KindRow) {
-        self.rows.insert(0, row);
+        let mut all = vec![row];
+        all.append(&mut self.rows);
+        *self = Kinds::of(all);
     }
 
     pub fn rows(&self) -> &[KindRow] {
@@ -396,7 +426,11 @@ impl Kinds {
     /// Whether any row is for a kind of this name (what the quick path asks, before it
     /// knows the group).
     pub fn has_kind(&self, kind: &str) -> bool {
-        self.rows.iter().any(|r| r.kind == kind)
+        let s = slot(kind);
+        if self.filter[s / 64] & (1 << (s % 64)) == 0 {
+            return false;
+        }
+        self.names.iter().any(|n| **n == *kind)
     }
 
     /// The row for an object's `apiVersion` and `kind`.
@@ -483,6 +517,26 @@ mod tests {
         assert!(matches!(k.lookup("tekton.dev/v1", "Task"), Lookup::None));
         assert_eq!(split_api_version("v1"), ("", "v1"));
         assert_eq!(split_api_version("a.b/v2"), ("a.b", "v2"));
+    }
+
+    #[test]
+    fn every_kind_passes_the_filter() {
+        let k = Kinds::builtin();
+        for r in k.rows() {
+            assert!(k.has_kind(&r.kind), "{}", r.kind);
+        }
+        for other in [
+            "ConfigMap",
+            "Deployment",
+            "Service",
+            "Secret",
+            "Task",
+            "",
+            "J",
+            "Jo",
+        ] {
+            assert!(!k.has_kind(other), "{other}");
+        }
     }
 
     #[test]
