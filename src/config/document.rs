@@ -339,74 +339,7 @@ pub struct ConfigSpec {
     ///     fixes: [native]
     /// ```
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub kinds: Option<Vec<Located<KindEntry>>>,
-}
-
-/// One entry of `kinds`.
-#[derive(Clone, Debug, Default, PartialEq, Eq, Deserialize, Serialize, JsonSchema)]
-#[serde(deny_unknown_fields, rename_all = "camelCase")]
-#[schemars(extend("oneOf" = [{ "required": ["apiVersion"] }, { "required": ["group"] }]))]
-pub struct KindEntry {
-    /// The kind's `apiVersion`, `group/version` (`v1` for the core group): this version
-    /// only. Give this or `group`.
-    ///
-    /// ```yaml
-    /// apiVersion: k6.io/v1alpha1
-    /// ```
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^([^/\s]+/)?[^/\s]+$"))]
-    pub api_version: Option<String>,
-    /// The kind's API group, for every version of it (`""` for the core group). Give this
-    /// or `apiVersion`.
-    ///
-    /// ```yaml
-    /// group: k6.io
-    /// ```
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(regex(pattern = r"^[^/\s]*$"))]
-    pub group: Option<String>,
-    /// The kind, as written in `kind:`.
-    ///
-    /// ```yaml
-    /// kind: TestRun
-    /// ```
-    #[schemars(regex(pattern = r"^\S+$"))]
-    pub kind: String,
-    /// Where the pod templates are, from the object's root: keys separated by `.`, `[*]`
-    /// after a key for every item of its list, `*` for every value of a mapping (quote a
-    /// path with `[*]` or `*` in a flow list). Needed for a kind meshjob does not know; not
-    /// allowed for a built-in one.
-    ///
-    /// ```yaml
-    /// podTemplates:
-    ///   - spec.runner
-    ///   - spec.replicatedJobs[*].template.spec.template
-    /// ```
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(extend("items" = { "type": "string", "pattern": POD_TEMPLATE_PATTERN }))]
-    pub pod_templates: Option<Vec<String>>,
-    /// The fixes its pods may get: `native` (the mesh's native-sidecar annotation),
-    /// `wrapper` (the entrypoint wrapper). An empty list leaves the kind alone.
-    ///
-    /// ```yaml
-    /// fixes: [native, wrapper]
-    /// ```
-    pub fixes: Vec<FixName>,
-}
-
-/// The schema's pattern for a pod template path (`crate::kinds::Pattern::parse`).
-const POD_TEMPLATE_PATTERN: &str = r"^(\*|[^.\[\]*\s]+(\[\*\])?)(\.(\*|[^.\[\]*\s]+(\[\*\])?))*$";
-
-/// A fix, in `kinds`.
-#[derive(
-    Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Deserialize, Serialize, JsonSchema,
-)]
-#[serde(rename_all = "lowercase")]
-pub enum FixName {
-    /// The mesh's native-sidecar annotation.
-    Native,
-    /// The entrypoint wrapper.
-    Wrapper,
+    pub kinds: Option<Vec<Located<super::kinds::KindEntry>>>,
 }
 
 /// The schema's pattern for `istioVersion` and `kubernetesVersion`.
