@@ -162,7 +162,7 @@ pub(crate) fn plan(
         ));
         return false;
     };
-
+    let spath = t.spec_path();
     if let Some(f) = shared_node_finding(spec, oref) {
         out.push(f);
         return false;
@@ -289,7 +289,7 @@ pub(crate) fn plan(
         ensure_named_item(
             ed,
             spec,
-            &t.spec_path(),
+            &spath,
             "volumes",
             Out::Map(vec![
                 ("name".into(), Out::Str(PEERS_VOLUME.into())),
