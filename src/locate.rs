@@ -1,10 +1,12 @@
 //! Finds what to change: the pods of the kinds in the kinds table (`crate::kinds`).
 //!
-//! A target is a pod template (or pod metadata) at one of a kind's paths, in an object at
-//! the top level of a document or among the `items` of a `kind: List` (or a KRM
-//! `ResourceList`). Look-alikes (other API groups, kinds nested in other kinds, objects
-//! embedded in strings) are never targets. Whether and how each pod is fixed is decided
-//! later (`decide`).
+//! A target is a batch pod template (or pod metadata) at one of a kind's paths, in an object
+//! at the top level of a document, among the `items` of a `kind: List` (or a KRM
+//! `ResourceList`), or where a kind embeds a whole object ([`Shape::Object`], Katib's
+//! `trialSpec`). Look-alikes (other API groups, kinds nested elsewhere in other kinds,
+//! objects embedded in strings) are never targets, nor are pods that run until stopped
+//! (`restartPolicy: Always`). Whether and how each pod is fixed is decided later
+//! (`decide`).
 
 use crate::finding::{Finding, ObjectRef, Rule, describe, object_ref};
 use crate::kinds::{Fixes, KindRow, Kinds, Layers, Lookup, Pattern, RestartPolicy, Shape, Step};
