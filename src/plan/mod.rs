@@ -3,9 +3,11 @@
 
 pub(crate) mod annotation;
 pub(crate) mod container;
+mod endpoint;
 pub(crate) mod env;
 pub(crate) mod kill_command;
 pub(crate) mod own_fixes;
+mod peers;
 pub(crate) mod planner;
 pub(crate) mod revert;
 pub mod script;
