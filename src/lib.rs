@@ -57,6 +57,7 @@ pub use run::{
 };
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;
+pub use yaml::path::Seg;
 pub use yaml::simple::head as quick_head;
 pub use yaml::split::pieces as split_pieces;
 pub use yaml::text::line_col;

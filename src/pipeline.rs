@@ -353,6 +353,10 @@ mod tests {
         for kind in [
             "Job",
             "CronJob",
+            "Pod",
+            "Workflow",
+            "PyTorchJob",
+            "Experiment",
             "List",
             "ResourceList",
             "IstioOperator",
@@ -364,6 +368,15 @@ mod tests {
         assert!(may_matter(k, "ConfigMap", Some("istio-1-22")));
         assert!(may_matter(k, "ConfigMap", None));
         assert!(!may_matter(k, "ConfigMap", Some("app")));
-        assert!(!may_matter(k, "Deployment", None));
+        for kind in [
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "Service",
+            "Task",
+            "RayCluster",
+        ] {
+            assert!(!may_matter(k, kind, None), "{kind}");
+        }
     }
 }

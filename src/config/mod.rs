@@ -7,6 +7,7 @@
 mod document;
 mod duration;
 mod flags;
+mod kinds;
 mod parse;
 pub(crate) mod quit_url;
 
@@ -233,6 +234,12 @@ impl MeshJobConfig {
                 })?;
             }
         }
+        if let Some(entries) = &spec.kinds {
+            let rows = entries.iter().map(|e| {
+                kinds::row(e).map_err(|why| error(position(e), format!("invalid `kinds`: {why}")))
+            });
+            checked.kinds = Some(rows.collect::<Result<_, _>>()?);
+        }
         Ok(checked)
     }
 
@@ -291,6 +298,9 @@ impl MeshJobConfig {
                 settings.sidecars.push(s.value.clone());
             }
         }
+        if let Some(rows) = checked.kinds {
+            settings.kinds.set_config_rows(rows);
+        }
         Ok(())
     }
 
@@ -333,6 +343,11 @@ impl MeshJobConfig {
                         .map(Located::new)
                         .collect(),
                 ),
+                kinds: Some(
+                    (settings.kinds.config_rows())
+                        .map(|r| Located::new(kinds::entry(r)))
+                        .collect(),
+                ),
             },
             ..MeshJobConfig::default()
         }
@@ -347,6 +362,7 @@ struct Checked {
     istio: Option<Version>,
     kubernetes: Option<Version>,
     linkerd: Option<Version>,
+    kinds: Option<Vec<crate::kinds::KindRow>>,
 }
 
 fn position<T>(value: &Located<T>) -> (usize, usize) {

@@ -30,6 +30,17 @@ fn level(
             .and_then(|l| l.get(key))
             .and_then(Node::as_str)
     };
+    level_by(mesh, &lookup, keys, pod)
+}
+
+/// [`level`], reading each key's value in `labels` or `annotations` with `lookup`: for
+/// metadata laid in layers (`pod::Variant`).
+pub(super) fn level_by<'n>(
+    mesh: &Mesh,
+    lookup: &dyn Fn(&str, &str) -> Option<&'n str>,
+    keys: &[MarkerKey],
+    pod: Option<&Pod<'_>>,
+) -> Option<Seen> {
     let mut found: Vec<(Marker, String)> = Vec::new();
     for k in keys {
         let label = || lookup("labels", k.key).map(|v| ("label", v));
