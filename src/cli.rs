@@ -136,13 +136,20 @@ pub fn main() -> ExitCode {
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
-            let code = if e.use_stderr() {
-                exit::TROUBLE
+            if e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::from(exit::TROUBLE);
+            }
+            // `--help` and `--version` go to stdout, which must take them.
+            let help = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                e.render().ansi().to_string()
             } else {
-                exit::OK
+                e.render().to_string()
             };
-            let _ = e.print();
-            return ExitCode::from(code);
+            return ExitCode::from(match console::stdout(help.as_bytes()) {
+                Ok(()) => exit::OK,
+                Err(w) => console::trouble(&console::cannot_write_stdout(&w)),
+            });
         }
     };
     let (mode, args) = match cli.command {
@@ -214,10 +221,9 @@ pub fn main() -> ExitCode {
 
 /// Prints a command's whole output; its exit status.
 fn print(text: &str) -> u8 {
-    if console::stdout(text.as_bytes()) {
-        exit::OK
-    } else {
-        exit::TROUBLE
+    match console::stdout(text.as_bytes()) {
+        Ok(()) => exit::OK,
+        Err(e) => console::trouble(&console::cannot_write_stdout(&e)),
     }
 }
 

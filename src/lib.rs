@@ -53,12 +53,13 @@ pub use plan::script;
 pub use plan::{plan_doc, plan_doc_in};
 pub use rules::{TABLE as RULES, docs_index as rules_index};
 pub use run::{
-    Outcome, Pieces, ProcessOptions, once_per_text, process, process_pieces, process_reference,
-    process_with,
+    Growth, Outcome, Pieces, ProcessOptions, once_per_text, process, process_pieces,
+    process_reference, process_with,
 };
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;
 pub use version::{Given, Origin as VersionOrigin, Place};
+pub use yaml::path::Seg;
 pub use yaml::simple::head as quick_head;
 pub use yaml::split::pieces as split_pieces;
 pub use yaml::text::line_col;

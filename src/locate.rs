@@ -1,14 +1,16 @@
 //! Finds what to change: the pods of the kinds in the kinds table (`crate::kinds`).
 //!
-//! A target is a pod template (or pod metadata) at one of a kind's paths, in an object at
-//! the top level of a document or among the `items` of a `kind: List` (or a KRM
-//! `ResourceList`). Look-alikes (other API groups, kinds nested in other kinds, objects
-//! embedded in strings) are never targets. Whether and how each pod is fixed is decided
-//! later (`decide`).
+//! A target is a batch pod template (or pod metadata) at one of a kind's paths, in an object
+//! at the top level of a document, among the `items` of a `kind: List` (or a KRM
+//! `ResourceList`), or where a kind embeds a whole object ([`Shape::Object`], Katib's
+//! `trialSpec`). Look-alikes (other API groups, kinds nested elsewhere in other kinds,
+//! objects embedded in strings) are never targets, nor are pods that run until stopped
+//! (`restartPolicy: Always`). Whether and how each pod is fixed is decided later
+//! (`decide`).
 
 use crate::finding::{Finding, ObjectRef, Rule, describe, object_ref};
-use crate::kinds::{KindRow, Kinds, Lookup, Pattern, RestartPolicy, Shape, Step};
-use crate::pod::Pod;
+use crate::kinds::{Fixes, KindRow, Kinds, Layers, Lookup, Pattern, RestartPolicy, Shape, Step};
+use crate::pod::{Pod, Variant};
 use crate::yaml::path::{Path, Seg, key};
 use crate::yaml::tree::{Kind, Node};
 use std::fmt;
@@ -52,7 +54,7 @@ pub(crate) fn objects(root: &Node) -> Vec<(&Node, Path, bool)> {
 pub fn locate<'d>(root: &'d Node, kinds: &Kinds) -> Found<'d> {
     let mut out = Found::default();
     for (obj, path, _) in objects(root) {
-        object(obj, path, kinds, &mut out);
+        object(obj, path, kinds, &mut out, None);
     }
     out
 }
@@ -67,17 +69,38 @@ fn all_str_of<'n>(map: &'n Node, k: &'n str) -> impl Iterator<Item = &'n str> {
         .filter_map(|e| e.value.as_str())
 }
 
-fn object<'d>(obj: &'d Node, path: Path, kinds: &Kinds, out: &mut Found<'d>) {
+/// What an embedded object's pods inherit from the object that holds it (a Katib
+/// Experiment's `trialSpec`): its name for findings, and the fixes it allows.
+struct Within<'a> {
+    oref: &'a ObjectRef,
+    fixes: Fixes,
+}
+
+fn object<'d>(
+    obj: &'d Node,
+    path: Path,
+    kinds: &Kinds,
+    out: &mut Found<'d>,
+    within: Option<&Within<'_>>,
+) {
     if obj.entries().is_none() {
         return;
     }
+    let own_ref;
+    let oref = match within {
+        Some(w) => w.oref,
+        None => {
+            own_ref = object_ref(obj);
+            &own_ref
+        }
+    };
     if obj.duplicate_key().is_some() {
         // `kind` or `apiVersion` twice may make it a target for one reader and not another.
         let target = all_str_of(obj, "apiVersion").any(|api| {
             all_str_of(obj, "kind").any(|k| !matches!(kinds.lookup(api, k), Lookup::None))
         });
         if target {
-            if let Some(f) = duplicate_key_finding(obj, &object_ref(obj), "the object") {
+            if let Some(f) = duplicate_key_finding(obj, oref, "the object") {
                 out.findings.push(f);
             }
             return;
@@ -88,25 +111,41 @@ fn object<'d>(obj: &'d Node, path: Path, kinds: &Kinds, out: &mut Found<'d>) {
     };
     let row = match kinds.lookup(api, kind) {
         Lookup::Row(row) => row,
-        Lookup::UnknownVersion(_) | Lookup::None => return,
+        Lookup::UnknownVersion(row) => {
+            out.findings.push(unknown_version(obj, oref, api, row));
+            return;
+        }
+        Lookup::None => return,
     };
-    let oref = object_ref(obj);
+    let fixes = within.map_or(row.fixes, |w| w.fixes.narrow(row.fixes));
+    if fixes.is_none() {
+        return;
+    }
     let mut walk = Walk {
-        oref: &oref,
+        oref,
         obj,
         row,
+        fixes,
+        kinds,
+        reached: 0,
         out,
     };
     for pattern in &row.templates {
-        let before = walk.out.pods.len();
+        if let Some(w) = &pattern.when {
+            let v = obj.path(w.path).and_then(Node::as_str).unwrap_or(w.default);
+            if !w.values.contains(&v) {
+                continue;
+            }
+        }
+        let before = walk.reached;
         let refused = walk.out.findings.len();
         walk.follow(pattern, pattern.steps(), obj, None, path.clone());
-        if walk.out.pods.len() == before && walk.out.findings.len() == refused {
+        if walk.reached == before && walk.out.findings.len() == refused && !pattern.optional {
             walk.out.findings.push(
                 Finding::warning(
                     Rule::NoPodTemplate,
                     obj.start,
-                    format!("{} has no {pattern}; nothing to do", describe(&oref)),
+                    format!("{} has no {pattern}; nothing to do", describe(oref)),
                 )
                 .with_object(Some(oref.clone())),
             );
@@ -114,11 +153,31 @@ fn object<'d>(obj: &'d Node, path: Path, kinds: &Kinds, out: &mut Found<'d>) {
     }
 }
 
+/// The note on an object of a known kind and group at a version meshjob does not know.
+fn unknown_version(obj: &Node, oref: &ObjectRef, api: &str, row: &KindRow) -> Finding {
+    Finding::info(
+        Rule::UnknownVersion,
+        obj.start,
+        format!(
+            "{}: {api} is not a version of {} that meshjob knows ({}); left alone",
+            describe(oref),
+            row.kind,
+            row.api_versions()
+        ),
+    )
+    .with_object(Some(oref.clone()))
+}
+
 /// Follows the patterns of one object's kind to its pods.
 struct Walk<'a, 'd> {
     oref: &'a ObjectRef,
     obj: &'d Node,
     row: &'a KindRow,
+    /// The fixes the pods may get.
+    fixes: Fixes,
+    kinds: &'a Kinds,
+    /// How many nodes at the end of a pattern were reached.
+    reached: usize,
     out: &'a mut Found<'d>,
 }
 
@@ -141,6 +200,7 @@ impl<'d> Walk<'_, 'd> {
             return;
         }
         let Some((step, rest)) = steps.split_first() else {
+            self.reached += 1;
             self.template(pattern, node, parent, path);
             return;
         };
@@ -177,7 +237,7 @@ impl<'d> Walk<'_, 'd> {
         }
     }
 
-    /// A node at the end of a pattern: a pod, or a finding.
+    /// A node at the end of a pattern: a pod, an embedded object, or a finding.
     fn template(
         &mut self,
         pattern: &Pattern,
@@ -186,10 +246,18 @@ impl<'d> Walk<'_, 'd> {
         path: Path,
     ) {
         let oref = self.oref;
+        if pattern.shape == Shape::Object {
+            let within = Within {
+                oref,
+                fixes: self.fixes,
+            };
+            object(node, path, self.kinds, self.out, Some(&within));
+            return;
+        }
         // The pod template and the mappings its edits go through or decisions read: a key
         // written twice there is refused for the whole pod.
         let subs: &[&[&str]] = match pattern.shape {
-            Shape::Template => &[
+            Shape::Template | Shape::Object => &[
                 &[],
                 &["spec"],
                 &["metadata"],
@@ -197,6 +265,9 @@ impl<'d> Walk<'_, 'd> {
                 &["metadata", "labels"],
             ],
             Shape::Metadata => &[&[], &["annotations"], &["labels"]],
+            Shape::MetadataIn { key, .. } => {
+                &[&[], &[key], &[key, "annotations"], &[key, "labels"]]
+            }
         };
         for sub in subs {
             let Some(n) = node.path(sub) else { continue };
@@ -225,6 +296,10 @@ impl<'d> Walk<'_, 'd> {
             return;
         }
         let restart = self.restart_policy(pattern.shape, node, parent);
+        // A pod that runs until it is stopped (a bare Pod's default) is not a batch pod.
+        if !restart.is_batch() {
+            return;
+        }
         self.out.pods.push(Pod {
             object: oref.clone(),
             object_node: self.obj,
@@ -232,7 +307,12 @@ impl<'d> Walk<'_, 'd> {
             path,
             shape: pattern.shape,
             restart,
-            fixes: self.row.fixes,
+            fixes: self.fixes,
+            fallback: pattern.fallback,
+            variants: pattern
+                .layers
+                .map(|l| variants(node, &l))
+                .unwrap_or_default(),
             inherited: Vec::new(),
         });
     }
@@ -243,16 +323,40 @@ impl<'d> Walk<'_, 'd> {
         let at = self.row.restart;
         let beside = parent
             .filter(|_| at.beside_template)
-            .and_then(|p| p.str("restartPolicy"));
+            .and_then(|p| p.str("restartPolicy"))
+            // A Kubeflow replica's `ExitCode` makes the pod `Never` (see `kinds::builtin`).
+            .map(|v| if v == "ExitCode" { "Never" } else { v });
         let own = match shape {
             Shape::Template => node.path(&["spec", "restartPolicy"]).and_then(Node::as_str),
-            Shape::Metadata => None,
+            Shape::Metadata | Shape::MetadataIn { .. } | Shape::Object => None,
         };
         beside
             .or(own)
             .and_then(RestartPolicy::parse)
             .unwrap_or(at.default)
     }
+}
+
+/// The variants of a pod whose metadata has layers laid over it: each item of the list
+/// that runs pods, with the common layers and its own metadata.
+fn variants<'d>(node: &'d Node, layers: &Layers) -> Vec<Variant<'d>> {
+    let common: Vec<&Node> = (layers.common.iter())
+        .filter_map(|p| node.path(p))
+        .filter(|m| m.entries().is_some())
+        .collect();
+    let each = &layers.each;
+    let items = node.get(each.list).and_then(Node::items).unwrap_or(&[]);
+    items
+        .iter()
+        .filter(|t| each.runs_pod.iter().any(|k| t.get(k).is_some()))
+        .map(|t| {
+            let own = t.get(each.metadata).filter(|m| m.entries().is_some());
+            Variant {
+                name: t.str(each.name).unwrap_or_default(),
+                layers: common.iter().copied().chain(own).collect(),
+            }
+        })
+        .collect()
 }
 
 /// Why editing through `node` is refused, when it is an alias, has an anchor, or uses a
@@ -398,6 +502,7 @@ mod tests {
                 default: RestartPolicy::OnFailure,
             },
             fixes: crate::kinds::Fixes::ALL,
+            origin: crate::kinds::Origin::Config,
         });
         let doc = "apiVersion: example.com/v1\nkind: Trainer\nspec:\n  roles:\n    A: {restartPolicy: Never, template: {spec: {restartPolicy: OnFailure}}}\n    B: {template: {spec: {}}}\n  jobs:\n  - meta: {}\n  - meta: {annotations: {}}\n";
         let docs = parse_stream(doc).unwrap();

@@ -55,7 +55,7 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
     let all = 0..text.len();
     let whole = std::slice::from_ref(&all);
     let ctx = RunContext::of_stream(text, whole, opts.namespaces);
-    let p = process_pieces(text, whole, settings, opts, &ctx, None, false);
+    let p = process_pieces(text, whole, settings, opts, &ctx, Growth::None, false);
     if let Some((_, f)) = p.fatal {
         return Outcome::fatal(text, f);
     }
@@ -102,29 +102,57 @@ pub struct Pieces {
     pub fatal: Option<(usize, Finding)>,
     /// Where the first edit is.
     pub first_edit: Option<usize>,
-    /// Growing (stdin): what the pieces added to the context, in order, when anything.
+    /// Under [`Growth::From`]: what the pieces past the first pass added to the context, in
+    /// order, when anything.
     pub adds: Option<RunContext>,
-    /// Growing: where the first piece that decided a pod starts, and where the first piece
-    /// that said something about versions does.
+    /// Under [`Growth::From`]: where the first piece that decided a pod starts, and where the
+    /// first piece past the first pass that said something about versions does.
     pub first_pod: Option<usize>,
     pub first_versions: Option<usize>,
+    /// Under [`Growth::From`]: per piece processed, in order, the namespaces of its pods and
+    /// the namespaces its own `Namespace` documents say something new about, for the check
+    /// that no Namespace comes after a pod it would have placed.
+    pub grown: Vec<Grown>,
 }
 
-/// Where a batch starts in its stream, for a context that grows as the stream is read: what
-/// its documents say applies from there on.
-#[derive(Clone, Copy, Debug, Default)]
+/// What one piece says about namespaces, under [`Growth::From`].
+#[derive(Debug, Default)]
+pub struct Grown {
+    /// The piece's index.
+    pub piece: usize,
+    /// The `metadata.namespace` of each of its pods' objects (when not empty).
+    pub pods: Vec<String>,
+    /// The namespaces its `Namespace` documents say something new about (mesh markers,
+    /// ambient mode, annotations the injectors copy); only for pieces past the first pass.
+    pub marks: Vec<String>,
+}
+
+/// Where a text starts in its stream (a batch of stdin): the places of the versions its
+/// documents say are in the stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct Start {
-    /// Byte offset and line breaks before the batch.
+    /// Byte offset and line breaks before the text.
     pub offset: usize,
     pub line: usize,
 }
 
+/// Where the pieces' own context documents (`Namespace` documents, and documents that say
+/// something about versions) count.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Growth {
+    /// `ctx` holds what the whole stream says (a first pass read it all).
+    None,
+    /// `ctx` holds what the stream says up to offset `from` in the text (a first pass read
+    /// that far: stdin's read-ahead); a piece that starts there or later adds what it says,
+    /// which applies from that piece on, and a version that disagrees with what came before
+    /// is reported there. Each piece reports what it says about namespaces
+    /// ([`Pieces::grown`]). `start`: where the text starts in its stream.
+    From { from: usize, start: Start },
+}
+
 /// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
-/// through unparsed. `grow` (stdin, read once): `ctx` holds what the stream said before
-/// these pieces, which start at `grow` in the stream, and what each piece says (its
-/// `Namespace` documents, its versions) applies from that piece on; a version that
-/// disagrees with what came before is reported there. `None`: `ctx` holds the whole
-/// stream's.
+/// through unparsed. `growth`: whether `ctx` holds what the whole stream says, or only what
+/// it says before some offset.
 #[allow(clippy::too_many_arguments)]
 pub fn process_pieces(
     text: &str,
@@ -132,7 +160,7 @@ pub fn process_pieces(
     settings: &Settings,
     opts: ProcessOptions<'_>,
     ctx: &RunContext,
-    grow: Option<Start>,
+    growth: Growth,
     quick: bool,
 ) -> Pieces {
     let mut run = Pieces {
@@ -142,16 +170,22 @@ pub fn process_pieces(
     let mut grown: Option<RunContext> = None;
     // Injected proxies are looked for in documents of any kind only where the batch spells
     // a word of theirs.
-    let proxies = grow.is_some() && memchr::memmem::find(text.as_bytes(), b"proxy").is_some();
+    let growing = matches!(growth, Growth::From { .. });
+    let proxies = growing && memchr::memmem::find(text.as_bytes(), b"proxy").is_some();
     let mut lines = crate::decide::Lines::default();
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
-        let head = if quick || grow.is_some() {
+        let head = if quick || growing {
             simple::head(piece)
         } else {
             None
         };
-        if let Some(start) = grow
+        let mut said = growing.then(|| Grown {
+            piece: i,
+            ..Grown::default()
+        });
+        if let (Growth::From { from, start }, Some(said)) = (growth, &mut said)
+            && p.start >= from
             && ctx.wants(piece, head.as_ref(), proxies)
         {
             let base = Base {
@@ -162,6 +196,7 @@ pub fn process_pieces(
             let mut here = RunContext::default();
             if here.add_wanted(piece, &base) {
                 let before = grown.as_ref().unwrap_or(ctx);
+                said.marks = before.news(&here);
                 if !here.versions.is_empty() {
                     run.first_versions.get_or_insert(p.start);
                     let news = before.versions.new_conflicts(&here.versions, settings);
@@ -182,12 +217,18 @@ pub fn process_pieces(
                 .as_ref()
                 .is_none_or(|h| may_be_target_head(h, &settings.kinds));
         let part = if target {
-            process_piece(piece, settings, opts, ctx)
+            process_piece(piece, settings, opts, ctx, said.is_some())
         } else {
             Part::default()
         };
         if part.pods {
             run.first_pod.get_or_insert(p.start);
+        }
+        if let Some(mut said) = said {
+            said.pods = part.namespaces;
+            if !said.pods.is_empty() || !said.marks.is_empty() {
+                run.grown.push(said);
+            }
         }
         let shift = |mut f: Finding| {
             f.offset += p.start;
@@ -244,14 +285,18 @@ struct Part {
     first_edit: Option<usize>,
     /// It decided a pod.
     pods: bool,
+    /// The namespaces of its pods, when asked for.
+    namespaces: Vec<String>,
 }
 
-/// Parses, plans, splices and verifies one piece of text.
+/// Parses, plans, splices and verifies one piece of text. `list_namespaces`: list the
+/// namespaces of its pods ([`Part::namespaces`]).
 fn process_piece(
     text: &str,
     settings: &Settings,
     opts: ProcessOptions<'_>,
     ctx: &RunContext,
+    list_namespaces: bool,
 ) -> Part {
     let fatal = |f: Finding| Part {
         fatal: Some(f),
@@ -275,6 +320,14 @@ fn process_piece(
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     let mut pods = false;
+    let mut namespaces = Vec::new();
+    for doc in docs.iter().filter(|_| list_namespaces) {
+        for t in crate::locate::locate(&doc.root, &settings.kinds).pods {
+            if !t.object.namespace.is_empty() && !namespaces.contains(&t.object.namespace) {
+                namespaces.push(t.object.namespace.clone());
+            }
+        }
+    }
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
         pods |= p.pods > 0;
@@ -312,6 +365,7 @@ fn process_piece(
         return Part {
             findings,
             pods,
+            namespaces,
             ..Part::default()
         };
     }
@@ -323,6 +377,7 @@ fn process_piece(
             fatal: None,
             first_edit,
             pods,
+            namespaces,
         },
         Err(e) => Part {
             first_edit,
@@ -370,6 +425,10 @@ mod tests {
         for kind in [
             "Job",
             "CronJob",
+            "Pod",
+            "Workflow",
+            "PyTorchJob",
+            "Experiment",
             "List",
             "ResourceList",
             "IstioOperator",
@@ -381,6 +440,15 @@ mod tests {
         assert!(may_matter(k, "ConfigMap", Some("istio-1-22")));
         assert!(may_matter(k, "ConfigMap", None));
         assert!(!may_matter(k, "ConfigMap", Some("app")));
-        assert!(!may_matter(k, "Deployment", None));
+        for kind in [
+            "Deployment",
+            "StatefulSet",
+            "DaemonSet",
+            "Service",
+            "Task",
+            "RayCluster",
+        ] {
+            assert!(!may_matter(k, kind, None), "{kind}");
+        }
     }
 }

@@ -3,7 +3,7 @@
 //! after `locate` reads pods through it, never `spec.containers` by hand.
 
 use crate::finding::ObjectRef;
-use crate::kinds::{Fixes, RestartPolicy, Shape};
+use crate::kinds::{Fallback, Fixes, RestartPolicy, Shape};
 use crate::yaml::path::{Path, Seg, child};
 use crate::yaml::tree::{Entry, Node};
 
@@ -21,8 +21,13 @@ pub struct Pod<'d> {
     pub path: Path,
     pub(crate) shape: Shape,
     pub(crate) restart: RestartPolicy,
-    /// The fixes the pod's kind allows.
+    /// The fixes the pod's kind allows (within those of the kind that embeds it, if any).
     pub fixes: Fixes,
+    /// What the pod gets where native sidecars are impossible and the wrapper not allowed.
+    pub fallback: Option<Fallback>,
+    /// The kinds of pods made from this pod metadata with other metadata laid over it (an
+    /// Argo Workflow's templates); empty when every pod gets the metadata as written.
+    pub variants: Vec<Variant<'d>>,
     /// Annotations the pod gets from its Namespace document at injection, where the pod has
     /// none of its own (`Mesh::namespace_annotations`); filled in by `plan` from the run.
     pub inherited: Vec<Inherited>,
@@ -35,6 +40,24 @@ pub struct Inherited {
     pub value: String,
     /// The Namespace's name.
     pub namespace: String,
+}
+
+/// One kind of pod made from a pod's metadata with more metadata laid over it, key by key.
+#[derive(Debug)]
+pub struct Variant<'d> {
+    /// Its name (an Argo template's), for messages.
+    pub name: &'d str,
+    /// The metadata mappings laid over the pod's, in order: the last one that has a key
+    /// wins.
+    pub layers: Vec<&'d Node>,
+}
+
+impl<'d> Variant<'d> {
+    /// The value of `key` in the `place` (`labels` or `annotations`) of the layers, the
+    /// last that has it.
+    pub fn get(&self, place: &str, key: &str) -> Option<&'d str> {
+        (self.layers.iter().rev()).find_map(|m| m.get(place)?.get(key)?.as_str())
+    }
 }
 
 /// Which list of the pod spec a container is in.
@@ -92,26 +115,31 @@ impl<'d> Pod<'d> {
         crate::finding::describe(&self.object)
     }
 
-    /// The pod's metadata mapping node (`metadata` of a template; the node itself for pod
-    /// metadata), if written.
-    pub fn metadata(&self) -> Option<&'d Node> {
+    /// The mapping that holds the pod's metadata, the key it holds it under, and the key
+    /// before which a new one goes (`""`: at the end); `None` when the pod's node is its
+    /// metadata itself.
+    pub fn metadata_holder(&self) -> Option<(&'d Node, &'static str, &'static str)> {
         match self.shape {
-            Shape::Template => self.template.get("metadata"),
-            Shape::Metadata => Some(self.template),
+            Shape::Template | Shape::Object => Some((self.template, "metadata", "spec")),
+            Shape::MetadataIn { key, before } => Some((self.template, key, before)),
+            Shape::Metadata => None,
         }
     }
 
-    /// Whether the node at the kind's pattern is the pod's metadata itself (a kind that
-    /// keeps pod metadata alone), rather than a template holding `metadata`.
-    pub(crate) fn metadata_is_template(&self) -> bool {
-        self.shape == Shape::Metadata
+    /// The pod's metadata mapping node (`metadata` of a template; the node itself for pod
+    /// metadata), if written.
+    pub fn metadata(&self) -> Option<&'d Node> {
+        match self.metadata_holder() {
+            Some((holder, key, _)) => holder.get(key),
+            None => Some(self.template),
+        }
     }
 
     /// Path to the pod's metadata.
     pub fn metadata_path(&self) -> Path {
-        match self.shape {
-            Shape::Template => child(&self.path, "metadata"),
-            Shape::Metadata => self.path.clone(),
+        match self.metadata_holder() {
+            Some((_, key, _)) => child(&self.path, key),
+            None => self.path.clone(),
         }
     }
 
@@ -154,7 +182,7 @@ impl<'d> Pod<'d> {
     pub fn spec(&self) -> Option<&'d Node> {
         match self.shape {
             Shape::Template => self.template.get("spec"),
-            Shape::Metadata => None,
+            Shape::Metadata | Shape::MetadataIn { .. } | Shape::Object => None,
         }
     }
 

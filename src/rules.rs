@@ -91,9 +91,11 @@ rules! {
     Rewritten = "MJ010", [Info], "rewritten";
     /// A document to edit has line breaks meshjob cannot edit around (a lone CR).
     LoneCarriageReturn = "MJ011", [Error], "lone CR line break";
+    /// On stdin past its read-ahead, a `Namespace` document after a pod it would place.
+    LateNamespace = "MJ012", [Error], "Namespace after its pods on stdin";
     /// meshjob's own output failed its checks; nothing was written.
     Internal = "MJ090", [Error], "internal error";
-    /// A Job or CronJob without a pod template.
+    /// An object of a kind meshjob fixes without the pod template its kind has.
     NoPodTemplate = "MJ101", [Warning], "no pod template";
     /// A pod template that is not a mapping.
     TemplateNotMapping = "MJ102", [Warning], "pod template is not a mapping";
@@ -121,6 +123,16 @@ rules! {
     VersionsReadLate = "MJ124", [Warning], "version read after its pods";
     /// A pod that two meshes would inject; left alone.
     MeshConflict = "MJ130", [Error], "two meshes";
+    /// A fix its kind does not allow, asked with `--strategy`: the pod is left as it is.
+    FixNotAllowed = "MJ140", [Error] refuses_pod, "fix not allowed for this kind";
+    /// A pod that only native sidecars can fix, with versions not known: nothing written.
+    NativeOnlyUnknown = "MJ141", [Warning], "native only, versions unknown";
+    /// A pod that only native sidecars can fix, which it cannot have: nothing written.
+    NoFixPossible = "MJ142", [Warning], "no fix possible";
+    /// Argo's kill-command annotation, written where native sidecars are impossible.
+    KillCommand = "MJ143", [Warning], "Argo kill command";
+    /// An object of a known kind at an apiVersion meshjob does not know: left alone.
+    UnknownVersion = "MJ144", [Info], "unknown version of a known kind";
     /// A pod spec without containers to wrap.
     NoContainers = "MJ201", [Error], "no containers";
     /// A `command` that cannot be wrapped.

@@ -2,7 +2,7 @@
 //! single-threaded reference it is held to (`pipeline::process_reference`).
 
 pub use crate::pipeline::{
-    Outcome, Pieces, ProcessOptions, once_per_text, process_pieces, process_reference,
+    Growth, Outcome, Pieces, ProcessOptions, once_per_text, process_pieces, process_reference,
 };
 
 use crate::config::Settings;

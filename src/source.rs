@@ -43,8 +43,19 @@ pub struct Expansion {
     /// Files and directories given by name that an exclude pattern leaves out:
     /// (name, pattern).
     pub excluded: Vec<(String, String)>,
-    /// Directories given by name with no YAML file in them.
-    pub empty: Vec<String>,
+    /// Directories given by name with no YAML file to check in them, each with what the
+    /// exclude patterns left out of it (empty when it holds no YAML file at all).
+    pub empty: Vec<(String, Vec<LeftOut>)>,
+}
+
+/// What one exclude pattern left out of a directory walk.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct LeftOut {
+    pub pattern: String,
+    /// YAML files it excluded.
+    pub files: usize,
+    /// Directories it excluded (their files were not looked at).
+    pub dirs: usize,
 }
 
 /// Whether an absolute path (a directory when the flag says so) is excluded: the pattern
@@ -71,6 +82,7 @@ pub fn expand(
         out: Expansion::default(),
         seen: Seen::default(),
         stdin: false,
+        left_out: Vec::new(),
     };
     for a in args {
         if a == "-" {
@@ -103,11 +115,13 @@ pub fn expand(
                     continue;
                 }
                 let before = w.out.inputs.len();
+                w.left_out.clear();
                 if w.seen.first_visit(&m) {
                     w.dir(&abs);
                 }
                 if w.out.inputs.len() == before && !w.covered(&abs) {
-                    w.out.empty.push(name);
+                    let left_out = std::mem::take(&mut w.left_out);
+                    w.out.empty.push((name, left_out));
                 }
             }
             Ok(m) => match (w.excluded)(&abs, false) {
@@ -128,9 +142,36 @@ struct Walk<'s, 'e, 'a> {
     /// Directories and files reached, so that each is an input once.
     seen: Seen,
     stdin: bool,
+    /// What the exclude patterns left out of the directory being walked.
+    left_out: Vec<LeftOut>,
 }
 
 impl Walk<'_, '_, '_> {
+    /// Whether `p` is excluded; the pattern is counted for the directory being walked.
+    fn excluded(&mut self, p: &Path, is_dir: bool) -> bool {
+        let Some(pattern) = (self.excluded)(p, is_dir) else {
+            return false;
+        };
+        let i = match self.left_out.iter().position(|l| l.pattern == pattern) {
+            Some(i) => i,
+            None => {
+                self.left_out.push(LeftOut {
+                    pattern,
+                    files: 0,
+                    dirs: 0,
+                });
+                self.left_out.len() - 1
+            }
+        };
+        let l = &mut self.left_out[i];
+        if is_dir {
+            l.dirs += 1;
+        } else {
+            l.files += 1;
+        }
+        true
+    }
+
     fn file(&mut self, abs: PathBuf, m: &std::fs::Metadata) {
         if !self.seen.first_visit(m) {
             return;
@@ -177,14 +218,14 @@ impl Walk<'_, '_, '_> {
                 Ok(m) if m.is_dir() => {
                     if is_chart_templates(&p) {
                         self.out.chart_templates.push(self.spelling.display(&p));
-                    } else if (self.excluded)(&p, true).is_none()
+                    } else if !self.excluded(&p, true)
                         // A directory reached twice (a symlink loop) is walked once.
                         && self.seen.first_visit(&m)
                     {
                         self.dir(&p);
                     }
                 }
-                Ok(m) if m.is_file() && is_yaml(&p) && (self.excluded)(&p, false).is_none() => {
+                Ok(m) if m.is_file() && is_yaml(&p) && !self.excluded(&p, false) => {
                     self.file(p, &m);
                 }
                 _ => {}

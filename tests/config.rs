@@ -26,6 +26,18 @@ const SCHEMA_CANNOT_TELL: &[(&str, &str)] = &[
         "drain-overflow",
         "a JSON Schema pattern does not check number ranges",
     ),
+    (
+        "kinds-builtin-widened",
+        "which kinds are built in, with which fixes, is not in the schema",
+    ),
+    (
+        "kinds-builtin-with-pod-templates",
+        "which kinds are built in is not in the schema",
+    ),
+    (
+        "kinds-no-pod-templates",
+        "which kinds are built in (and need no podTemplates) is not in the schema",
+    ),
 ];
 
 fn env_set(name: &str) -> bool {

@@ -10,11 +10,12 @@
 //! MESHJOB_FUZZ_SECONDS=60 MESHJOB_FUZZ_SEED=7 cargo test --release --test fuzz_smoke -- --ignored
 //! ```
 //!
-//! The run goes on past a failure until the time is up (or 50 failures): each failing input
-//! is written to `target/fuzz-smoke-crashes/`, the first two of each kind are listed, and the
-//! test fails at the end. Inputs that end in an internal error (verification caught a bad
-//! edit) are saved there too, for triage, without failing the run. Copy a fixed input into
-//! `testdata/regressions/`.
+//! The run goes on past a find until the time is up (or 50 finds): each input that breaks an
+//! invariant, and each that ends in an internal error (verification caught a bad edit: safe,
+//! since nothing is written, but a bug all the same), is written to
+//! `target/fuzz-smoke-crashes/`, the first two of each kind are listed, and the test fails at
+//! the end with the seed and the command that replays it. Copy a fixed input into
+//! `testdata/regressions/`, with a line in its README.
 
 mod common;
 
@@ -195,7 +196,7 @@ fn mutated_corpus_keeps_the_invariants() {
     let (mut runs, mut changed, mut fatal) = (0u64, 0u64, 0u64);
     let mut failures = Saved::new("crash", seed);
     let mut internal = Saved::new("internal", seed);
-    while Instant::now() < deadline && failures.total < MAX_FAILURES {
+    while Instant::now() < deadline && failures.total + internal.total < MAX_FAILURES {
         let mut text = seeds[rng.below(seeds.len())].clone();
         for _ in 0..1 + rng.below(6) {
             mutate(&mut rng, &seeds, &mut text);
@@ -204,7 +205,7 @@ fn mutated_corpus_keeps_the_invariants() {
         match result {
             Ok(Ok(out)) => match &out.fatal {
                 // Not an invariant of its own (the text is left alone), but a bug all the
-                // same: kept for triage and counted.
+                // same: a find.
                 Some(f) if f.message.starts_with("internal error") => {
                     fatal += 1;
                     internal.add(runs, &f.message, &text);
@@ -223,14 +224,16 @@ fn mutated_corpus_keeps_the_invariants() {
          {} internal errors, {} invariant failures",
         internal.total, failures.total
     );
-    internal.print("internal errors (not failures; kept for triage)");
+    internal.print("internal errors");
+    failures.print("invariant failures");
     assert!(runs > 0);
-    if failures.total > 0 {
-        failures.print("invariant failures");
+    if failures.total + internal.total > 0 {
         panic!(
-            "seed {seed}: {} inputs broke an invariant; the first of each kind are listed \
-             above with the files they were saved to",
-            failures.total
+            "seed {seed}: {} inputs broke an invariant and {} ended in an internal error; the \
+             first of each kind are listed above with the files they were saved to. Replay: \
+             MESHJOB_FUZZ_SECONDS={secs} MESHJOB_FUZZ_SEED={seed} cargo test --release --test \
+             fuzz_smoke -- --ignored",
+            failures.total, internal.total
         );
     }
 }

@@ -419,6 +419,46 @@ fn helm4_plugin_fixes_hook_jobs_and_keeps_the_filename_annotation() {
     assert_eq!(names(HELM4_STREAM), names(&stdout));
 }
 
+/// Helm 4 post-renders in file-name order, before it sorts by kind (pkg/action/action.go,
+/// annotateAndMerge, v4.2.4): `templates/job.yaml` comes before `templates/namespace.yaml`.
+/// The Namespace still places the Job in its mesh.
+#[test]
+fn helm4_plugin_decides_a_job_with_a_namespace_that_comes_after_it() {
+    let stream = "\
+apiVersion: batch/v1
+kind: Job
+metadata:
+  name: db-migrate
+  namespace: db
+  annotations:
+    postrenderer.helm.sh/postrender-filename: 'db/templates/job.yaml'
+spec:
+  template:
+    spec:
+      restartPolicy: Never
+      containers:
+      - name: migrate
+        image: \"registry.example/db-migrate:1.4.0\"
+        command: [\"/migrate\"]
+---
+apiVersion: v1
+kind: Namespace
+metadata:
+  name: db
+  annotations:
+    linkerd.io/inject: enabled
+    postrenderer.helm.sh/postrender-filename: 'db/templates/namespace.yaml'
+";
+    let out = helm4(&[], stream);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(0), "{}", hosts::show(&out));
+    assert!(
+        stdout.contains("q=localhost:4191 u=/shutdown"),
+        "Linkerd's wrapper:\n{stdout}"
+    );
+    assert!(!stdout.contains("quitquitquit"), "not Istio's:\n{stdout}");
+}
+
 #[test]
 fn helm4_plugin_passes_post_renderer_args_on() {
     let out = helm4(&["--drain-duration=7s"], HELM4_STREAM);

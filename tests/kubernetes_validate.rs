@@ -1,4 +1,4 @@
-//! Every Job and CronJob that `fix` produces (with the wrapper, and with native sidecars) from
+//! Every Job, CronJob and bare Pod that `fix` produces (with the wrapper, and with native sidecars) from
 //! `testdata/` and `../shared/corpus` is valid
 //! Kubernetes, checked by the real `kubernetes-validate` (PyPI) with `--strict` (unknown
 //! fields rejected) against Kubernetes 1.30 and its newest bundled schemas.
@@ -37,36 +37,12 @@ fn inputs() -> Vec<PathBuf> {
     v
 }
 
-/// The settings a golden case runs with: its `args` and `.meshjob.yaml`, as the golden
-/// test passes them (so that `--mesh linkerd` cases validate their Linkerd output); the
-/// defaults for other inputs.
-fn case_settings(input: &Path) -> Settings {
-    let dir = input.parent().unwrap_or(Path::new("."));
-    let mut argv = vec!["meshjob".to_string(), "diff".to_string()];
-    argv.extend(
-        std::fs::read_to_string(dir.join("args"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(String::from),
-    );
-    let config = dir.join(".meshjob.yaml");
-    if config.is_file() {
-        argv.extend(["--config".to_string(), config.display().to_string()]);
-    }
-    let cli = <meshjob::Cli as clap::Parser>::try_parse_from(&argv)
-        .unwrap_or_else(|e| panic!("{}: args: {e}", dir.display()));
-    let meshjob::Command::Diff(args) = cli.command else {
-        unreachable!("parsed as diff");
-    };
-    meshjob::settings_here(&args.settings).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
-}
-
+/// The objects the Kubernetes schemas cover: Jobs, CronJobs and bare Pods (the other kinds
+/// are CRDs, which `tests/kinds.rs` checks).
 fn is_target(v: &serde_json::Value) -> bool {
     let api = v.get("apiVersion").and_then(|a| a.as_str()).unwrap_or("");
     let kind = v.get("kind").and_then(|k| k.as_str()).unwrap_or("");
-    api.starts_with("batch/") && matches!(kind, "Job" | "CronJob")
+    (api.starts_with("batch/") && matches!(kind, "Job" | "CronJob")) || (api, kind) == ("v1", "Pod")
 }
 
 /// The target objects of one document, as text to validate: the document itself, or each
@@ -145,7 +121,7 @@ fn fixed_jobs_are_valid_kubernetes() {
     // Every input under the wrapper (the default without versions), and again under the
     // native strategy.
     let runs = inputs().into_iter().flat_map(|p| {
-        let base = case_settings(&p);
+        let base = common::case_settings(&p);
         let native = Settings {
             istio_version: Some(Version::new(1, 24)),
             linkerd_version: Some(meshjob::Release::Stable(Version::new(2, 20))),

@@ -80,6 +80,30 @@ fn isolated(program: &Path, home: &Path) -> Command {
     c
 }
 
+/// `meshjob kustomize install` into the config home `home`.
+fn install(home: &Path) -> std::process::Output {
+    let install = hosts::run_bounded(
+        isolated(&common::bin(), home).args(["kustomize", "install"]),
+        b"",
+        LIMIT,
+    );
+    assert!(install.status.success(), "{}", hosts::show(&install));
+    install
+}
+
+/// `kubectl kustomize --enable-alpha-plugins APP` with the config home `home`; its stdout.
+fn build(kubectl: &Path, home: &Path, app: &Path) -> String {
+    let out = hosts::run_bounded(
+        isolated(kubectl, home)
+            .args(["kustomize", "--enable-alpha-plugins"])
+            .arg(app),
+        b"",
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    String::from_utf8(out.stdout).expect("utf-8")
+}
+
 #[test]
 fn kubectl_kustomize_runs_the_installed_plugin() {
     let Some(kubectl) = common::require_tool("kubectl", "kubectl kustomize runs the plugin") else {
@@ -87,12 +111,7 @@ fn kubectl_kustomize_runs_the_installed_plugin() {
     };
     let tmp = tempfile::tempdir().expect("tempdir");
     let home = tmp.path();
-    let install = hosts::run_bounded(
-        isolated(&common::bin(), home).args(["kustomize", "install"]),
-        b"",
-        LIMIT,
-    );
-    assert!(install.status.success(), "{}", hosts::show(&install));
+    let install = install(home);
     let plugin = home.join("xdg/kustomize/plugin/meshjob.dev/v1alpha1/meshjobconfig/MeshJobConfig");
     assert!(
         String::from_utf8_lossy(&install.stdout).contains(&plugin.display().to_string()),
@@ -112,15 +131,7 @@ fn kubectl_kustomize_runs_the_installed_plugin() {
         "kustomization.yaml",
         "resources:\n- job.yaml\n- cronjob.yaml\n- configmap.yaml\ntransformers:\n- meshjob.yaml\n",
     );
-    let out = hosts::run_bounded(
-        isolated(&kubectl, home)
-            .args(["kustomize", "--enable-alpha-plugins"])
-            .arg(&app),
-        b"",
-        LIMIT,
-    );
-    assert!(out.status.success(), "{}", hosts::show(&out));
-    let text = String::from_utf8(out.stdout).expect("utf-8");
+    let text = build(&kubectl, home, &app);
     let docs: Vec<&str> = text.split("\n---\n").collect();
     assert_eq!(docs.len(), 3, "{text}");
     let find = |kind: &str| {
@@ -152,6 +163,48 @@ fn kubectl_kustomize_runs_the_installed_plugin() {
     assert!(!find("ConfigMap").contains("meshjob"), "{text}");
     // kustomize's bookkeeping annotation must not leak into the output.
     assert!(!text.contains("kustomize.config.k8s.io/id"), "{text}");
+}
+
+/// kustomize hands a legacy plugin its resources in `resources:` order and sorts them only
+/// afterwards (`api/krusty/kustomizer.go`, `applySortOrder`, v5.8.1): a Namespace listed
+/// after its Job reaches the plugin after it, and still places the Job in Linkerd.
+#[test]
+fn kubectl_kustomize_plugin_sees_a_namespace_listed_after_its_job() {
+    let Some(kubectl) = common::require_tool("kubectl", "kubectl kustomize runs the plugin") else {
+        return;
+    };
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let home = tmp.path();
+    install(home);
+    let app = home.join("app");
+    std::fs::create_dir(&app).expect("mkdir");
+    write(
+        &app,
+        "job.yaml",
+        &JOB.replace("  name: migrate\n", "  name: migrate\n  namespace: batch\n"),
+    );
+    write(
+        &app,
+        "namespace.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: batch\n  annotations:\n    linkerd.io/inject: enabled\n",
+    );
+    write(&app, "meshjob.yaml", CONFIG);
+    write(
+        &app,
+        "kustomization.yaml",
+        "resources:\n- job.yaml\n- namespace.yaml\ntransformers:\n- meshjob.yaml\n",
+    );
+    let text = build(&kubectl, home, &app);
+    // kustomize's own output puts the Namespace first; the plugin saw it last.
+    assert!(
+        text.find("kind: Namespace") < text.find("kind: Job"),
+        "{text}"
+    );
+    assert!(
+        text.contains("q=localhost:4191 u=/shutdown"),
+        "Linkerd's wrapper:\n{text}"
+    );
+    assert!(!text.contains("quitquitquit"), "not Istio's:\n{text}");
 }
 
 #[test]

@@ -261,6 +261,21 @@ fn a_document_over_32_mib_is_refused() {
         assert!(stderr.contains("larger than 32 MiB"), "{cmd:?}: {stderr}");
         assert!(out.stdout.is_empty(), "{cmd:?}");
     }
+    // `fix -` gives its input back, the document too big to edit included, and does not
+    // speak of a file.
+    let out = common::run_stdin(
+        Command::new(common::bin()).args(["fix", "-"]),
+        before.as_bytes(),
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{stderr}");
+    assert!(
+        stderr.contains("-:5:1: error: a document larger than 32 MiB")
+            && stderr.contains("; stdin written back unchanged [MJ002]")
+            && !stderr.contains("file left untouched"),
+        "{stderr}"
+    );
+    assert!(out.stdout == before.as_bytes(), "the input comes back");
 }
 
 /// The largest accepted input, all Jobs: run by `scripts/big-inputs.sh` on the release

@@ -119,7 +119,7 @@ fn one_piece(piece: &str, ctx: &RunContext, opts: ProcessOptions) -> run::Pieces
         &settings,
         opts,
         ctx,
-        None,
+        run::Growth::None,
         false,
     )
 }

@@ -131,6 +131,45 @@ fn an_error_deep_in_a_stream_is_where_the_whole_parse_puts_it() {
 }
 
 #[test]
+fn within_the_hold_back_size_fix_stdin_gives_the_input_back() {
+    // 6 MiB in, 6 MiB out: the output held and the input kept are each under 8 MiB (they
+    // were once counted together, and the input came back only under about 4 MiB).
+    let text = format!("{}---\nbad: [\n", stream(6 << 20, 0));
+    let dir = tempfile::tempdir().unwrap();
+    let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(out.stdout == text.as_bytes(), "written back unchanged");
+    assert!(
+        stderr(&out).contains("; stdin written back unchanged [MJ001]"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(
+        !stderr(&out).contains("file left untouched"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn fix_stdin_under_a_broken_config_gives_the_whole_input_back() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join(".meshjob.yaml"),
+        "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  nope: 1\n",
+    )
+    .unwrap();
+    let text = stream(300 << 10, 7);
+    let out = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("nope"), "{}", stderr(&out));
+    assert!(
+        out.stdout == text.as_bytes(),
+        "the input read ahead comes back too"
+    );
+}
+
+#[test]
 fn past_the_hold_back_size_fix_stdin_stops_at_the_error() {
     let good = stream(meshjob::HOLD_BYTES + (2 << 20), 0);
     let text = format!("{good}---\nbad: [\n");
@@ -149,6 +188,11 @@ fn past_the_hold_back_size_fix_stdin_stops_at_the_error() {
     assert!(
         out.stdout.len() < text.len(),
         "and not the failing document"
+    );
+    assert!(
+        stderr(&out).contains("; the output stops before it [MJ001]"),
+        "{}",
+        stderr(&out)
     );
 }
 
@@ -249,28 +293,72 @@ fn a_file_is_decided_with_its_namespaces_wherever_they_stand() {
 }
 
 #[test]
-fn stdin_applies_the_namespaces_seen_before_a_job() {
+fn stdin_is_decided_with_its_namespaces_wherever_they_stand() {
+    // Within the read-ahead (any chart or kustomization of ordinary size), on a pipe: the
+    // Namespace after its Job counts, as in a file. kustomize hands a legacy plugin its
+    // resources in `resources:` order, and Helm post-renders templates in file-name order.
     let dir = tempfile::tempdir().unwrap();
     for docs in [0, 3000] {
-        let before = check(
-            &["check", "-"],
-            dir.path(),
-            Some(&ambient_stream(true, docs)),
-        );
-        assert_eq!(before.status.code(), Some(0), "{}", stderr(&before));
-        assert!(stderr(&before).contains("MJ106"), "{}", stderr(&before));
-        let after = check(
-            &["check", "-"],
-            dir.path(),
-            Some(&ambient_stream(false, docs)),
-        );
-        assert_eq!(after.status.code(), Some(1), "{}", stderr(&after));
-        assert!(!stderr(&after).contains("MJ106"), "{}", stderr(&after));
-        assert!(
-            !after.stdout.is_empty(),
-            "a Namespace after its Job is not applied on stdin"
-        );
+        for first in [true, false] {
+            let text = ambient_stream(first, docs);
+            let o = check(&["check", "-"], dir.path(), Some(&text));
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            assert!(stderr(&o).contains("MJ106"), "{}", stderr(&o));
+            assert!(o.stdout.is_empty(), "nothing to change");
+            let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), text.as_bytes());
+            assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+            assert!(
+                o.stdout == text.as_bytes(),
+                "an ambient Job is left as it is"
+            );
+        }
     }
+}
+
+#[test]
+fn past_the_read_ahead_a_namespace_after_its_pods_stops_a_pipe() {
+    let dir = tempfile::tempdir().unwrap();
+    let filler = stream(meshjob::HOLD_BYTES + (1 << 20), 0);
+    let job = JOB.replace("  name: pi\n", "  name: pi\n  namespace: batch\n");
+    // Past the read-ahead, the Namespace after its Job: a pipe cannot go back to the Job.
+    let late = format!("{job}---\n{filler}---\n{LINKERD}");
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), late.as_bytes());
+    assert_eq!(o.status.code(), Some(2), "{}", stderr(&o));
+    assert!(stderr(&o).contains("[MJ012]"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("Namespace batch comes after a pod in it (line 1)"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(o.stdout.len() < late.len(), "the output stops before it");
+    // The same stream as a file, or with stdin redirected from the file, is decided whole.
+    let path = dir.path().join("late.yaml");
+    std::fs::write(&path, &late).unwrap();
+    let from_file = meshjob(&["fix", "-"], dir.path())
+        .stdin(std::fs::File::open(&path).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
+    let linkerd = String::from_utf8_lossy(&from_file.stdout);
+    assert!(
+        linkerd.contains("q=localhost:4191 u=/shutdown"),
+        "Linkerd's wrapper"
+    );
+    // A Namespace past the read-ahead still places the pods that come after it, and a
+    // Namespace that places no pod before it is no error.
+    let after = format!("{filler}---\n{LINKERD}---\n{job}");
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), after.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("q=localhost:4191 u=/shutdown"));
+    // The same Namespace again past the read-ahead says nothing new: no error.
+    let again = format!("{LINKERD}---\n{job}---\n{filler}---\n{LINKERD}");
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), again.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    // Within the read-ahead, the Namespace after its Job counts, whatever follows.
+    let early = format!("{job}---\n{LINKERD}---\n{filler}");
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), early.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("q=localhost:4191 u=/shutdown"));
 }
 
 const LINKERD: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: batch\n  annotations:\n    linkerd.io/inject: enabled\n";
@@ -306,12 +394,13 @@ fn linkerd_namespaces_of_the_whole_run_place_the_pods() {
                 dir.path(),
                 None
             ));
-            // Stdin: only a Namespace seen before the Job counts.
+            // Stdin: the same, whether the Namespace comes first or last.
             let text = linkerd_stream(first, docs);
-            assert_eq!(
-                linkerd_diff(&[&args[..], &["-"]].concat(), dir.path(), Some(&text)),
-                first
-            );
+            assert!(linkerd_diff(
+                &[&args[..], &["-"]].concat(),
+                dir.path(),
+                Some(&text)
+            ));
         }
     }
     // A Namespace in another file of the run counts, for a file and for stdin.
@@ -332,6 +421,12 @@ fn linkerd_namespaces_of_the_whole_run_place_the_pods() {
         &[&args[..], &["-"]].concat(),
         dir.path(),
         Some(&job)
+    ));
+    // And a Namespace on stdin counts for a file of the run.
+    assert!(linkerd_diff(
+        &[&args[..], &["job.yaml", "-"]].concat(),
+        dir.path(),
+        Some(LINKERD)
     ));
 }
 
@@ -367,15 +462,24 @@ fn versions_read_on_stdin_decide_every_later_batch() {
         std::fs::read(dir.path().join("s.yaml")).unwrap(),
         piped.stdout
     );
-    // In the middle: the Jobs before it get the wrapper, those after it a native sidecar, and
-    // one warning says that it came late.
+    // In the middle of a stream that stdin's read-ahead holds whole: decided as the file is.
     let half = body.len() / 2;
     let cut = half + body[half..].find("---\n").unwrap() + 4;
     let middle = format!("{}{OPERATOR}---\n{}", &body[..cut], &body[cut..]);
-    let before = body[..cut].matches("kind: Job").count();
     let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), middle.as_bytes());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert_eq!(strategies(&o.stdout), (jobs - before, before));
-    let c = check(&["check", "-"], dir.path(), Some(&middle));
+    assert_eq!(strategies(&o.stdout), (jobs, 0));
+    // Past the read-ahead of a longer pipe: the Jobs before it get the wrapper, those after
+    // it a native sidecar, and one warning says that it came late.
+    let long = stream(meshjob::HOLD_BYTES + (1 << 20), 97);
+    let all = long.matches("kind: Job").count();
+    let at = meshjob::HOLD_BYTES + (1 << 19);
+    let cut = at + long[at..].find("---\n").unwrap() + 4;
+    let late = format!("{}{OPERATOR}---\n{}", &long[..cut], &long[cut..]);
+    let before = long[..cut].matches("kind: Job").count();
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), late.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(strategies(&o.stdout), (all - before, before));
+    let c = common::run_stdin(&mut meshjob(&["check", "-"], dir.path()), late.as_bytes());
     assert_eq!(stderr(&c).matches("[MJ124]").count(), 1, "{}", stderr(&c));
 }

@@ -215,3 +215,28 @@ fn some_cases_through_the_binary() {
         }
     }
 }
+
+/// Why the three allowlisted cases are accepted (docs/deviations.md): granit-parser rejects
+/// them only in its opt-in strict mode, which would also refuse a third-party manifest that
+/// Kubernetes' YAML readers take (a closing `"]` at the indentation of its key).
+#[test]
+fn strict_indentation_would_refuse_real_manifests() {
+    let Some(shared) = common::shared_dir() else {
+        return;
+    };
+    let parses = |text: &str, strict: bool| {
+        let mut options = granit_parser::Options::default();
+        options.strict_indentation = strict;
+        granit_parser::Parser::new_from_str_with_options(text, options).all(|e| e.is_ok())
+    };
+    for id in ["9C9N", "DK95/01", "QB6E"] {
+        let text = std::fs::read_to_string(shared.join("yaml-test-suite").join(id).join("in.yaml"))
+            .expect("the case is there");
+        assert!(parses(&text, false) && !parses(&text, true), "{id}");
+    }
+    let argo = shared.join("corpus/jobs/argoproj__argo-workflows__examples__sidecar.yaml");
+    let text = std::fs::read_to_string(argo).expect("the corpus file is there");
+    assert!(parses(&text, false) && !parses(&text, true));
+    let out = meshjob::process(&text, &meshjob::Settings::default());
+    assert!(out.fatal.is_none(), "{:?}", out.fatal);
+}

@@ -332,6 +332,30 @@ pub struct ConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(extend("items" = { "type": "string", "pattern": "^\\S+$" }))]
     pub sidecars: Option<Vec<Located<String>>>,
+
+    /// More kinds whose pods meshjob fixes, besides the built-in ones (Job, CronJob, batch
+    /// Pods, Kubeflow, Trainer runtimes, JobSet, Volcano, RayJob, Spark, Argo Workflows,
+    /// Katib): a team's own batch CRD, or a k6 `TestRun`. Each entry names the kind by
+    /// `apiVersion` (that version only) or `group` (every version), gives the paths of its
+    /// pod templates (`podTemplates`: keys separated by `.`, `[*]` after a key for every
+    /// item of its list, `*` for every value of a mapping; each leads to a pod template with
+    /// `metadata` and `spec`, whose `restartPolicy` is read as a Job's), and the fixes its
+    /// pods may get (`fixes`: `native`, `wrapper`; none leaves the kind alone). A built-in
+    /// kind may be given again, without `podTemplates`, to narrow its fixes. The entries
+    /// replace those of an earlier config. Default: none.
+    ///
+    /// ```yaml
+    /// kinds:
+    ///   - apiVersion: k6.io/v1alpha1
+    ///     kind: TestRun
+    ///     podTemplates: [spec.runner, spec.starter]
+    ///     fixes: [native, wrapper]
+    ///   - group: batch
+    ///     kind: Job
+    ///     fixes: [native]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub kinds: Option<Vec<Located<super::kinds::KindEntry>>>,
 }
 
 /// The schema's pattern for `istioVersion` and `kubernetesVersion`.

@@ -7,6 +7,7 @@
 mod document;
 mod duration;
 mod flags;
+mod kinds;
 mod parse;
 pub(crate) mod quit_url;
 
@@ -258,6 +259,12 @@ impl MeshJobConfig {
                 })?;
             }
         }
+        if let Some(entries) = &spec.kinds {
+            let rows = entries.iter().map(|e| {
+                kinds::row(e).map_err(|why| error(position(e), format!("invalid `kinds`: {why}")))
+            });
+            checked.kinds = Some(rows.collect::<Result<_, _>>()?);
+        }
         Ok(checked)
     }
 
@@ -327,6 +334,9 @@ impl MeshJobConfig {
                 settings.sidecars.push(s.value.clone());
             }
         }
+        if let Some(rows) = checked.kinds {
+            settings.kinds.set_config_rows(rows);
+        }
         Ok(())
     }
 
@@ -370,6 +380,11 @@ impl MeshJobConfig {
                         .map(Located::new)
                         .collect(),
                 ),
+                kinds: Some(
+                    (settings.kinds.config_rows())
+                        .map(|r| Located::new(kinds::entry(r)))
+                        .collect(),
+                ),
             },
             ..MeshJobConfig::default()
         }
@@ -384,6 +399,7 @@ struct Checked {
     istio: Option<Version>,
     kubernetes: Option<Version>,
     linkerd: Option<Release>,
+    kinds: Option<Vec<crate::kinds::KindRow>>,
 }
 
 fn position<T>(value: &Located<T>) -> (usize, usize) {

@@ -91,6 +91,21 @@ impl RunContext {
         added
     }
 
+    /// The namespaces `other` says something about (ambient mode, a mesh marker, an
+    /// annotation the injectors copy to pods) that this context does not say already.
+    pub fn news(&self, other: &RunContext) -> Vec<String> {
+        let mut names: Vec<String> = (other.ambient_namespaces.iter())
+            .filter(|a| !self.ambient_namespaces.contains(a))
+            .map(|(_, n)| n.clone())
+            .collect();
+        for name in self.namespaces.news(&other.namespaces) {
+            if !names.contains(&name) {
+                names.push(name);
+            }
+        }
+        names
+    }
+
     /// Adds what `other` says.
     pub fn extend(&mut self, other: RunContext) {
         self.ambient_namespaces.extend(other.ambient_namespaces);

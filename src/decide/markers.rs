@@ -30,6 +30,17 @@ fn level(
             .and_then(|l| l.get(key))
             .and_then(Node::as_str)
     };
+    level_by(mesh, &lookup, keys, pod)
+}
+
+/// [`level`], reading each key's value in `labels` or `annotations` with `lookup`: for
+/// metadata laid in layers (`pod::Variant`).
+pub(super) fn level_by<'n>(
+    mesh: &Mesh,
+    lookup: &dyn Fn(&str, &str) -> Option<&'n str>,
+    keys: &[MarkerKey],
+    pod: Option<&Pod<'_>>,
+) -> Option<Seen> {
     let mut found: Vec<(Marker, String)> = Vec::new();
     for k in keys {
         let label = || lookup("labels", k.key).map(|v| ("label", v));
@@ -129,6 +140,24 @@ impl Namespaces {
             .or_default()
             .extend(copied);
         true
+    }
+
+    /// The namespaces `other` says something about (a mesh marker, an annotation the
+    /// injectors copy to pods) that this does not say already.
+    pub fn news(&self, other: &Namespaces) -> Vec<String> {
+        fn new<T: PartialEq>(known: Option<&Vec<T>>, said: &[T]) -> bool {
+            said.iter().any(|s| known.is_none_or(|k| !k.contains(s)))
+        }
+        let mut names: Vec<String> = (other.by_name.iter())
+            .filter(|(n, seen)| new(self.by_name.get(*n), seen))
+            .map(|(n, _)| n.clone())
+            .collect();
+        for (n, anns) in &other.annotations {
+            if new(self.annotations.get(n), anns) && !names.contains(n) {
+                names.push(n.clone());
+            }
+        }
+        names
     }
 
     /// Adds every Namespace of `other`.

@@ -17,8 +17,10 @@ pub(crate) use why::Why;
 
 use crate::config::{Settings, StrategyChoice};
 use crate::finding::Finding;
+use crate::kinds::{Fallback, Wrapper};
 use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
+use why::Blocked;
 
 /// How a pod is fixed.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -33,6 +35,9 @@ pub(crate) enum Strategy {
     /// native already. `keep_native`: leave the native-sidecar annotation (the pod is native
     /// because of it).
     Remove { keep_native: bool },
+    /// The kind's fallback where native sidecars are impossible and the wrapper not allowed
+    /// (Argo's kill-command annotation, `plan::kill_command`).
+    Fallback(Fallback),
 }
 
 /// What to do with one pod.
@@ -57,6 +62,8 @@ struct Facts<'a, 'd> {
     choice: StrategyChoice,
     support: Support,
     ctx: &'a RunContext,
+    /// Whether its kind allows the wrapper for this pod; why not.
+    wrapper: Result<(), &'static str>,
 }
 
 /// What a condition decides.
@@ -73,17 +80,25 @@ type Step = fn(&Facts<'_, '_>) -> Option<Outcome>;
 /// The conditions, in order; the first that holds decides. The last always holds.
 const STEPS: &[Step] = &[
     host_network,
+    every_variant_opts_out,
     ambient,
     proxy_is_native,
     chosen_none,
+    wrapper_not_allowed,
     chosen_wrapper,
+    native_not_allowed,
     chosen_native,
+    injected_native_only,
     proxy_injected,
+    native_off_native_only,
     pod_turns_native_off,
     pod_is_native,
+    too_old_native_only,
     versions_too_old,
+    only_wrapper,
     mesh_makes_native,
     versions_allow_native,
+    unknown_native_only,
     versions_unknown,
 ];
 
@@ -104,6 +119,7 @@ pub(crate) fn decide(
         choice: settings.strategy,
         support: ctx.versions.support(mesh, settings),
         ctx,
+        wrapper: wrapper_allowed(pod),
     };
     let outcome = STEPS.iter().find_map(|step| step(&facts));
     let fix = |strategy, why| Decision::Fix {
@@ -286,6 +302,113 @@ pub(crate) fn by_versions(s: &Support) -> (Strategy, Why) {
         .or_else(|| mesh_native(s))
         .or_else(|| allow_native(s))
         .unwrap_or_else(|| unknown(s))
+}
+
+/// Whether the pod's kind allows the wrapper for it; why not.
+fn wrapper_allowed(pod: &Pod<'_>) -> Result<(), &'static str> {
+    match pod.fixes.wrapper {
+        Wrapper::Allowed => Ok(()),
+        Wrapper::Never(why) => Err(why),
+        Wrapper::WhenFirstCommand(why) => {
+            let first = pod.containers().next();
+            match first.and_then(|c| c.get("command")) {
+                Some(_) => Ok(()),
+                None => Err(why),
+            }
+        }
+    }
+}
+
+/// Every kind of pod made from the pod metadata opts out of the mesh in its own metadata
+/// (an Argo Workflow whose every template says `sidecar.istio.io/inject: "false"`, as
+/// Kubeflow Pipelines writes them): no pod gets a sidecar.
+fn every_variant_opts_out(f: &Facts<'_, '_>) -> Option<Outcome> {
+    let variants = &f.pod.variants;
+    let pod_meta = f.pod.metadata();
+    let mut first = None;
+    for v in variants {
+        let lookup = |place: &str, key: &str| {
+            v.get(place, key)
+                .or_else(|| pod_meta?.get(place)?.get(key)?.as_str())
+        };
+        let seen = markers::level_by(f.mesh, &lookup, f.mesh.pod_markers, None)
+            .filter(|s| s.marker == crate::mesh::Marker::Off)?;
+        first.get_or_insert((v.name, seen));
+    }
+    let (name, seen) = first?;
+    Some(Outcome::Skip(Why::EveryVariantOptsOut {
+        count: variants.len(),
+        first: name.to_string(),
+        seen,
+    }))
+}
+
+/// `--strategy wrapper` on a pod whose kind does not allow it.
+fn wrapper_not_allowed(f: &Facts<'_, '_>) -> Option<Outcome> {
+    let why = f.wrapper.err()?;
+    (f.choice == StrategyChoice::Wrapper).then_some(Outcome::Skip(Why::WrapperNotAllowed { why }))
+}
+
+/// `--strategy native` on a pod whose kind does not allow it (a config row).
+fn native_not_allowed(f: &Facts<'_, '_>) -> Option<Outcome> {
+    (f.choice == StrategyChoice::Native && !f.pod.fixes.native)
+        .then_some(Outcome::Skip(Why::NativeNotAllowed))
+}
+
+/// Only native sidecars could fix the pod, and they are out: the kind's fallback, or
+/// nothing (with a warning).
+fn no_native(f: &Facts<'_, '_>, cause: Blocked) -> Option<Outcome> {
+    let why = f.wrapper.err()?;
+    Some(match f.pod.fallback {
+        Some(fb) if !matches!(cause, Blocked::Injected(_)) => Outcome::Fix(
+            Strategy::Fallback(fb),
+            Why::Fallback {
+                mesh: f.mesh,
+                cause,
+                fallback: fb,
+            },
+        ),
+        _ => Outcome::Skip(Why::NoFix {
+            mesh: f.mesh,
+            why,
+            cause,
+        }),
+    })
+}
+
+/// The proxy is injected already, which rules native out, and the kind allows no wrapper.
+fn injected_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
+    f.pod.container(f.mesh.proxy_container)?;
+    no_native(f, Blocked::Injected(f.mesh))
+}
+
+/// The pod turns native sidecars off, and the kind allows no wrapper.
+fn native_off_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
+    let (key, value, _) = native_annotation(f).filter(|(_, v, _)| f.support.is_off(v))?;
+    no_native(f, Blocked::TurnedOff { key, value })
+}
+
+/// The versions are too old for native sidecars, and the kind allows no wrapper.
+fn too_old_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
+    if f.support.too_old().is_empty() {
+        return None;
+    }
+    no_native(f, Blocked::TooOld(Box::new(f.support.clone())))
+}
+
+/// The kind allows only the wrapper (a config row).
+fn only_wrapper(f: &Facts<'_, '_>) -> Option<Outcome> {
+    (!f.pod.fixes.native).then_some(Outcome::Fix(Strategy::Wrapper, Why::OnlyWrapper))
+}
+
+/// Only native sidecars can fix the pod and the versions are not known: a native
+/// annotation on a cluster that cannot run it breaks pod creation, so nothing is written.
+fn unknown_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
+    let why = f.wrapper.err()?;
+    Some(Outcome::Skip(Why::NativeOnlyUnknown {
+        support: Box::new(f.support.clone()),
+        why,
+    }))
 }
 
 #[cfg(test)]

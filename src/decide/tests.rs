@@ -313,3 +313,131 @@ fn a_native_key_the_version_does_not_read_does_not_make_the_pod_native() {
         Why::PodIsNative { .. }
     ));
 }
+
+/// The decision on the first pod of `src`.
+fn decision(src: &str, settings: &Settings) -> Decision {
+    let docs = parse_stream(src).unwrap();
+    let pods = locate(&docs[0].root, crate::kinds::Kinds::builtin()).pods;
+    decide(&pods[0], settings, &RunContext::default(), &mut Vec::new())
+}
+
+#[test]
+fn kinds_that_allow_only_native_sidecars() {
+    let argo = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates:\n  - name: a\n    container: {image: busybox, command: [echo]}\n";
+    let unknown = with(None, None, StrategyChoice::Auto);
+    assert!(matches!(
+        decision(argo, &unknown),
+        Decision::Skip(Why::NativeOnlyUnknown { .. })
+    ));
+    let wrapper = with(None, None, StrategyChoice::Wrapper);
+    assert!(matches!(
+        decision(argo, &wrapper),
+        Decision::Skip(Why::WrapperNotAllowed { .. })
+    ));
+    assert_eq!(
+        strategy(
+            argo,
+            &with(Some((1, 28)), Some((1, 33)), StrategyChoice::Auto)
+        ),
+        Some(Strategy::Native)
+    );
+    let old = with(Some((1, 22)), Some((1, 33)), StrategyChoice::Auto);
+    assert!(matches!(
+        decision(argo, &old),
+        Decision::Fix {
+            strategy: Strategy::Fallback(crate::kinds::Fallback::KillCommand { .. }),
+            why: Why::Fallback {
+                cause: why::Blocked::TooOld(_),
+                ..
+            },
+            ..
+        }
+    ));
+    // The pod turns native sidecars off: the fallback too.
+    let off = argo.replace(
+        "spec:\n",
+        "spec:\n  podMetadata: {annotations: {sidecar.istio.io/nativeSidecar: \"false\"}}\n",
+    );
+    let known = with(Some((1, 28)), Some((1, 33)), StrategyChoice::Auto);
+    assert!(matches!(
+        decision(&off, &known),
+        Decision::Fix {
+            why: Why::Fallback {
+                cause: why::Blocked::TurnedOff { .. },
+                ..
+            },
+            ..
+        }
+    ));
+    // A kind without a fallback gets nothing.
+    let spark = "apiVersion: sparkoperator.k8s.io/v1beta2\nkind: SparkApplication\nspec:\n  driver: {cores: 1}\n  executor: {cores: 1}\n";
+    assert!(matches!(
+        decision(spark, &old),
+        Decision::Skip(Why::NoFix {
+            cause: why::Blocked::TooOld(_),
+            ..
+        })
+    ));
+    // Every template that runs pods opts out (the steps template runs none).
+    let kfp = "apiVersion: argoproj.io/v1alpha1\nkind: Workflow\nspec:\n  templates:\n  - name: main\n    steps: []\n  - name: a\n    metadata: {annotations: {sidecar.istio.io/inject: \"false\"}}\n    container: {image: busybox}\n";
+    assert!(matches!(
+        decision(kfp, &known),
+        Decision::Skip(Why::EveryVariantOptsOut { count: 1, .. })
+    ));
+}
+
+#[test]
+fn a_rayjob_submitter_takes_the_wrapper_only_with_its_own_command() {
+    let ray = |command: &str| {
+        format!(
+            "apiVersion: ray.io/v1\nkind: RayJob\nspec:\n  submitterPodTemplate:\n    spec:\n      restartPolicy: Never\n      containers:\n      - {{name: s, image: ray{command}}}\n"
+        )
+    };
+    let unknown = with(None, None, StrategyChoice::Auto);
+    assert_eq!(
+        strategy(&ray(", command: [ray, job, submit]"), &unknown),
+        Some(Strategy::Wrapper)
+    );
+    assert!(matches!(
+        decision(&ray(""), &unknown),
+        Decision::Skip(Why::NativeOnlyUnknown { .. })
+    ));
+    // Other modes have no submitter pod.
+    let http = ray("").replace(
+        "spec:\n  submitter",
+        "spec:\n  submissionMode: HTTPMode\n  submitter",
+    );
+    let docs = parse_stream(&http).unwrap();
+    assert!(
+        locate(&docs[0].root, crate::kinds::Kinds::builtin())
+            .pods
+            .is_empty()
+    );
+}
+
+#[test]
+fn only_batch_pods_are_targets() {
+    let pod = |policy: &str| {
+        format!(
+            "apiVersion: v1\nkind: Pod\nmetadata: {{name: p}}\nspec:\n  {policy}containers: [{{name: c, image: x, command: [x]}}]\n"
+        )
+    };
+    let count = |src: &str| {
+        let docs = parse_stream(src).unwrap();
+        locate(&docs[0].root, crate::kinds::Kinds::builtin())
+            .pods
+            .len()
+    };
+    assert_eq!(count(&pod("")), 0);
+    assert_eq!(count(&pod("restartPolicy: Always\n  ")), 0);
+    assert_eq!(count(&pod("restartPolicy: Never\n  ")), 1);
+    assert_eq!(count(&pod("restartPolicy: OnFailure\n  ")), 1);
+    // A Kubeflow replica's own policy wins over its template's, and ExitCode means Never.
+    let tf = |beside: &str| {
+        format!(
+            "apiVersion: kubeflow.org/v1\nkind: TFJob\nspec:\n  tfReplicaSpecs:\n    PS:\n      {beside}template: {{spec: {{restartPolicy: Never}}}}\n"
+        )
+    };
+    assert_eq!(count(&tf("restartPolicy: Always\n      ")), 0);
+    assert_eq!(count(&tf("restartPolicy: ExitCode\n      ")), 1);
+}

@@ -51,6 +51,72 @@ pub(crate) enum Why {
         support: Box<Support>,
         native: bool,
     },
+    /// Every kind of pod made from the pod metadata opts out (`first` is the first one's
+    /// name, `seen` its marker).
+    EveryVariantOptsOut {
+        count: usize,
+        first: String,
+        seen: Seen,
+    },
+    /// `--strategy wrapper` on a pod whose kind does not allow it: left alone.
+    WrapperNotAllowed {
+        why: &'static str,
+    },
+    /// `--strategy native` on a pod whose kind does not allow it: left alone.
+    NativeNotAllowed,
+    /// The kind allows only the wrapper.
+    OnlyWrapper,
+    /// Only native sidecars fix the pod, and the versions are not known: nothing written.
+    NativeOnlyUnknown {
+        support: Box<Support>,
+        why: &'static str,
+    },
+    /// Only native sidecars fix the pod, and it cannot have them: nothing written.
+    NoFix {
+        mesh: &'static Mesh,
+        why: &'static str,
+        cause: Blocked,
+    },
+    /// The kind's fallback, since native sidecars are out.
+    Fallback {
+        mesh: &'static Mesh,
+        cause: Blocked,
+        fallback: crate::kinds::Fallback,
+    },
+}
+
+/// Why a pod cannot have native sidecars.
+#[derive(Clone, Debug)]
+pub(crate) enum Blocked {
+    TooOld(Box<Support>),
+    /// The pod turns them off.
+    TurnedOff {
+        key: &'static str,
+        value: String,
+    },
+    /// Its proxy is injected already as a regular container.
+    Injected(&'static Mesh),
+}
+
+impl Blocked {
+    /// What stops native sidecars, after "but".
+    fn text(&self) -> String {
+        match self {
+            Blocked::TooOld(s) => format!(
+                "{} (native sidecars need {})",
+                s.too_old_text().unwrap_or_default(),
+                s.needs_text()
+            ),
+            Blocked::TurnedOff { key, value } => {
+                format!("the pod turns native sidecars off ({key}: \"{value}\")")
+            }
+            Blocked::Injected(mesh) => format!(
+                "{} is already injected as a regular container (inject it again from the \
+                 un-injected manifest)",
+                mesh.proxy_container
+            ),
+        }
+    }
 }
 
 impl Why {
@@ -65,7 +131,13 @@ impl Why {
             Why::NativeTooOld(_) => Rule::NativeTooOld,
             Why::NativeInjected(_) => Rule::NativeInjected,
             Why::VersionsUnknown { .. } => Rule::VersionsUnknown,
-            Why::ChosenNone
+            Why::EveryVariantOptsOut { .. } => Rule::OptedOut,
+            Why::WrapperNotAllowed { .. } | Why::NativeNotAllowed => Rule::FixNotAllowed,
+            Why::NativeOnlyUnknown { .. } => Rule::NativeOnlyUnknown,
+            Why::NoFix { .. } => Rule::NoFixPossible,
+            Why::Fallback { .. } => Rule::KillCommand,
+            Why::OnlyWrapper
+            | Why::ChosenNone
             | Why::ChosenWrapper
             | Why::ChosenNative(_)
             | Why::ProxyInjected(_)
@@ -81,8 +153,13 @@ impl Why {
     pub(crate) fn finding(&self, pod: &Pod<'_>) -> Finding {
         let at = pod.template.start;
         let severity = match self {
-            Why::MeshConflict(..) | Why::NativeTooOld(_) | Why::NativeInjected(_) => {
-                Severity::Error
+            Why::MeshConflict(..)
+            | Why::NativeTooOld(_)
+            | Why::NativeInjected(_)
+            | Why::WrapperNotAllowed { .. }
+            | Why::NativeNotAllowed => Severity::Error,
+            Why::NativeOnlyUnknown { .. } | Why::NoFix { .. } | Why::Fallback { .. } => {
+                Severity::Warning
             }
             _ => Severity::Info,
         };
@@ -173,6 +250,62 @@ impl Why {
             Why::Native(s) => format!("native sidecar ({}){}", s.versions_text(), own_setting(s)),
             Why::Unknown(s) => format!("the wrapper ({})", s.versions_text()),
             Why::VersionsUnknown { support, native } => versions_unknown(support, *native),
+            Why::EveryVariantOptsOut { count, first, seen } => {
+                let which = match count {
+                    1 => "its one template that runs pods opts".to_string(),
+                    n => format!("every one of its {n} templates that run pods opts"),
+                };
+                format!(
+                    "skipped, {which} out of injection (`{first}`: {})",
+                    seen.what
+                )
+            }
+            Why::WrapperNotAllowed { why } => format!(
+                "--strategy wrapper cannot fix this pod: {why}; the pod is left as it is (use \
+                 --strategy auto or native)"
+            ),
+            Why::NativeNotAllowed => "--strategy native: its entry in the config's `kinds` does \
+                 not allow native sidecars; the pod is left as it is"
+                .to_string(),
+            Why::OnlyWrapper => {
+                "the wrapper (its entry in the config's `kinds` allows only the wrapper)"
+                    .to_string()
+            }
+            Why::NativeOnlyUnknown { support, why } => {
+                let m = support.mesh;
+                format!(
+                    "only a native sidecar fixes this pod ({why}); it needs {}, and the versions \
+                     are not known ({}), so nothing is written: pass {} and \
+                     --kubernetes-version, or set {} and kubernetesVersion in the config (or \
+                     let meshjob read them from the manifests, docs/versions.md)",
+                    support.needs_text(),
+                    support.versions_text(),
+                    m.version_flag,
+                    m.version_key
+                )
+            }
+            Why::NoFix { mesh, why, cause } => format!(
+                "only a native sidecar fixes this pod ({why}), but {}; nothing is written and \
+                 its proxy keeps running after the task: opt the pod out of the mesh ({})",
+                cause.text(),
+                mesh.opt_out
+            ),
+            Why::Fallback {
+                mesh,
+                cause,
+                fallback,
+            } => {
+                let crate::kinds::Fallback::KillCommand { prefix } = fallback;
+                let key = format!("{prefix}{}", mesh.proxy_container);
+                let argv = mesh.argo_kill.argv;
+                format!(
+                    "native sidecars are out: {}; so the workflow controller is told to stop the \
+                     proxy instead ({key}: '{argv}') once the main containers end. It races the \
+                     `wait` container, which may still be uploading outputs and logs through the \
+                     proxy (argo-workflows#12919)",
+                    cause.text()
+                )
+            }
         }
     }
 

@@ -18,6 +18,7 @@ use crate::output::write::{Replacement, Seen};
 use crate::paths::Spelling;
 use crate::run;
 use crate::source::{self, Expansion, Input, Origin};
+use crate::stream::stdin::Stdin;
 use crate::stream::{self, Done, Namespaces, Sink, Stop};
 use crate::versions::Versions;
 use std::collections::HashMap;
@@ -278,6 +279,8 @@ struct Run<'r> {
     changed: Vec<(String, String)>,
     /// The only input is stdin.
     stdin_only: bool,
+    /// Stdout did not take the output (why): the run stops, and fails.
+    stdout_failed: Option<String>,
 }
 
 impl<'r> Run<'r> {
@@ -295,6 +298,7 @@ impl<'r> Run<'r> {
             problems: Vec::new(),
             changed: Vec::new(),
             stdin_only: false,
+            stdout_failed: None,
         }
     }
 
@@ -332,8 +336,17 @@ impl<'r> Run<'r> {
                 Finding::info(Rule::Excluded, 0, message),
             ));
         }
-        for name in &e.empty {
-            let message = format!("no YAML files (*.yaml, *.yml) found under `{name}`");
+        for (name, left_out) in &e.empty {
+            let message = if left_out.is_empty() {
+                format!("no YAML files (*.yaml, *.yml) found under `{name}`")
+            } else {
+                let by: Vec<String> = left_out.iter().map(excluded_by).collect();
+                format!(
+                    "every YAML file under `{name}` is excluded ({}); nothing under it was \
+                     checked",
+                    by.join(", ")
+                )
+            };
             self.reports.push(Located::run(Finding::warning(
                 Rule::NoYamlFiles,
                 0,
@@ -372,16 +385,29 @@ impl<'r> Run<'r> {
     fn inputs(&mut self, inputs: &[Input], configs: &mut Configs<'_>, flag_versions: &Versions) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (req, color) = (self.req, self.color_out);
-        let mut firsts: Vec<Option<RunContext>> = inputs.iter().map(first_pass).collect();
+        // Stdin's first pass reads it ahead (`stream::stdin`); what it read is kept for the
+        // second.
+        let mut stdin: Option<Result<Stdin, String>> = None;
+        let mut firsts: Vec<Option<RunContext>> = (inputs.iter())
+            .map(|i| match &i.origin {
+                Origin::File(_) => first_pass(i),
+                Origin::Stdin => {
+                    let s = stdin.get_or_insert_with(|| {
+                        Stdin::open().map_err(|e| format!("cannot read stdin: {e}"))
+                    });
+                    s.as_ref().ok().map(|s| s.context().clone())
+                }
+            })
+            .collect();
         let mut run_namespaces = crate::decide::Namespaces::default();
         let mut run_versions = flag_versions.clone();
         for f in firsts.iter().flatten() {
             run_namespaces.extend(f.namespaces.clone());
             run_versions.extend(f.versions.clone());
         }
-        // What each input is decided with: a file, its own ambient namespaces; stdin, what
-        // it says so far. Both with the mesh markers and the versions of the whole run, and
-        // what the `versionsFrom` of the input's config says.
+        // What each input is decided with: its own ambient namespaces (stdin: those of its
+        // first pass, see `stream::stdin`), with the mesh markers and the versions of the
+        // whole run, and what the `versionsFrom` of the input's config says.
         let mut context = |i: usize, layer: Option<&Layer>| {
             let mut versions = run_versions.clone();
             let mut conflicts = Vec::new();
@@ -400,7 +426,7 @@ impl<'r> Run<'r> {
             (ctx, conflicts)
         };
         let mut i = 0;
-        while i < inputs.len() {
+        while i < inputs.len() && self.stdout_failed.is_none() {
             let small = inputs[i..]
                 .iter()
                 .take_while(|o| source::file_len(&o.origin).is_some_and(|n| n <= SMALL_FILE_BYTES))
@@ -420,13 +446,17 @@ impl<'r> Run<'r> {
                     run.iter().zip(layers).zip(contexts),
                     |((input, layer), ctx)| {
                         let mut out = Vec::new();
-                        let r = (layer.as_ref())
-                            .map(|l| process_file(input, req, &l.settings, &ctx, color, &mut out));
+                        let r = (layer.as_ref()).map(|l| {
+                            process_file(input, req, &l.settings, &ctx, None, color, &mut out)
+                        });
                         (input, layer, r, out)
                     },
                     |(input, layer, r, out)| {
-                        console::stdout(&out);
-                        self.take(input, layer.as_deref(), r);
+                        if let Err(e) = console::stdout(&out) {
+                            self.stdout_failed = Some(console::cannot_write_stdout(&e));
+                            return false;
+                        }
+                        self.take(input, layer.as_deref(), r, None);
                         true
                     },
                 );
@@ -437,11 +467,19 @@ impl<'r> Run<'r> {
             let layer = configs.layer(&input.dir).ok();
             let (ctx, conflicts) = context(i, layer.as_deref());
             self.conflicts(conflicts);
-            let r = layer.as_ref().map(|l| {
-                let mut out = console::stdout_writer();
-                process_file(input, req, &l.settings, &ctx, color, &mut out)
-            });
-            self.take(input, layer.as_deref(), r);
+            let own = match input.origin {
+                Origin::Stdin => stdin.take(),
+                Origin::File(_) => None,
+            };
+            let (r, own) = match &layer {
+                Some(l) => {
+                    let mut out = console::stdout_writer();
+                    let r = process_file(input, req, &l.settings, &ctx, own, color, &mut out);
+                    (Some(r), None)
+                }
+                None => (None, own),
+            };
+            self.take(input, layer.as_deref(), r, own);
             i += 1;
         }
     }
@@ -458,19 +496,33 @@ impl<'r> Run<'r> {
     }
 
     /// Counts and keeps what one input gave; `None` when its config file is broken (that
-    /// error is reported once, with the others).
-    fn take(&mut self, input: &Input, layer: Option<&Layer>, r: Option<FileResult>) {
+    /// error is reported once, with the others). `stdin`: stdin, read ahead and not
+    /// processed (for `fix -` to write back).
+    fn take(
+        &mut self,
+        input: &Input,
+        layer: Option<&Layer>,
+        r: Option<FileResult>,
+        stdin: Option<Result<Stdin, String>>,
+    ) {
         self.counts.files += 1;
         let (Some(layer), Some(r)) = (layer, r) else {
             self.counts.unprocessed += 1;
             self.trouble = true;
-            if input.origin == Origin::Stdin && self.req.mode == Mode::Fix {
+            if let (Some(Ok(stdin)), Mode::Fix) = (stdin, self.req.mode) {
                 // `fix -` writes its input back unchanged when it cannot process it.
                 let mut out = console::stdout_writer();
-                let _ = std::io::copy(&mut std::io::stdin().lock(), &mut out);
+                if let Err(e) =
+                    std::io::copy(&mut stdin.reader(), &mut out).and_then(|_| out.flush())
+                {
+                    self.stdout_failed = Some(console::cannot_write_stdout(&e));
+                }
             }
             return;
         };
+        if let Some(m) = &r.stdout_failed {
+            self.stdout_failed = Some(m.clone());
+        }
         if let Some(p) = r.problem {
             // A failed write comes after the findings; anything else stopped the input.
             let written = p.finding.rule == Rule::Unwritable;
@@ -541,15 +593,19 @@ impl<'r> Run<'r> {
             });
             let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
             text.push('\n');
-            if !console::stdout(text.as_bytes()) {
-                return exit::TROUBLE;
+            if let Some(m) = &self.stdout_failed {
+                return console::trouble(m);
+            }
+            if let Err(e) = console::stdout(text.as_bytes()) {
+                return console::trouble(&console::cannot_write_stdout(&e));
             }
         } else {
             console::findings(&self.reports, req.format, self.color_err, fix);
             // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only
             // what is wrong, as `sed` would.
             let filter = fix && self.stdin_only;
-            if !req.quiet && !filter {
+            // With stdout gone, the run did not finish: no summary of it.
+            if !req.quiet && !filter && self.stdout_failed.is_none() {
                 let mut tail = String::new();
                 if fix {
                     for (name, _) in self.changed.iter().filter(|(n, _)| n != "-") {
@@ -563,6 +619,9 @@ impl<'r> Run<'r> {
                 console::stderr(&tail);
             }
         }
+        if let Some(m) = &self.stdout_failed {
+            return console::trouble(m);
+        }
         if self.trouble {
             return exit::TROUBLE;
         }
@@ -575,21 +634,41 @@ impl<'r> Run<'r> {
     }
 }
 
-/// The finding that stops a file. A file that does not parse and holds `{{` (`braces`) is
-/// a template: the advice is to render it, not to fix its syntax.
-fn fatal_finding(f: Finding, braces: bool) -> Finding {
+/// `3 files by `*.yaml``, `1 directory by `gen/`` (both, joined with "and").
+fn excluded_by(l: &source::LeftOut) -> String {
+    let count = |n: usize, one: &str, many: &str| match n {
+        0 => None,
+        1 => Some(format!("1 {one}")),
+        n => Some(format!("{n} {many}")),
+    };
+    let what: Vec<String> = [
+        count(l.files, "file", "files"),
+        count(l.dirs, "directory", "directories"),
+    ]
+    .into_iter()
+    .flatten()
+    .collect();
+    format!("{} by `{}`", what.join(" and "), l.pattern)
+}
+
+/// The finding that stops an input, and what became of it (`left`: "; file left
+/// untouched", or what `fix -` wrote). A file that does not parse and holds `{{` (`braces`) is a
+/// template: the advice is to render it, not to fix its syntax.
+fn fatal_finding(f: Finding, braces: bool, left: &str) -> Finding {
     if f.rule == Rule::InvalidYaml && braces {
         return Finding::error(
             Rule::Template,
             f.offset,
-            "not YAML: this file holds `{{` and looks like a template (Helm, Go or Jinja), \
+            format!(
+                "not YAML: this file holds `{{{{` and looks like a template (Helm, Go or Jinja), \
              which is YAML only once rendered; check the rendered output instead (`helm \
              template RELEASE CHART | meshjob check -`), or leave the file out with \
-             --exclude; file left untouched",
+             --exclude{left}"
+            ),
         );
     }
     Finding {
-        message: format!("{}; file left untouched", f.message),
+        message: format!("{}{left}", f.message),
         ..f
     }
 }
@@ -606,16 +685,24 @@ struct FileResult {
     changed: bool,
     /// Its diff, for the JSON report (empty otherwise).
     diff: String,
+    /// Stdout did not take its output (why).
+    stdout_failed: Option<String>,
 }
 
 /// The first pass over a file (`stream::first_pass`): what its `Namespace` documents and the
-/// documents that say something about versions say. Stdin, and a file that cannot be opened
-/// (the second pass reports it), give `None`.
+/// documents that say something about versions say. Stdin (its first pass is
+/// `stream::stdin`'s), and a file that cannot be opened (the second pass reports it), give
+/// `None`.
 fn first_pass(input: &Input) -> Option<RunContext> {
     match &input.origin {
-        Origin::File(_) => source::open(&input.origin)
-            .ok()
-            .map(|i| stream::first_pass(stream::Reader::new(i), Some(input.name.as_str().into()))),
+        Origin::File(_) => {
+            if !stream::spells_context(source::open(&input.origin).ok()?) {
+                return Some(RunContext::default());
+            }
+            source::open(&input.origin).ok().map(|i| {
+                stream::first_pass(stream::Reader::new(i), Some(input.name.as_str().into()))
+            })
+        }
         Origin::Stdin => None,
     }
 }
@@ -625,13 +712,14 @@ fn first_pass(input: &Input) -> Option<RunContext> {
 ///
 /// A file is read twice: a first pass over every input of the run collects what their
 /// `Namespace` documents say ([`first_pass`]), then the file is processed with `ctx`. Stdin
-/// is read once: a `Namespace` document in it applies to the documents after it, added to
-/// `ctx`.
+/// (`stdin`, its first pass done) is read ahead, and past its read-ahead a `Namespace`
+/// document applies to the documents after it, added to `ctx` (`stream::stdin`).
 fn process_file(
     input: &Input,
     req: &Request,
     settings: &Settings,
     ctx: &RunContext,
+    stdin: Option<Result<Stdin, String>>,
     color: bool,
     out: &mut dyn Write,
 ) -> FileResult {
@@ -641,25 +729,41 @@ fn process_file(
         problem: None,
         changed: false,
         diff: String::new(),
+        stdout_failed: None,
     };
-    let ns = match origin {
-        Origin::File(_) => Namespaces::Whole(ctx),
-        Origin::Stdin => Namespaces::SoFar(ctx),
+    let fix_stdin = req.mode == Mode::Fix && *origin == Origin::Stdin;
+    let opened = match origin {
+        Origin::File(_) => source::open(origin).map(|i| (i, Namespaces::Whole(ctx), None)),
+        Origin::Stdin => match stdin {
+            Some(Ok(s)) => {
+                let head = fix_stdin.then(|| s.head());
+                let ns = s.namespaces(ctx);
+                Ok((
+                    Box::new(s.reader()) as Box<dyn std::io::Read + Send>,
+                    ns,
+                    head,
+                ))
+            }
+            Some(Err(m)) => Err(m),
+            None => Err("cannot read stdin: it is given twice".into()),
+        },
     };
-    let stream_in = match source::open(origin) {
-        Ok(i) => i,
+    let (stream_in, ns, head) = match opened {
+        Ok(o) => o,
         Err(m) => {
             result.problem = Some(stopped(Rule::Unreadable, name, m));
             return result;
         }
     };
-    let echo = req.mode == Mode::Fix && *origin == Origin::Stdin;
     let json = req.format == Format::Json;
     let mut sink = FileSink {
         mode: req.mode,
         origin,
         name,
-        out: HoldBack::new(out, echo),
+        out: match head {
+            Some(head) => HoldBack::giving_back(out, head),
+            None => HoldBack::new(out),
+        },
         hunks: (req.mode != Mode::Fix || json).then(|| Hunks::new(name)),
         json: json.then(String::new),
         color,
@@ -668,15 +772,18 @@ fn process_file(
         findings: Vec::new(),
         changed: false,
         braces: false,
+        stdout_failed: None,
     };
     // The context is in `ns`: the engine does not read `opts.namespaces`.
     let opts = run::ProcessOptions {
         force_mesh: req.force_mesh,
         namespaces: None,
     };
-    match stream::process(stream_in, settings, opts, ns, &mut sink) {
+    let stop = match stream::process(stream_in, settings, opts, ns, &mut sink) {
         Ok(()) => {
-            sink.finish();
+            if let Err(e) = sink.finish() {
+                sink.stdout_failed(&e);
+            }
             result.findings = std::mem::take(&mut sink.findings);
             result.changed = sink.changed;
             result.diff = sink.json.take().unwrap_or_default();
@@ -692,32 +799,48 @@ fn process_file(
                     format!("cannot write: {m}"),
                 ));
             }
+            None
         }
-        Err(Stop::Failed(f)) => {
-            sink.out.fail();
+        Err(s) => {
+            if let Err(e) = sink.out.fail() {
+                sink.stdout_failed(&e);
+            }
+            Some(s)
+        }
+    };
+    // What became of the input that failed.
+    let left = match origin {
+        Origin::File(_) => "; file left untouched",
+        Origin::Stdin if !fix_stdin => "",
+        Origin::Stdin if sink.out.gave_back() => "; stdin written back unchanged",
+        Origin::Stdin => "; the output stops before it",
+    };
+    match stop {
+        None => {}
+        Some(Stop::Failed(f)) => {
             let f = *f;
-            let braces =
-                sink.braces || (f.finding.rule == Rule::InvalidYaml && holds_braces(origin));
+            let braces = sink.braces
+                || (f.finding.rule == Rule::InvalidYaml
+                    && matches!(origin, Origin::File(_))
+                    && holds_braces(origin));
             result.problem = Some(Located {
                 path: name.to_string(),
                 line: f.line,
                 col: f.col,
-                finding: fatal_finding(f.finding, braces),
+                finding: fatal_finding(f.finding, braces, left),
             });
         }
-        Err(Stop::Read(e)) => {
-            sink.out.fail();
+        Some(Stop::Read(e)) => {
             let m = match origin {
                 Origin::Stdin => format!("cannot read stdin: {e}"),
                 Origin::File(_) => source::cannot_read(&e),
             };
             result.problem = Some(stopped(Rule::Unreadable, name, m));
         }
-        Err(Stop::Sink(m)) => {
-            sink.out.fail();
-            result.problem = Some(stopped(Rule::Unwritable, name, m));
-        }
+        // The sink refuses a batch only when stdout fails: said once for the run.
+        Some(Stop::Sink(_)) => {}
     }
+    result.stdout_failed = sink.stdout_failed;
     result
 }
 
@@ -769,28 +892,38 @@ struct FileSink<'a, 'o> {
     changed: bool,
     /// The input read so far holds `{{` (a template, when it does not parse).
     braces: bool,
+    /// Stdout did not take the output (why).
+    stdout_failed: Option<String>,
 }
 
 impl FileSink<'_, '_> {
-    fn diff(&mut self, s: String) {
+    fn diff(&mut self, s: String) -> std::io::Result<()> {
         if s.is_empty() {
-            return;
+            return Ok(());
         }
         if let Some(kept) = &mut self.json {
             kept.push_str(&s);
-            return;
+            return Ok(());
         }
         let s = if self.color { diff::colorize(&s) } else { s };
-        self.out.write(s.as_bytes());
+        self.out.write(s.as_bytes())
     }
 
-    fn finish(&mut self) {
+    /// The end of the input: the diff's last lines, and what is held, go out.
+    fn finish(&mut self) -> std::io::Result<()> {
         if let Some(h) = self.hunks.take() {
             let mut s = String::new();
             h.finish(&mut s);
-            self.diff(s);
+            self.diff(s)?;
         }
-        self.out.finish();
+        self.out.finish()
+    }
+
+    /// Keeps the first reason stdout failed; the message for the sink's error.
+    fn stdout_failed(&mut self, e: &std::io::Error) -> String {
+        self.stdout_failed
+            .get_or_insert_with(|| console::cannot_write_stdout(e))
+            .clone()
     }
 
     /// `fix FILE`: the batch into the replacement, begun at the first change.
@@ -804,13 +937,7 @@ impl FileSink<'_, '_> {
         let Some(Ok(r)) = &mut self.replacement else {
             return;
         };
-        let written = if done.changed() {
-            done.pieces()
-                .try_for_each(|(old, new)| r.write(new.unwrap_or(old).as_bytes()))
-        } else {
-            r.write(&done.batch.bytes)
-        };
-        if let Err(m) = written {
+        if let Err(m) = done.output().try_for_each(|o| r.write(o)) {
             self.replacement = Some(Err(m));
         }
     }
@@ -860,20 +987,17 @@ impl Sink for FileSink<'_, '_> {
             } else {
                 h.equal(done.text(), &mut s);
             }
-            self.diff(s);
+            self.diff(s).map_err(|e| self.stdout_failed(&e))?;
         }
         match self.mode {
             Mode::Diff | Mode::Check => {}
             Mode::Fix => match self.origin {
                 Origin::Stdin => {
-                    self.out.input(&b.bytes);
-                    if done.changed() {
-                        for (old, new) in done.pieces() {
-                            self.out.write(new.unwrap_or(old).as_bytes());
-                        }
-                    } else {
-                        self.out.write(&b.bytes);
-                    }
+                    let out = &mut self.out;
+                    let written = out
+                        .input(b.bytes.len())
+                        .and_then(|()| done.output().try_for_each(|o| out.write(o)));
+                    written.map_err(|e| self.stdout_failed(&e))?;
                 }
                 Origin::File(p) => {
                     self.seen.update(&b.bytes);
@@ -884,8 +1008,18 @@ impl Sink for FileSink<'_, '_> {
         Ok(())
     }
 
-    fn rest(&mut self, bytes: &[u8]) {
+    fn gives_back(&self) -> bool {
+        self.out.gives_back()
+    }
+
+    fn rest(&mut self, bytes: &[u8]) -> bool {
         self.braces |= memchr::memmem::find(bytes, b"{{").is_some();
-        self.out.echo(bytes);
+        match self.out.echo(bytes) {
+            Ok(()) => true,
+            Err(e) => {
+                self.stdout_failed(&e);
+                false
+            }
+        }
     }
 }

@@ -24,6 +24,7 @@ use crate::output::hold::HoldBack;
 use crate::output::report;
 use crate::run::{self, Outcome};
 use crate::source::{self, LoadError, Origin};
+use crate::stream::stdin::Stdin;
 use crate::stream::{self, Done, Sink, Stop};
 use std::io::IsTerminal;
 
@@ -52,19 +53,20 @@ pub(crate) trait Host {
 
 /// Runs `host` on stdin and writes its reply; the exit status.
 pub(crate) fn run(host: &impl Host) -> u8 {
+    let label = host.label();
     if let Some(settings) = host.streaming() {
         return match settings {
-            Ok(s) => stream_stdin(host.label(), &s),
-            Err(m) => console::reply(&Reply::trouble(host.label(), &m)),
+            Ok(s) => stream_stdin(label, &s),
+            Err(m) => console::reply(label, &Reply::trouble(label, &m)),
         };
     }
     let reply = match source::load(&Origin::Stdin) {
         Ok(text) => run_text(host, &text),
         Err(LoadError::Read(m) | LoadError::Decode { message: m, .. }) => {
-            Reply::trouble(host.label(), &format!("stdin: {m}"))
+            Reply::trouble(label, &format!("stdin: {m}"))
         }
     };
-    console::reply(&reply)
+    console::reply(label, &reply)
 }
 
 /// Runs `host` on a text it was given.
@@ -94,12 +96,25 @@ pub(crate) fn run_text(host: &impl Host, text: &str) -> Reply {
 
 /// A resource stream from stdin to stdout, as it comes: the documents in order, findings on
 /// stderr in the plain format (`meshjob: <severity>: <message> [code]`), exit 1 when errors
-/// are left. A failure stops the output (see `output::hold`) and exits 2 with
-/// `<label>: error: stdin:line:col: <message>`.
+/// are left. Its pods are decided with the stream's `Namespace` documents wherever they
+/// stand (`stream::stdin`). A failure stops the output (see `output::hold`) and exits 2 with
+/// `<label>: error: stdin:line:col: <message>`; so does stdout that does not take the
+/// output, at once, without reading the rest of stdin.
 pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
+    let input = match Stdin::open() {
+        Ok(s) => s,
+        Err(e) => {
+            return console::reply(
+                label,
+                &Reply::trouble(label, &format!("stdin: cannot read stdin: {e}")),
+            );
+        }
+    };
+    let ctx = input.context().clone();
+    let ns = input.namespaces(&ctx);
     let mut stdout = console::stdout_writer();
     let mut sink = Plain {
-        out: HoldBack::new(&mut stdout, false),
+        out: HoldBack::new(&mut stdout),
         stderr: String::new(),
         errors_left: false,
         warned: false,
@@ -107,37 +122,36 @@ pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         noted: Vec::new(),
     };
     let opts = run::ProcessOptions::default();
-    let stopped = match stream::process(
-        std::io::stdin(),
-        settings,
-        opts,
-        stream::Namespaces::SoFar(&crate::decide::RunContext::default()),
-        &mut sink,
-    ) {
-        Ok(()) => None,
+    let mut stopped = match stream::process(input.reader(), settings, opts, ns, &mut sink) {
+        Ok(()) => sink
+            .out
+            .finish()
+            .err()
+            .map(|e| console::cannot_write_stdout(&e)),
         Err(Stop::Failed(f)) if f.decode => Some(format!("stdin: {}", f.finding.message)),
         Err(Stop::Failed(f)) => Some(format!("stdin:{}:{}: {}", f.line, f.col, f.finding.message)),
         Err(Stop::Read(e)) => Some(format!("stdin: cannot read stdin: {e}")),
         Err(Stop::Sink(m)) => Some(m),
     };
-    if let Some(m) = stopped {
-        sink.out.fail();
-        drop(sink);
-        drop(stdout);
-        return console::reply(&Reply::trouble(label, &m));
+    if let Some(m) = stopped.take() {
+        let _ = sink.out.fail();
+        console::stderr(&sink.stderr);
+        return console::reply(label, &Reply::trouble(label, &m));
     }
-    sink.out.finish();
     // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
     let code = if sink.errors_left || sink.warned {
         exit::FINDINGS
     } else {
         exit::OK
     };
-    console::reply(&Reply {
-        stdout: None,
-        stderr: sink.stderr,
-        code,
-    })
+    console::reply(
+        label,
+        &Reply {
+            stdout: None,
+            stderr: sink.stderr,
+            code,
+        },
+    )
 }
 
 /// A stream host's sink: the documents to stdout, the findings gathered for stderr.
@@ -171,14 +185,10 @@ impl Sink for Plain<'_> {
             self.stderr.push_str(&report::plain(f));
             self.stderr.push('\n');
         }
-        if done.changed() {
-            for (old, new) in done.pieces() {
-                self.out.write(new.unwrap_or(old).as_bytes());
-            }
-        } else {
-            self.out.write(&done.batch.bytes);
-        }
-        Ok(())
+        let out = &mut self.out;
+        done.output()
+            .try_for_each(|o| out.write(o))
+            .map_err(|e| console::cannot_write_stdout(&e))
     }
 }
 

@@ -55,10 +55,9 @@ pub(crate) fn run(req: &Request) -> u8 {
             report.text()
         }
     };
-    if console::stdout(text.as_bytes()) {
-        exit::OK
-    } else {
-        exit::TROUBLE
+    match console::stdout(text.as_bytes()) {
+        Ok(()) => exit::OK,
+        Err(e) => console::trouble(&console::cannot_write_stdout(&e)),
     }
 }
 

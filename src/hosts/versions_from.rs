@@ -32,7 +32,7 @@ pub(crate) fn read(
     if let Some((name, m)) = e.errors.first() {
         return Err(format!("{what}: {name}: {m}"));
     }
-    if let Some(name) = e.empty.first() {
+    if let Some((name, _)) = e.empty.first() {
         return Err(format!(
             "{what}: no YAML files (*.yaml, *.yml) found under `{name}`"
         ));

@@ -149,6 +149,10 @@ pub struct Mesh {
     pub(crate) read_versions: fn(&crate::yaml::tree::Node, &mut found::Finder<'_>),
     /// Orders releases: a smaller key is older.
     pub age: fn(Release) -> [u32; 4],
+    /// How a pod's manifest opts it out of the mesh, for advice in findings.
+    pub opt_out: &'static str,
+    /// What Argo Workflows' controller can run in the proxy container to stop it.
+    pub argo_kill: KillCommand,
     /// The Namespace annotations that this mesh's injector (of the given version; unknown:
     /// any version) copies onto a pod of the Namespace that lacks them, of those meshjob
     /// reads: a pod has them as if it carried them itself.
@@ -157,6 +161,17 @@ pub struct Mesh {
     /// [`Mesh::quit_port_annotation`] is `0` (that server turned off); None: such a pod is
     /// refused with a finding.
     pub port_off: Option<PortOff>,
+}
+
+/// A command that stops the proxy when run inside its container (Argo Workflows'
+/// `workflows.argoproj.io/kill-cmd-<container>` annotation), and the pod annotations it
+/// needs.
+#[derive(Debug)]
+pub struct KillCommand {
+    /// The argv, as the JSON text of the annotation.
+    pub argv: &'static str,
+    /// Pod annotations without which the command does not stop the proxy.
+    pub needs: &'static [(&'static str, &'static str)],
 }
 
 /// The endpoints of a pod whose quit port is turned off (port `0`).

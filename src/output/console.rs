@@ -57,19 +57,35 @@ impl Reply {
     }
 }
 
-/// Writes a reply; its status, or [`exit::TROUBLE`] when stdout cannot take the output.
-pub(crate) fn reply(r: &Reply) -> u8 {
+/// Writes a reply; its status, or [`exit::TROUBLE`] with `<label>: error: cannot write to
+/// stdout: ...` when stdout cannot take the output.
+pub(crate) fn reply(label: &str, r: &Reply) -> u8 {
     stderr(&r.stderr);
-    match &r.stdout {
-        Some(out) if !stdout(out.as_bytes()) => exit::TROUBLE,
+    match r.stdout.as_deref().map(|out| stdout(out.as_bytes())) {
+        Some(Err(e)) => {
+            stderr(&format!("{label}: error: {}\n", cannot_write_stdout(&e)));
+            exit::TROUBLE
+        }
         _ => r.code,
     }
 }
 
-/// Writes bytes to stdout and flushes; false when stdout is gone (a closed pipe).
-pub(crate) fn stdout(bytes: &[u8]) -> bool {
+/// Writes bytes to stdout and flushes. An error is the run's failure: a full disk, an I/O
+/// error, or a reader that closed the pipe (see [`cannot_write_stdout`]).
+pub(crate) fn stdout(bytes: &[u8]) -> std::io::Result<()> {
     let mut out = std::io::stdout().lock();
-    out.write_all(bytes).and_then(|()| out.flush()).is_ok()
+    out.write_all(bytes).and_then(|()| out.flush())
+}
+
+/// The message for output that stdout did not take. A failed write is never a success: the
+/// output is incomplete (`fix - > out.yaml` on a full disk), or nobody reads it any more (a
+/// closed pipe, where the run stops at once instead of reading the rest of its input).
+pub(crate) fn cannot_write_stdout(e: &std::io::Error) -> String {
+    let why = match e.kind() {
+        std::io::ErrorKind::BrokenPipe => "; the reader closed the pipe, so the run stopped",
+        _ => "; the output is incomplete: do not use it",
+    };
+    format!("cannot write to stdout: {e}{why}")
 }
 
 /// Stdout, for output written as it is made (a stream's diff or fixed text). Buffered in

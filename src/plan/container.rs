@@ -1,10 +1,11 @@
 //! The entrypoint wrapper: each regular container's `command` becomes
 //! `[/bin/sh, -c, <script>, meshjob]` and its original argv moves, verbatim, to `args`.
 
+use super::endpoint::pod_endpoint;
 use super::own_fixes;
+use super::peers::{ensure_named_item, peers_conflict};
 use super::script::{
-    self, ARG0, ArgvOrigin, CommandStyle, Endpoint, FlowLayout, Peers, ReadyWait, SHELL,
-    ScriptOptions,
+    self, ARG0, ArgvOrigin, CommandStyle, FlowLayout, Peers, ReadyWait, SHELL, ScriptOptions,
 };
 use super::wrapped::{How, PEERS_MOUNT, PEERS_VOLUME, Wrap, item_out, wrapper_script};
 use crate::config::Settings;
@@ -90,55 +91,6 @@ fn wrapper_out(script: String) -> Out {
         Out::Literal(script),
         Out::Str(ARG0.into()),
     ])
-}
-
-/// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
-/// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
-/// `/shutdown` and `/ready`; Istio's ready port is another one and stays). Port `0` turns
-/// that server off: the mesh's defaults then go to the server that stays (Istio: Envoy's
-/// admin server), or the pod is refused; an explicit URL stays as it is.
-fn pod_endpoint(mesh: &Mesh, url: Option<&Endpoint>, pod: &Pod<'_>) -> Result<Endpoint, String> {
-    let quit = script::parse_quit_url(mesh.default_quit_url)?;
-    let ready = script::parse_quit_url(mesh.ready_url)?;
-    let mut q = url.cloned().unwrap_or_else(|| quit.clone());
-    let port = own_fixes::status_port(mesh, pod);
-    if port == Some(0) && (q == quit || q == ready) {
-        return port_off(mesh, pod, q == ready);
-    }
-    if let Some(p) = port
-        && q.port == quit.port
-        && (q == quit || q == ready)
-    {
-        q.port = p;
-    }
-    Ok(q)
-}
-
-/// The quit (or, `ready`, readiness) endpoint of a pod whose quit port annotation is `0`.
-fn port_off(mesh: &Mesh, pod: &Pod<'_>, ready: bool) -> Result<Endpoint, String> {
-    let key = mesh.quit_port_annotation.unwrap_or_default();
-    let from = pod
-        .effective_annotation(key)
-        .and_then(|(_, ns)| ns)
-        .map_or_else(String::new, |ns| format!(" (from Namespace/{ns})"));
-    let Some(off) = &mesh.port_off else {
-        return Err(format!(
-            "`{key}: \"0\"`{from} turns the {} proxy's admin server off, so nothing in the pod \
-             can stop the proxy when the task ends; set a port, or pass --quit-url",
-            mesh.name
-        ));
-    };
-    let config = pod
-        .annotation(mesh.pod_config_annotation)
-        .unwrap_or_default();
-    if let Some(k) = off.moved_by.iter().find(|k| config.contains(*k)) {
-        return Err(format!(
-            "`{key}: \"0\"`{from} turns the status server off, so the wrapper would stop the \
-             proxy through {}, but the pod's {} sets `{k}`, which moves it; pass --quit-url",
-            off.served_by, mesh.pod_config_annotation
-        ));
-    }
-    script::parse_quit_url(if ready { off.ready_url } else { off.quit_url })
 }
 
 /// Plans the wrapper edits of one pod template. Returns whether the pod needs the per-pod
@@ -586,114 +538,5 @@ fn put_args(ed: &mut Editor<'_>, c: &Node, path: &[Seg], a: &Entry, words: Vec<O
         ed.replace_value(c, &a.key, &a.value, path, "args", &Out::Seq(words));
     } else {
         ed.prepend_items(&a.value, &child(path, "args"), &words);
-    }
-}
-
-/// List `k` of `map`, which the peers volume (or mount) goes into: `None` when absent or
-/// null; a finding when it is shared or not a list.
-fn peers_list<'n>(
-    map: &'n Node,
-    k: &str,
-    oref: &ObjectRef,
-) -> Result<Option<&'n [Node]>, Box<Finding>> {
-    let Some(n) = map.get(k).filter(|n| !n.is_null()) else {
-        return Ok(None);
-    };
-    if let Some(f) = shared_node_finding(n, oref) {
-        return Err(Box::new(f));
-    }
-    n.items().map(Some).ok_or_else(|| {
-        Box::new(err(
-            Rule::PeersVolumeTaken,
-            oref,
-            n.start,
-            format!("`{k}` is not a list, so meshjob cannot add its shared volume to it"),
-        ))
-    })
-}
-
-/// Why the pod cannot get the shared peers volume ([`PEERS_VOLUME`] at [`PEERS_MOUNT`] in
-/// each wrapped container), if it cannot: the name or the path is taken by something else,
-/// or a list meshjob would add to is shared or not a list. meshjob's own volume and mounts,
-/// from an earlier run, are not a conflict.
-fn peers_conflict(spec: &Node, wraps: &[Wrap<'_>], oref: &ObjectRef) -> Option<Finding> {
-    let taken = |at: usize, what: String| {
-        Some(err(
-            Rule::PeersVolumeTaken,
-            oref,
-            at,
-            format!(
-                "{what}; meshjob needs the volume name `{PEERS_VOLUME}` and the path \
-                 {PEERS_MOUNT} for the directory its wrappers share when a pod has several \
-                 containers. Rename or move yours, then run again"
-            ),
-        ))
-    };
-    let volumes = match peers_list(spec, "volumes", oref) {
-        Ok(v) => v.unwrap_or(&[]),
-        Err(f) => return Some(*f),
-    };
-    for v in volumes {
-        if v.str("name") == Some(PEERS_VOLUME)
-            && (v.get("emptyDir").is_none() || v.entries().is_some_and(|e| e.len() != 2))
-        {
-            return taken(
-                v.start,
-                format!(
-                    "the pod already has a volume named `{PEERS_VOLUME}` that is not an emptyDir"
-                ),
-            );
-        }
-    }
-    let is_peers_path = |p: &str| p.trim_end_matches('/') == PEERS_MOUNT;
-    for w in wraps {
-        let mounts = match peers_list(w.node, "volumeMounts", oref) {
-            Ok(m) => m.unwrap_or(&[]),
-            Err(f) => return Some(*f),
-        };
-        for m in mounts {
-            let ours = m.str("name") == Some(PEERS_VOLUME);
-            let path = m.str("mountPath").unwrap_or_default();
-            let read_only = m.get("readOnly").is_some_and(crate::yaml::value::is_true);
-            if ours && (!is_peers_path(path) || read_only || m.get("subPath").is_some()) {
-                return taken(
-                    m.start,
-                    format!(
-                        "container {:?} mounts a volume named `{PEERS_VOLUME}` at {path:?}{}",
-                        w.name,
-                        if read_only { " read-only" } else { "" }
-                    ),
-                );
-            }
-            if !ours && is_peers_path(path) {
-                return taken(
-                    m.start,
-                    format!(
-                        "container {:?} already mounts another volume at {PEERS_MOUNT}",
-                        w.name
-                    ),
-                );
-            }
-        }
-    }
-    None
-}
-
-/// Makes sure list `key` of mapping `map` has an item named [`PEERS_VOLUME`].
-fn ensure_named_item(ed: &mut Editor<'_>, map: &Node, path: &[Seg], key: &str, item: Out) {
-    match map.entry(key) {
-        None => ed.insert_entry(map, path, None, key, &Out::Seq(vec![item])),
-        Some(e) if e.value.is_null() => {
-            ed.replace_value(map, &e.key, &e.value, path, key, &Out::Seq(vec![item]));
-        }
-        Some(e) => {
-            let present = e
-                .value
-                .items()
-                .is_some_and(|items| items.iter().any(|i| i.str("name") == Some(PEERS_VOLUME)));
-            if !present && e.value.items().is_some() {
-                ed.append_items(&e.value, &child(path, key), &[item]);
-            }
-        }
     }
 }

@@ -3,8 +3,11 @@
 
 pub(crate) mod annotation;
 pub(crate) mod container;
+mod endpoint;
 pub(crate) mod env;
+pub(crate) mod kill_command;
 pub(crate) mod own_fixes;
+mod peers;
 pub(crate) mod planner;
 pub(crate) mod revert;
 pub mod script;
@@ -105,6 +108,9 @@ pub fn plan_doc_in<'a>(
             }
             Strategy::Native => planner.native(&mut cx),
             Strategy::Remove { keep_native } => planner.remove(&mut cx, keep_native),
+            Strategy::Fallback(crate::kinds::Fallback::KillCommand { .. }) => {
+                kill_command::plan(&mut cx);
+            }
         }
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = editor.edits.len() > mark;
@@ -261,6 +267,11 @@ fn would_change(
         )),
         Strategy::Remove { .. } => Some(format!(
             "{who}: what meshjob added earlier would be taken out"
+        )),
+        Strategy::Fallback(crate::kinds::Fallback::KillCommand { prefix }) => Some(format!(
+            "{who}: {prefix}{} would be set: its pods would keep running after the task, \
+             because the {} proxy does not stop",
+            mesh.proxy_container, mesh.name
         )),
     };
     if let Some(message) = other {

@@ -22,6 +22,35 @@ pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
         .and_then(|(p, _)| p.parse().ok())
 }
 
+/// Warns about the kinds of pods (an Argo template) whose own metadata turns native
+/// sidecars off over the pod metadata that turns them on: those pods keep their proxy
+/// running.
+pub(crate) fn variants_turn_native_off(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
+    for v in &t.variants {
+        let value = (mesh.native_sidecar_annotations.iter())
+            .find_map(|k| v.get("annotations", k).map(|value| (*k, value)));
+        let Some((key, value)) = value.filter(|(_, value)| (mesh.native.is_off)(value)) else {
+            continue;
+        };
+        let at = v.layers.last().map_or(t.template.start, |m| m.start);
+        out.push(
+            Finding::warning(
+                Rule::NativeTurnedOff,
+                at,
+                format!(
+                    "{}: template `{}` turns native sidecars off ({key}: \"{value}\") over the \
+                     pod metadata, so its pods keep their proxy running after the task; take it \
+                     out, or opt the template out of the mesh ({})",
+                    describe(&t.object),
+                    v.name,
+                    mesh.opt_out
+                ),
+            )
+            .with_object(Some(t.object.clone())),
+        );
+    }
+}
+
 fn strings(n: Option<&Node>) -> Vec<String> {
     n.and_then(Node::items)
         .map(|items| {

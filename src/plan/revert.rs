@@ -266,3 +266,38 @@ pub(crate) fn drop_native(
         }
     }
 }
+
+/// Takes the entries `remove` out of the pod's annotations `anns` (of pod `t`)
+/// and adds `add` when given. A block mapping cannot be emptied and then filled, so when
+/// every entry goes and one is added, the first one taken out becomes it; when every entry
+/// goes and none is added, `annotations` goes (`annotation::remove_all`).
+pub(crate) fn settle_annotations(
+    ed: &mut Editor<'_>,
+    t: &Pod<'_>,
+    anns: &Node,
+    remove: &[&str],
+    add: Option<(&str, Out)>,
+    out: &mut Vec<Finding>,
+) {
+    if remove.is_empty() && add.is_none() {
+        return;
+    }
+    let apath = t.annotations_path();
+    let left = anns.entries().map_or(0, <[Entry]>::len) - remove.len();
+    let first = remove.first().and_then(|k| anns.entry(k).map(|e| (*k, e)));
+    match (add, first) {
+        (Some((key, value)), Some((from, e))) if left == 0 => {
+            ed.rename_key(&apath, &e.key, from, key);
+            ed.replace_value(anns, &e.key, &e.value, &apath, key, &value);
+            ed.remove_entries(anns, &apath, &remove[1..]);
+        }
+        (Some((key, value)), _) => {
+            ed.remove_entries(anns, &apath, remove);
+            super::annotation::ensure(ed, t, key, |_| value.clone(), out);
+        }
+        (None, _) if left == 0 => super::annotation::remove_all(ed, t),
+        (None, _) => {
+            ed.remove_entries(anns, &apath, remove);
+        }
+    }
+}

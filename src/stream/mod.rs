@@ -13,6 +13,7 @@
 mod ordered;
 mod read;
 mod settle;
+pub(crate) mod stdin;
 
 pub(crate) use crate::yaml::text::line_cols;
 pub(crate) use ordered::ordered;
@@ -24,7 +25,8 @@ use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
 use crate::mesh::found::Base;
-use crate::pipeline::{Pieces, ProcessOptions, Start, process_pieces};
+use crate::pipeline::{Growth, Pieces, ProcessOptions, Start, process_pieces};
+use std::collections::BTreeMap;
 use std::io::Read;
 use std::sync::{Arc, Mutex};
 
@@ -33,12 +35,58 @@ use std::sync::{Arc, Mutex};
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Namespaces<'a> {
     /// Read before the stream is processed (a file is read twice: [`first_pass`] first; a
-    /// text in memory): they apply to every document.
+    /// text in memory; stdin read to its end ahead, see [`stdin`]): they apply to every
+    /// document.
     Whole(&'a RunContext),
-    /// Stdin, read once: each `Namespace` document, and each document that says something
-    /// about versions, applies to the documents after it (kustomize and Helm put Namespaces
-    /// first), added to what it starts with (what the run's other inputs say).
-    SoFar(&'a RunContext),
+    /// Stdin on a pipe that is longer than its read-ahead ([`stdin`]): `ctx` holds what the
+    /// documents before offset `from` say (with what the run's other inputs say). A
+    /// `Namespace` document, or one that says something about versions, from there on
+    /// applies to the documents after it. A Namespace that comes after a pod it would place
+    /// stops the stream ([`Rule::LateNamespace`]), since that pod was decided without it; a
+    /// version read after pods is a warning ([`Rule::VersionsReadLate`]).
+    From { ctx: &'a RunContext, from: u64 },
+}
+
+impl Namespaces<'_> {
+    /// How the pieces of a batch (at `offset`, after `line` line breaks) count their own
+    /// context documents.
+    fn growth(self, offset: u64, line: u64) -> Growth {
+        match self {
+            Namespaces::Whole(_) => Growth::None,
+            Namespaces::From { from, .. } => Growth::From {
+                from: usize::try_from(from.saturating_sub(offset)).unwrap_or(0),
+                start: Start {
+                    offset: offset as usize,
+                    line: line as usize,
+                },
+            },
+        }
+    }
+}
+
+/// Whether the bytes of `input` spell a word of the documents a first pass reads
+/// (`Namespace`, or one of the words of the documents that say something about versions,
+/// `versions::batch_may_hold`): a first pass need not cut an input that does not into
+/// documents. An input that cannot be read is said to, for the first pass to meet the
+/// error.
+pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
+    let mut buf = vec![0u8; 256 << 10];
+    // The last bytes of the previous read, which may begin a word.
+    let mut kept = 0;
+    loop {
+        let n = match input.read(&mut buf[kept..]) {
+            Ok(0) => return false,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return true,
+        };
+        let end = kept + n;
+        if crate::versions::batch_may_hold(&buf[..end]) {
+            return true;
+        }
+        kept = (crate::versions::LONGEST_NEEDLE - 1).min(end);
+        buf.copy_within(end - kept..end, 0);
+    }
 }
 
 /// The first pass over a file: only the documents that may add to the context are parsed
@@ -73,7 +121,7 @@ pub(crate) fn first_pass<R: Read>(reader: Reader<R>, file: Option<Arc<str>>) -> 
     ctx
 }
 
-/// The context each batch is decided with: with [`Namespaces::SoFar`], what the batches
+/// The context each batch is decided with: with [`Namespaces::From`], what the batches
 /// before it said, as far as the sink has taken them (the worker adds its own batch's, piece
 /// by piece). A batch decided with less than what came before it, whose decisions it
 /// changes, is decided again before the sink takes it ([`Contexts::check`]).
@@ -86,7 +134,7 @@ impl Contexts {
     fn new(ns: Namespaces<'_>) -> Self {
         let (grow, c) = match ns {
             Namespaces::Whole(c) => (false, c),
-            Namespaces::SoFar(c) => (true, c),
+            Namespaces::From { ctx, .. } => (true, ctx),
         };
         Contexts {
             grow,
@@ -164,6 +212,17 @@ impl Done {
         })
     }
 
+    /// The batch's output, in parts: the batch as it was when nothing changed, else each
+    /// piece, as it is now.
+    pub(crate) fn output(&self) -> impl Iterator<Item = &[u8]> {
+        let whole = (!self.changed()).then_some(&self.batch.bytes[..]);
+        let pieces = self
+            .pieces()
+            .filter(move |_| whole.is_none())
+            .map(|(old, new)| new.unwrap_or(old).as_bytes());
+        whole.into_iter().chain(pieces)
+    }
+
     /// Appends the batch's output.
     pub(crate) fn write_to(&self, out: &mut String) {
         if !self.changed() {
@@ -178,11 +237,21 @@ impl Done {
 
 /// Where the batches of a stream go, in order.
 pub(crate) trait Sink {
-    /// The next batch, processed without a fatal error. An error stops the stream.
+    /// The next batch, processed without a fatal error. An error (an output that cannot be
+    /// written) stops the stream: nothing more is read.
     fn batch(&mut self, done: &Done) -> Result<(), String>;
 
     /// After a fatal error: the bytes of the failing batch and of every later one, in order.
-    fn rest(&mut self, _bytes: &[u8]) {}
+    /// False when they cannot be written: the rest of the stream is not read.
+    fn rest(&mut self, _bytes: &[u8]) -> bool {
+        true
+    }
+
+    /// Whether the sink writes the input back on a failure (`fix -`): then a document too
+    /// big to edit, and what follows it, are read to be written back.
+    fn gives_back(&self) -> bool {
+        false
+    }
 }
 
 /// Why a stream stopped.
@@ -203,11 +272,11 @@ fn work(
     b: Result<(Batch, Arc<RunContext>), ReadError>,
     settings: &Settings,
     opts: ProcessOptions<'_>,
-    grow: bool,
+    ns: Namespaces<'_>,
     in_memory: bool,
 ) -> Result<Done, ReadError> {
     let (batch, ctx) = b?;
-    Ok(work_on(batch, ctx, settings, opts, grow, in_memory))
+    Ok(work_on(batch, ctx, settings, opts, ns, in_memory))
 }
 
 fn work_on(
@@ -215,7 +284,7 @@ fn work_on(
     ctx: Arc<RunContext>,
     settings: &Settings,
     opts: ProcessOptions<'_>,
-    grow: bool,
+    ns: Namespaces<'_>,
     in_memory: bool,
 ) -> Done {
     let decoded = if in_memory {
@@ -224,13 +293,17 @@ fn work_on(
     } else {
         crate::source::decode_part(&batch.bytes, batch.offset)
     };
-    let start = grow.then_some(Start {
-        offset: batch.offset as usize,
-        line: batch.line as usize,
-    });
     let (result, decode) = match decoded {
         Ok(text) => (
-            process_pieces(text, &batch.pieces, settings, opts, &ctx, start, true),
+            process_pieces(
+                text,
+                &batch.pieces,
+                settings,
+                opts,
+                &ctx,
+                ns.growth(batch.offset, batch.line),
+                true,
+            ),
             None,
         ),
         Err(d) => (Pieces::default(), Some(d)),
@@ -278,6 +351,40 @@ fn read_stop(e: ReadError) -> Stop {
     }
 }
 
+/// Under [`Namespaces::From`]: the failure when a piece of `done` places a namespace in a
+/// mesh (or in ambient mode) after a pod in that namespace was decided without it; adds the
+/// namespaces of the batch's pods to `pods`.
+fn late_namespace(done: &Done, pods: &mut BTreeMap<String, usize>) -> Option<Failure> {
+    for g in &done.result.grown {
+        let start = done.batch.pieces.get(g.piece).map_or(0, |r| r.start);
+        let (line, col) = line_col(done.batch.line, &done.batch.bytes, start);
+        if let Some((name, pod_line)) = g.marks.iter().find_map(|m| pods.get_key_value(m.as_str()))
+        {
+            return Some(Failure {
+                line,
+                col,
+                finding: Finding::error(
+                    Rule::LateNamespace,
+                    done.batch.offset as usize + start,
+                    format!(
+                        "Namespace {name} comes after a pod in it (line {pod_line}), past the \
+                         first {} MiB of stdin that meshjob reads ahead: that pod was decided \
+                         without this Namespace, so the output would be wrong; give the stream \
+                         as a file (or redirect stdin from one), or put its Namespaces first",
+                        crate::output::hold::HOLD_BYTES >> 20
+                    ),
+                ),
+                decode: false,
+                window_first_edit: None,
+            });
+        }
+        for p in &g.pods {
+            pods.entry(p.clone()).or_insert(line);
+        }
+    }
+    None
+}
+
 /// Cuts `input` into documents, processes them (on every core when there is more than one
 /// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
 /// whole stream would report it (see [`settle`]).
@@ -302,7 +409,6 @@ pub(crate) fn process_sized<R: Read + Send>(
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
     let contexts = Contexts::new(ns);
-    let grow = contexts.grow;
     // Pods were decided before the batch being taken.
     let mut pods_before = false;
     let Some(first) = reader.next_batch() else {
@@ -310,18 +416,23 @@ pub(crate) fn process_sized<R: Read + Send>(
     };
     let mut failing: Option<Done> = None;
     let mut stop: Option<Stop> = None;
+    let mut too_big = false;
     // The stream's first edit, where it is shown (offset, line, column).
     let mut first_edit: Option<(u64, usize, usize)> = None;
+    // Under `Namespaces::From`: the namespaces of the pods so far, each with the line of
+    // its first pod.
+    let mut pods: BTreeMap<String, usize> = BTreeMap::new();
     let mut take = |r: Result<Done, ReadError>| -> bool {
         let done = match r {
             Ok(d) => d,
             Err(e) => {
+                too_big = matches!(e, ReadError::TooBig { .. });
                 stop = Some(read_stop(e));
                 return false;
             }
         };
         let mut done = contexts.check(done, |batch, ctx| {
-            work_on(batch, ctx, settings, opts, grow, in_memory)
+            work_on(batch, ctx, settings, opts, ns, in_memory)
         });
         let r = &done.result;
         if let Some(v) = r.first_versions
@@ -340,6 +451,10 @@ pub(crate) fn process_sized<R: Read + Send>(
             failing = Some(done);
             return false;
         }
+        if let Some(f) = late_namespace(&done, &mut pods) {
+            stop = Some(Stop::Failed(Box::new(f)));
+            return false;
+        }
         if let Err(m) = sink.batch(&done) {
             stop = Some(Stop::Sink(m));
             return false;
@@ -351,7 +466,7 @@ pub(crate) fn process_sized<R: Read + Send>(
         // All of it is in memory already: no threads.
         let rest = std::iter::once(first).chain(&mut reader);
         for b in rest {
-            if !take(work(contexts.tag(b), settings, opts, grow, in_memory)) {
+            if !take(work(contexts.tag(b), settings, opts, ns, in_memory)) {
                 break;
             }
         }
@@ -364,12 +479,16 @@ pub(crate) fn process_sized<R: Read + Send>(
             threads,
             AHEAD_PER_THREAD * threads + 2,
             source,
-            |b| work(b, settings, opts, grow, in_memory),
+            |b| work(b, settings, opts, ns, in_memory),
             &mut take,
         );
         after = left;
     }
     if let Some(s) = stop {
+        if too_big && sink.gives_back() {
+            // The document too big to edit, and the rest, go back as they are (`fix -`).
+            reader.drain(|b| sink.rest(b));
+        }
         return Err(s);
     }
     let Some(done) = failing else {
@@ -386,10 +505,8 @@ pub(crate) fn process_sized<R: Read + Send>(
         .map(|d| d.batch)
         .collect();
     let ctx = done.ctx.clone();
-    let window = grow.then_some(Start {
-        offset: done.batch.offset as usize,
-        line: done.batch.line as usize,
-    });
+    // A window's own context documents count as they did for its batches.
+    let growth = ns.growth(done.batch.offset, done.batch.line);
     let reference = |t: &str| {
         let all = 0..t.len();
         let p = process_pieces(
@@ -398,7 +515,7 @@ pub(crate) fn process_sized<R: Read + Send>(
             settings,
             opts,
             &ctx,
-            window,
+            growth,
             false,
         );
         (p.fatal.map(|(_, f)| f), p.first_edit)
@@ -423,4 +540,29 @@ pub(crate) fn process_sized<R: Read + Send>(
         }
     }
     Err(Stop::Failed(Box::new(f)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spells_context_across_reads() {
+        /// Gives its bytes `n` at a time.
+        struct Trickle<'a>(&'a [u8], usize);
+        impl Read for Trickle<'_> {
+            fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+                let n = self.1.min(buf.len()).min(self.0.len());
+                buf[..n].copy_from_slice(&self.0[..n]);
+                self.0 = &self.0[n..];
+                Ok(n)
+            }
+        }
+        let text = b"a: 1\nkind: Namespace\n";
+        for n in 1..text.len() {
+            assert!(spells_context(Trickle(text, n)), "{n}");
+            assert!(!spells_context(Trickle(&text[..18], n)), "{n}");
+        }
+        assert!(!spells_context(&b""[..]));
+    }
 }

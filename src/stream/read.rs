@@ -80,6 +80,32 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// After a stop: the bytes read but not given in a batch, then the rest of the input as
+    /// it is read, to `f`, until the input ends or fails or `f` returns false.
+    pub fn drain(&mut self, mut f: impl FnMut(&[u8]) -> bool) {
+        let buf = std::mem::take(&mut self.buf);
+        if !buf.is_empty() && !f(&buf) {
+            return;
+        }
+        drop(buf);
+        if self.eof {
+            return;
+        }
+        let mut chunk = vec![0; READ_CHUNK];
+        loop {
+            match self.inner.read(&mut chunk) {
+                Ok(0) => return,
+                Ok(n) => {
+                    if !f(&chunk[..n]) {
+                        return;
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return,
+            }
+        }
+    }
+
     /// Whether the stream has been read to its end (the last batch may still be to come).
     pub fn at_eof(&self) -> bool {
         self.eof

@@ -73,13 +73,15 @@ impl Window {
 ///
 /// `failing` is the batch that stopped, `cause` why; `after` the batches read after it and
 /// already processed, in order; `reader` gives the rest of the stream, which is read to its
-/// end. `echo` gets the failing batch's bytes and every later byte of the stream, in order.
+/// end. `echo` gets the failing batch's bytes and every later byte of the stream, in order;
+/// when it returns false (they cannot be written), nothing more is read, and the problem is
+/// the first one found so far.
 pub(crate) fn settle<R: Read>(
     failing: Batch,
     cause: Cause,
     after: Vec<Batch>,
     reader: &mut Reader<R>,
-    mut echo: impl FnMut(&[u8]),
+    mut echo: impl FnMut(&[u8]) -> bool,
     reference: &Reference<'_>,
     in_memory: bool,
 ) -> Failure {
@@ -142,22 +144,19 @@ pub(crate) fn settle<R: Read>(
         Cause::Decode(at, m) => (usize::MAX, Some(decode_failure(&failing, *at, m.clone()))),
         Cause::Piece(k, _) => (*k, None),
     };
-    echo(&failing.bytes);
+    let mut open = echo(&failing.bytes);
     if let Some(f) = own
         .as_ref()
         .filter(|_| failing.offset == 0 && crate::source::wide_encoding(&failing.bytes).is_some())
     {
         // UTF-16 or UTF-32 is told by the stream's start, before anything else.
         let f = f.clone();
-        for b in after
-            .into_iter()
-            .map(Ok)
-            .chain(std::iter::from_fn(|| reader.next_batch()))
-        {
-            let Ok(b) = b else {
+        let mut after = after.into_iter();
+        while open {
+            let Some(Ok(b)) = after.next().map(Ok).or_else(|| reader.next_batch()) else {
                 break;
             };
-            echo(&b.bytes);
+            open = echo(&b.bytes);
         }
         return f;
     }
@@ -170,15 +169,12 @@ pub(crate) fn settle<R: Read>(
     } else if let Some(f) = look(&failing, own_k, &mut window, &mut first_utf8) {
         return f;
     }
-    let rest = after
-        .into_iter()
-        .map(Ok)
-        .chain(std::iter::from_fn(|| reader.next_batch()));
-    for b in rest {
-        let Ok(b) = b else {
+    let mut after = after.into_iter();
+    while open {
+        let Some(Ok(b)) = after.next().map(Ok).or_else(|| reader.next_batch()) else {
             break;
         };
-        echo(&b.bytes);
+        open = echo(&b.bytes);
         if let Some(f) = look(&b, 0, &mut window, &mut first_utf8) {
             return f;
         }
@@ -262,7 +258,10 @@ mod tests {
                     cause,
                     Vec::new(),
                     &mut reader,
-                    |x| echoed.extend(x),
+                    |x| {
+                        echoed.extend(x);
+                        true
+                    },
                     &reference,
                     false,
                 );

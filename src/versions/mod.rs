@@ -85,6 +85,21 @@ const NEEDLES: &[&[u8]] = &[
     b"revision",
 ];
 
+/// The length of the longest of [`NEEDLES`]: a search over an input read in parts keeps
+/// this many bytes less one from each part for the next.
+pub(crate) const LONGEST_NEEDLE: usize = longest(NEEDLES);
+
+const fn longest(needles: &[&[u8]]) -> usize {
+    let (mut i, mut n) = (0, 0);
+    while i < needles.len() {
+        if needles[i].len() > n {
+            n = needles[i].len();
+        }
+        i += 1;
+    }
+    n
+}
+
 /// Whether `bytes` (a batch of documents, or a list) may hold a document that says
 /// something about versions.
 pub(crate) fn batch_may_hold(bytes: &[u8]) -> bool {

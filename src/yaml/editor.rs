@@ -9,7 +9,7 @@ use crate::apply::Edit;
 use crate::apply::Intended;
 use crate::yaml::emit::{self, Out, Style};
 use crate::yaml::path::Seg;
-use crate::yaml::text::{colon_after, dash_before, entry_start, line_start};
+use crate::yaml::text::{colon_after, colon_at_next_token, dash_before, entry_start, line_start};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
@@ -252,7 +252,7 @@ impl<'a> Editor<'a> {
                     // the `?`, or is not written at all when the value is empty.
                     let col = self.col(entry);
                     let text = emit::after_key(out, col, &st);
-                    match explicit_colon(self.src, key_node.end) {
+                    match colon_at_next_token(self.src, key_node.end) {
                         Some(c) => {
                             let to = if value.empty && value.props_start == value.start {
                                 c + 1
@@ -468,22 +468,6 @@ fn flow_colon_after(src: &str, key_end: usize) -> Option<usize> {
     let rest = &src[key_end..];
     let skip = rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len();
     rest[skip..].starts_with(':').then_some(key_end + skip)
-}
-
-/// The `:` of an explicit key ending at `key_end`, on a later line: only blank lines and
-/// comments come between.
-fn explicit_colon(src: &str, key_end: usize) -> Option<usize> {
-    let mut at = key_end;
-    loop {
-        let rest = &src[at..];
-        let trimmed = rest.trim_start_matches([' ', '\t', '\r', '\n']);
-        at += rest.len() - trimmed.len();
-        if trimmed.starts_with('#') {
-            at += trimmed.find('\n')?;
-        } else {
-            return trimmed.starts_with(':').then_some(at);
-        }
-    }
 }
 
 #[cfg(test)]

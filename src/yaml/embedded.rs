@@ -185,7 +185,14 @@ fn edits_in_block(
             }
             text.push_str(seg);
         }
-        edits.push(Edit::replace(start..end, text).ordered(e.order));
+        // A new line of the block sits `indent` columns deeper in the file than in the text:
+        // among new lines at one point (the line after the block, where one appended to an
+        // enclosing list lands too), deeper ones go first.
+        let order = match at_line_start {
+            true => e.order - i64::try_from(indent).ok()?,
+            false => e.order,
+        };
+        edits.push(Edit::replace(start..end, text).ordered(order));
     }
     // Read the new block back on its own, under a key at the original column.
     let shift = node.start;

@@ -54,31 +54,31 @@ pub(crate) fn colon_after(src: &str, key_end: usize) -> Option<usize> {
 
 /// The `-` that introduces a block sequence item starting at `item`, if only whitespace
 /// separates them.
-/// A comment between them (`- # note`) is skipped.
+/// A comment between them (`- # note`) is skipped, whatever it holds (`- # a-`).
 pub(crate) fn dash_before(src: &str, item: usize) -> Option<usize> {
-    let bytes = src.as_bytes();
-    let mut i = item;
-    while i > 0 {
-        i -= 1;
-        match bytes[i] {
-            b' ' | b'\t' | b'\n' | b'\r' => {}
-            b'-' => return Some(i),
-            _ => {
-                // Inside a comment: go on from its `#`, which starts the line's text or
-                // follows a space.
-                let ls = bytes[..i]
-                    .iter()
-                    .rposition(|&b| b == b'\n' || b == b'\r')
-                    .map_or(0, |p| p + 1);
-                let line = &bytes[ls..=i];
-                let hash = (0..line.len()).find(|&h| {
-                    line[h] == b'#' && (h == 0 || matches!(line[h - 1], b' ' | b'\t'))
-                })?;
-                i = ls + hash;
+    let mut end = item;
+    loop {
+        let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+        let line = &src[start..end];
+        // A comment starts at a `#` that begins the line's text or follows a space; before
+        // an item there is nothing else a `#` could be.
+        let content = match line
+            .char_indices()
+            .find(|&(h, c)| c == '#' && (h == 0 || line[..h].ends_with([' ', '\t'])))
+        {
+            Some((h, _)) => &line[..h],
+            None => line,
+        };
+        let content = content.trim_end_matches([' ', '\t']);
+        if content.trim_start_matches([' ', '\t']).is_empty() {
+            if start == 0 {
+                return None;
             }
+            end = start - 1;
+            continue;
         }
+        return content.ends_with('-').then(|| start + content.len() - 1);
     }
-    None
 }
 
 /// Where the mapping entry whose key starts at `key` begins: the `?` of an explicit key
@@ -112,8 +112,21 @@ pub(crate) fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
     }
 }
 
-/// The first token after `from` when it is a `:` (past spaces, line breaks and comments):
-/// the value indicator of a mapping entry whose key ends at `from`.
+/// Whether the `:` at `at` is a value indicator: followed by white space or the end (in a
+/// flow collection, also by `,`, `[`, `]`, `{` or `}`), not the first character of a plain
+/// scalar such as `:a`.
+pub(crate) fn value_indicator(src: &str, at: usize, flow: bool) -> bool {
+    let b = src.as_bytes();
+    b.get(at) == Some(&b':')
+        && match b.get(at + 1) {
+            None | Some(b' ' | b'\t' | b'\n' | b'\r') => true,
+            Some(b',' | b'[' | b']' | b'{' | b'}') => flow,
+            Some(_) => false,
+        }
+}
+
+/// The first token after `from` when it is a `:` value indicator of a block mapping (past
+/// spaces, line breaks and comments): that of an entry whose key ends at `from`.
 pub(crate) fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
     let bytes = src.as_bytes();
     let mut i = from;
@@ -128,7 +141,7 @@ pub(crate) fn colon_at_next_token(src: &str, from: usize) -> Option<usize> {
                     .unwrap_or(bytes.len() - i);
                 continue;
             }
-            b':' => return Some(i),
+            b':' if value_indicator(src, i, false) => return Some(i),
             _ => return None,
         }
         i += 1;
@@ -158,6 +171,11 @@ mod tests {
         assert_eq!(dash_before("a x", 2), None);
         assert_eq!(dash_before("- # c d\n  x", 10), Some(0));
         assert_eq!(dash_before("a # c\n  x", 8), None);
+        // A comment that ends in `-` is not the indicator (fuzz seed 19470069).
+        assert_eq!(dash_before("  - # c dat-\n    x", 17), Some(2));
+        assert_eq!(dash_before("- a-\n  x", 8), None);
+        assert_eq!(dash_before("- - x", 4), Some(2));
+        assert_eq!(dash_before("-\r\n  x", 5), Some(0));
         assert_eq!(dash_before("- # é\n  x", 9), Some(0));
         assert_eq!(dash_before("é\n x", 5), None);
         assert_eq!(colon_after("k  : v", 1), Some(3));
@@ -169,6 +187,10 @@ mod tests {
         assert_eq!(colon_at_next_token(" ? a\n # c\n: b", 4), Some(10));
         assert_eq!(colon_at_next_token("? a\n#c: b", 3), None);
         assert_eq!(colon_at_next_token("? a b", 3), None);
+        // `:a` is a plain scalar, not the indicator (fuzz seed 2724862855).
+        assert_eq!(colon_at_next_token("? a\n:a: 1", 3), None);
+        assert_eq!(colon_at_next_token("? a\n:", 3), Some(4));
+        assert!(value_indicator("{a:}", 2, true) && !value_indicator("a:}", 1, false));
         assert_eq!(byte_col("ab\rcd", 4), 1);
     }
 }

@@ -518,11 +518,14 @@ impl Builder<'_> {
         {
             self.misplaced_explicit_value(key, &node)?;
         }
-        let is_key = matches!(self.stack.last(), Some(Frame::Map(_, None)));
+        let (is_key, flow) = match self.stack.last() {
+            Some(Frame::Map(map, pending)) => (pending.is_none(), map.flow),
+            _ => (false, false),
+        };
         if is_key
             && node.empty
             && node.props_start == node.start
-            && self.src.as_bytes().get(node.start) != Some(&b':')
+            && !super::text::value_indicator(self.src, node.start, flow)
         {
             // An empty explicit key (`?` alone) is placed at the next token, which may be on
             // a later line, past a `---`: it sits just after its `?`.
@@ -547,7 +550,8 @@ impl Builder<'_> {
                     // It has no text of its own, so it sits at the end of its key, and the
                     // mapping ends there too.
                     let bare = node.empty && node.props_start == node.start;
-                    let at_colon = self.src.as_bytes().get(node.start) == Some(&b':');
+                    // A `:` that begins a plain scalar (`:a`, the next key) is not it.
+                    let at_colon = super::text::value_indicator(self.src, node.start, map.flow);
                     if bare && at_colon {
                         // `k:` with nothing after it: the empty value follows its `:`, so
                         // that the entry (and the document) ends after the `:`.
@@ -661,6 +665,22 @@ mod tests {
         assert_eq!(text(src, root.get("g").unwrap()), "|-\n  lit");
         assert_eq!(text(src, root.get("h").unwrap()), "- k: v\n  m: n");
         assert_eq!(root.start, 0);
+    }
+
+    #[test]
+    fn a_key_that_begins_with_a_colon_is_not_the_value_indicator_of_an_explicit_key() {
+        // `:a` is a plain scalar (a key) after `? args`, which has an empty value at its
+        // end (fuzz seed 2724862855); less indented, it is a key of the outer mapping, not a
+        // misplaced `:` (go.yaml.in/yaml v2.4.4 and v3.0.4 read both so).
+        let src = "c:\n  ? args\n  :a:\n";
+        let c = one(src);
+        let c = c.get("c").unwrap();
+        let args = c.get("args").unwrap();
+        assert!(args.is_null());
+        assert_eq!(args.start, src.find("args").unwrap() + 4);
+        assert!(c.get(":a").unwrap().is_null());
+        let root = one("c:\n  ? args\n:a: 1\n");
+        assert!(root.get(":a").is_some());
     }
 
     #[test]

@@ -59,7 +59,7 @@ pub fn shared_dir() -> Option<PathBuf> {
 }
 
 /// The groups of golden cases in `testdata/`: each holds case folders with `input.yaml`.
-pub const GOLDEN_GROUPS: [&str; 5] = ["jobs", "linkerd", "mesh", "strategies", "versions"];
+pub const GOLDEN_GROUPS: [&str; 6] = ["jobs", "kinds", "linkerd", "mesh", "strategies", "versions"];
 
 /// Every golden case folder (`testdata/<group>/<case>/`), sorted.
 pub fn golden_cases() -> Vec<PathBuf> {
@@ -174,3 +174,29 @@ pub mod golden;
 pub mod hosts;
 pub mod invariants;
 pub mod patch;
+
+/// The settings a golden case runs with: its `args` and `.meshjob.yaml`, as the golden
+/// test passes them (so that `--mesh linkerd` cases validate their Linkerd output); the
+/// defaults for other inputs.
+pub fn case_settings(input: &Path) -> meshjob::Settings {
+    let dir = input.parent().unwrap_or(Path::new("."));
+    let mut argv = vec!["meshjob".to_string(), "diff".to_string()];
+    argv.extend(
+        std::fs::read_to_string(dir.join("args"))
+            .unwrap_or_default()
+            .lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty() && !l.starts_with('#'))
+            .map(String::from),
+    );
+    let config = dir.join(".meshjob.yaml");
+    if config.is_file() {
+        argv.extend(["--config".to_string(), config.display().to_string()]);
+    }
+    let cli = <meshjob::Cli as clap::Parser>::try_parse_from(&argv)
+        .unwrap_or_else(|e| panic!("{}: args: {e}", dir.display()));
+    let meshjob::Command::Diff(args) = cli.command else {
+        unreachable!("parsed as diff");
+    };
+    meshjob::settings_here(&args.settings).unwrap_or_else(|e| panic!("{}: {e}", dir.display()))
+}

@@ -156,6 +156,16 @@ pub(crate) const MESH: Mesh = Mesh {
     is_config_map_name: is_mesh_configmap_name,
     read_versions: versions::read,
     age: versions::age,
+    opt_out: "the label sidecar.istio.io/inject: \"false\", or ambient mode",
+    // The command Argo Workflows documents for istio-proxy (argoproj/argo-workflows@
+    // f016ad89eb26 `docs/sidecar-injection.md`): `pilot-agent request` POSTs to Envoy's admin
+    // port (15000 by default; istio@86c9f01fd735 `pilot/cmd/pilot-agent/app/request.go`),
+    // whose /quitquitquit stops Envoy (FACTS.md), and pilot-agent with it: its agent returns
+    // once Envoy has exited (`pkg/envoy/agent.go` `Run`).
+    argo_kill: super::KillCommand {
+        argv: r#"["pilot-agent", "request", "POST", "quitquitquit"]"#,
+        needs: &[],
+    },
     // The injector reads a Namespace's labels only (FACTS.md, "Which pods get a sidecar").
     namespace_annotations: |_| &[],
     port_off: Some(super::PortOff {

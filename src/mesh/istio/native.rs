@@ -63,6 +63,7 @@ pub(super) fn plan(
         }
     }
     revert::plan(ed, t, mesh, d, NativeAnnotation::Ensure, out);
+    crate::plan::own_fixes::variants_turn_native_off(t, mesh, out);
     let port = crate::plan::own_fixes::status_port(mesh, t);
     let targets = crate::plan::stops::Targets::of(mesh, port);
     crate::plan::own_fixes::native_notes(t, &targets, settings, out);

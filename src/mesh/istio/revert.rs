@@ -8,7 +8,7 @@ use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::locate::shared_node;
 use crate::mesh::{Mesh, istio};
-use crate::plan::revert::unwrap_pod;
+use crate::plan::revert::{settle_annotations, unwrap_pod};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::embedded::{self, Place};
@@ -61,6 +61,7 @@ fn annotations(
     let native_value = anns
         .and_then(|a| a.get(mesh.native_sidecar_annotation))
         .and_then(Node::as_str);
+    let wants_native = native == NativeAnnotation::Ensure && native_value.is_none();
     let mut to_remove: Vec<&str> = Vec::new();
     let mut replace_with_native = None;
     if let Some(anns) = anns {
@@ -68,15 +69,8 @@ fn annotations(
             && shared_node(&pc.value).is_none()
         {
             match proxy_config(ed, pc, &apath, mesh, d, oref, out) {
-                Emptied::Whole => {
-                    let native_wanted =
-                        native == NativeAnnotation::Ensure && native_value.is_none();
-                    if native_wanted {
-                        replace_with_native = Some(pc);
-                    } else {
-                        to_remove.push(mesh.pod_config_annotation);
-                    }
-                }
+                Emptied::Whole if wants_native => replace_with_native = Some(pc),
+                Emptied::Whole => to_remove.push(mesh.pod_config_annotation),
                 Emptied::Partly | Emptied::Not => {}
             }
         }
@@ -96,52 +90,33 @@ fn annotations(
                 .with_object(Some(oref.clone())),
             );
         }
+        to_remove.extend(crate::plan::kill_command::take_out(t, mesh, anns, out));
     }
-    if let Some(pc) = replace_with_native {
-        ed.rename_key(
-            &apath,
+    if let (Some(pc), Some(anns)) = (replace_with_native, anns) {
+        let from = pc.key.as_str().unwrap_or(mesh.pod_config_annotation);
+        ed.rename_key(&apath, &pc.key, from, mesh.native_sidecar_annotation);
+        ed.replace_value(
+            anns,
             &pc.key,
-            mesh.pod_config_annotation,
+            &pc.value,
+            &apath,
             mesh.native_sidecar_annotation,
+            &Out::Str(istio::NATIVE_ON.into()),
         );
-        if let Some(anns) = anns {
-            ed.replace_value(
-                anns,
-                &pc.key,
-                &pc.value,
-                &apath,
-                mesh.native_sidecar_annotation,
-                &Out::Str(istio::NATIVE_ON.into()),
-            );
-        }
     }
-    let (Some(_), Some(anns)) = (meta, anns) else {
-        if native == NativeAnnotation::Ensure && native_value.is_none() {
-            crate::plan::annotation::ensure(
-                ed,
-                t,
-                mesh.native_sidecar_annotation,
-                |_| native_out(),
-                out,
-            );
+    let ensure = wants_native && replace_with_native.is_none();
+    let add = ensure.then(|| (mesh.native_sidecar_annotation, native_out()));
+    match (meta, anns) {
+        // The proxy config annotation became the native one: entries are left.
+        (Some(_), Some(anns)) if replace_with_native.is_some() => {
+            ed.remove_entries(anns, &apath, &to_remove);
         }
-        return;
-    };
-    let left = anns.entries().map_or(0, <[Entry]>::len) - to_remove.len();
-    if left == 0 && replace_with_native.is_none() {
-        crate::plan::annotation::remove_all(ed, t);
-    } else {
-        ed.remove_entries(anns, &apath, &to_remove);
-    }
-    if native == NativeAnnotation::Ensure && native_value.is_none() && replace_with_native.is_none()
-    {
-        crate::plan::annotation::ensure(
-            ed,
-            t,
-            mesh.native_sidecar_annotation,
-            |_| native_out(),
-            out,
-        );
+        (Some(_), Some(anns)) => settle_annotations(ed, t, anns, &to_remove, add, out),
+        _ => {
+            if let Some((key, value)) = add {
+                crate::plan::annotation::ensure(ed, t, key, |_| value.clone(), out);
+            }
+        }
     }
 }
 

@@ -81,6 +81,16 @@ pub(crate) const MESH: Mesh = Mesh {
     is_config_map_name: |_| false,
     read_versions: versions::read,
     age,
+    opt_out: "the annotation linkerd.io/inject: disabled",
+    // linkerd-await, which the proxy image carries with /bin/sleep (linkerd2@b24cd4059841
+    // `Dockerfile.proxy`), runs `sleep 0` and then POSTs /shutdown to the proxy's admin port
+    // (linkerd/linkerd-await `src/main.rs`: `--shutdown` needs a CMD); Argo Workflows
+    // documents the same for linkerd-proxy (argoproj/argo-workflows@f016ad89eb26
+    // `docs/sidecar-injection.md`). The endpoint is off unless the pod enables it (FACTS.md).
+    argo_kill: super::KillCommand {
+        argv: r#"["/usr/lib/linkerd/linkerd-await", "--shutdown", "--", "sleep", "0"]"#,
+        needs: &[(SHUTDOWN_ANNOTATION, SHUTDOWN_ENABLED)],
+    },
     namespace_annotations,
     port_off: None,
 };

@@ -82,23 +82,23 @@ pub(super) fn plan(
                 }
             }
         }
+        to_remove.extend(crate::plan::kill_command::take_out(t, mesh, a, out));
     }
     let ensure = match native {
         Native::Ensure(key) if anns.and_then(|a| a.get(key)).is_none() => Some(key),
         _ => None,
     };
-    if let (Some(_), Some(a)) = (meta, anns)
-        && !to_remove.is_empty()
-    {
-        let left = a.entries().map_or(0, <[_]>::len) - to_remove.len();
-        if left == 0 && ensure.is_none() {
-            crate::plan::annotation::remove_all(ed, t);
-        } else {
-            ed.remove_entries(a, &apath, &to_remove);
+    let add = ensure.map(|key| (key, on()));
+    match (meta, anns) {
+        (Some(_), Some(a)) => revert::settle_annotations(ed, t, a, &to_remove, add, out),
+        _ => {
+            if let Some((key, value)) = add {
+                crate::plan::annotation::ensure(ed, t, key, |_| value.clone(), out);
+            }
         }
     }
-    if let Some(key) = ensure {
-        crate::plan::annotation::ensure(ed, t, key, |_| on(), out);
+    if matches!(native, Native::Ensure(_)) {
+        crate::plan::own_fixes::variants_turn_native_off(t, mesh, out);
     }
 }
 

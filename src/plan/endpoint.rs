@@ -1,0 +1,60 @@
+//! The proxy endpoints a pod's wrapper calls: the quit URL and the readiness URL, moved where
+//! the pod's annotation moves its mesh's port.
+
+use super::own_fixes;
+use super::script::{self, Endpoint};
+use crate::mesh::Mesh;
+use crate::pod::Pod;
+
+/// An endpoint of the proxy for one pod: `url`, moved to the port the pod's annotation sets
+/// when `url` is on the mesh's default quit port (Linkerd's admin port serves both
+/// `/shutdown` and `/ready`; Istio's ready port is another one and stays). Port `0` turns
+/// that server off: the mesh's defaults then go to the server that stays (Istio: Envoy's
+/// admin server), or the pod is refused; an explicit URL stays as it is.
+pub(super) fn pod_endpoint(
+    mesh: &Mesh,
+    url: Option<&Endpoint>,
+    pod: &Pod<'_>,
+) -> Result<Endpoint, String> {
+    let quit = script::parse_quit_url(mesh.default_quit_url)?;
+    let ready = script::parse_quit_url(mesh.ready_url)?;
+    let mut q = url.cloned().unwrap_or_else(|| quit.clone());
+    let port = own_fixes::status_port(mesh, pod);
+    if port == Some(0) && (q == quit || q == ready) {
+        return port_off(mesh, pod, q == ready);
+    }
+    if let Some(p) = port
+        && q.port == quit.port
+        && (q == quit || q == ready)
+    {
+        q.port = p;
+    }
+    Ok(q)
+}
+
+/// The quit (or, `ready`, readiness) endpoint of a pod whose quit port annotation is `0`.
+fn port_off(mesh: &Mesh, pod: &Pod<'_>, ready: bool) -> Result<Endpoint, String> {
+    let key = mesh.quit_port_annotation.unwrap_or_default();
+    let from = pod
+        .effective_annotation(key)
+        .and_then(|(_, ns)| ns)
+        .map_or_else(String::new, |ns| format!(" (from Namespace/{ns})"));
+    let Some(off) = &mesh.port_off else {
+        return Err(format!(
+            "`{key}: \"0\"`{from} turns the {} proxy's admin server off, so nothing in the pod \
+             can stop the proxy when the task ends; set a port, or pass --quit-url",
+            mesh.name
+        ));
+    };
+    let config = pod
+        .annotation(mesh.pod_config_annotation)
+        .unwrap_or_default();
+    if let Some(k) = off.moved_by.iter().find(|k| config.contains(*k)) {
+        return Err(format!(
+            "`{key}: \"0\"`{from} turns the status server off, so the wrapper would stop the \
+             proxy through {}, but the pod's {} sets `{k}`, which moves it; pass --quit-url",
+            off.served_by, mesh.pod_config_annotation
+        ));
+    }
+    script::parse_quit_url(if ready { off.ready_url } else { off.quit_url })
+}
