@@ -1,0 +1,305 @@
+//! `meshjob audit [DUMP...]`: which batch pods of a saved cluster dump are held by a
+//! sidecar that outlives their tasks, what holds each, and the fix meshjob would give its
+//! workload. It reads what `kubectl get pods,nodes,jobs,cronjobs -A -o yaml|json` saved
+//! and never talks to a cluster.
+//!
+//! Each dump is read in bounded memory ([`read`]); a pod is judged on its own ([`pod`]);
+//! owner chains, versions and fixes are put together once every dump is read, since an
+//! owner or a Node may come after the pods it concerns; [`report`] writes the result.
+
+mod pod;
+mod read;
+mod report;
+mod time;
+
+use crate::config::{Flags, Settings};
+use crate::decide::{self, Strategy};
+use crate::exit;
+use crate::kinds::{Fallback, Lookup, Wrapper};
+use crate::mesh::{MeshId, Support};
+use crate::output::console;
+use crate::paths::Spelling;
+use crate::source::{self, Origin};
+use crate::version::{Release, Sourced};
+use pod::{Holder, Ref, State};
+use read::{Dump, Owner};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// One run of `meshjob audit`.
+#[derive(Clone, Debug)]
+pub(crate) struct Request {
+    /// Dump files; `-` is stdin. Empty: stdin.
+    pub dumps: Vec<String>,
+    pub flags: Flags,
+    /// `--now`, as given.
+    pub now: Option<String>,
+    pub json: bool,
+}
+
+/// A held pod, put together: what the report says of it.
+#[derive(Debug)]
+pub(crate) struct Finding {
+    pub namespace: String,
+    pub name: String,
+    /// `file:line` (or `line N` on stdin) of the pod in its dump.
+    pub at: String,
+    /// From the pod's owner up to the top one.
+    pub owners: Vec<(String, String)>,
+    pub holding: Vec<Holder>,
+    pub tasks: Vec<(String, i64)>,
+    pub held_seconds: Option<i64>,
+    pub proxy: Option<Sourced<Release>>,
+    pub mesh: Option<MeshId>,
+    pub wrapped: bool,
+    pub fix: Fix,
+}
+
+/// The fix meshjob would write for a held pod's workload.
+#[derive(Debug)]
+pub(crate) struct Fix {
+    /// `native`, `wrapper`, `fallback` (the kind's own, Argo's kill command) or `none`.
+    pub strategy: &'static str,
+    /// What it writes, in words.
+    pub what: String,
+    /// Why that fix, with the versions it used and where each came from.
+    pub why: String,
+    pub support: Option<Support>,
+}
+
+/// Runs `req`; the exit status: 0 when no pod is held, 1 when some are, 2 when a dump
+/// cannot be read.
+pub(crate) fn run(req: &Request) -> u8 {
+    let spelling = Spelling::current();
+    let settings = match crate::hosts::versions::settings(&req.flags, &spelling) {
+        Ok((s, _)) => s,
+        Err(m) => return console::trouble_shown(&m),
+    };
+    let now = match req.now.as_deref().map(|t| (t, time::parse(t))) {
+        Some((t, None)) => {
+            return console::trouble(&format!(
+                "--now {t:?} is not an RFC 3339 time such as 2024-05-01T12:00:00Z"
+            ));
+        }
+        Some((_, n)) => n,
+        None => None,
+    };
+    let mut dumps = req.dumps.clone();
+    if dumps.is_empty() {
+        dumps.push("-".into());
+    }
+    let mut all = Dump::default();
+    for name in &dumps {
+        let (origin, file) = if name == "-" {
+            (Origin::Stdin, None)
+        } else {
+            let p = std::path::PathBuf::from(name);
+            (Origin::File(p), Some(Arc::<str>::from(name.as_str())))
+        };
+        let shown = file.as_deref().unwrap_or("stdin").to_string();
+        let input = match source::open(&origin) {
+            Ok(i) => i,
+            Err(m) => return console::trouble(&format!("{shown}: {m}")),
+        };
+        match read::read(input, file, &settings.kinds, &settings.sidecars) {
+            Ok(d) => all.add(d),
+            Err(e) => {
+                let at = e.at.map(|(l, c)| format!(":{l}:{c}")).unwrap_or_default();
+                return console::trouble(&format!("{shown}{at}: {}", e.message));
+            }
+        }
+    }
+    let now = now.or(all.newest);
+    let found = findings(&all, &settings, now);
+    let counts: Vec<(State, u64)> = (State::ALL.iter().copied())
+        .zip(all.counts.iter().copied())
+        .collect();
+    let text = if req.json {
+        report::json(&found, &counts, now)
+    } else {
+        report::text(&found, &counts, now)
+    };
+    match console::stdout(text.as_bytes()) {
+        Ok(()) if found.is_empty() => exit::OK,
+        Ok(()) => exit::FINDINGS,
+        Err(e) => console::trouble(&console::cannot_write_stdout(&e)),
+    }
+}
+
+/// Owner chains from the owner references and the owners the dumps hold.
+struct Owners<'d> {
+    by_uid: HashMap<&'d str, &'d Owner>,
+    by_name: HashMap<(&'d str, &'d str, &'d str), &'d Owner>,
+}
+
+impl<'d> Owners<'d> {
+    fn new(owners: &'d [Owner]) -> Self {
+        let mut by_uid = HashMap::new();
+        let mut by_name = HashMap::new();
+        for o in owners {
+            by_uid.insert(o.uid.as_str(), o);
+            by_name.insert((o.namespace.as_str(), o.kind.as_str(), o.name.as_str()), o);
+        }
+        Owners { by_uid, by_name }
+    }
+
+    /// The chain from `first` (an owner of an object of `namespace`) up: each owner's
+    /// reference, as far as the dumps hold the owners.
+    fn chain(&self, first: &Ref, namespace: &str) -> Vec<Ref> {
+        let mut out = vec![first.clone()];
+        while out.len() < 16 {
+            let Some(last) = out.last() else { break };
+            let found = (self
+                .by_uid
+                .get(last.uid.as_str())
+                .filter(|_| !last.uid.is_empty()))
+            .or_else(|| {
+                let key = (namespace, last.kind.as_str(), last.name.as_str());
+                self.by_name.get(&key)
+            });
+            let Some(parent) = found.and_then(|o| o.parent.clone()) else {
+                break;
+            };
+            if out
+                .iter()
+                .any(|r| r.uid == parent.uid && r.name == parent.name)
+            {
+                break;
+            }
+            out.push(parent);
+        }
+        out
+    }
+}
+
+/// The held pods, put together, in dump order.
+fn findings(d: &Dump, settings: &Settings, now: Option<i64>) -> Vec<Finding> {
+    let owners = Owners::new(&d.owners);
+    let mut out = Vec::with_capacity(d.held.len());
+    for h in &d.held {
+        let p = &h.pod;
+        let chain = match &p.owner {
+            Some(o) => owners.chain(o, &p.namespace),
+            None => Vec::new(),
+        };
+        let mesh = p.holding.iter().find_map(|x| match x {
+            Holder::Proxy { mesh, .. } => Some(*mesh),
+            Holder::Sidecar { .. } => None,
+        });
+        let proxy = mesh.and_then(|m| h.proxy.proxy(m.mesh()));
+        let fix = fix(mesh, proxy.as_ref(), chain.last(), d, settings);
+        let at = match &h.file {
+            Some(f) => format!("{f}:{}", h.line),
+            None => format!("line {}", h.line),
+        };
+        out.push(Finding {
+            namespace: p.namespace.clone(),
+            name: p.name.clone(),
+            at,
+            owners: chain.into_iter().map(|r| (r.kind, r.name)).collect(),
+            holding: p.holding.clone(),
+            tasks: p.tasks.clone(),
+            held_seconds: now.zip(p.last_finished).map(|(n, f)| (n - f).max(0)),
+            proxy,
+            mesh,
+            wrapped: p.wrapped,
+            fix,
+        });
+    }
+    out
+}
+
+/// The fix meshjob would write for a workload whose top owner is `top`, decided by the
+/// versions (`decide::by_versions`: the oldest kubelet of the dumps' Nodes, the mesh's
+/// release from the pod's own proxy, or the flags and the config), then held to what the
+/// top owner's kind allows (the kinds table).
+fn fix(
+    mesh: Option<MeshId>,
+    proxy: Option<&Sourced<Release>>,
+    top: Option<&Ref>,
+    d: &Dump,
+    settings: &Settings,
+) -> Fix {
+    let Some(mesh) = mesh.map(MeshId::mesh) else {
+        return Fix {
+            strategy: "none",
+            what: "none from meshjob: a sidecar that is no mesh's proxy holds the pod; stop \
+                   it from the task (or move it to `initContainers` with `restartPolicy: \
+                   Always`, a native sidecar)"
+                .into(),
+            why: "meshjob's wrapper stops the mesh's proxy only".into(),
+            support: None,
+        };
+    };
+    let mut support = d.versions.support(mesh, settings);
+    if support.mesh_version.is_none() {
+        support.mesh_version = proxy.cloned();
+    }
+    let (mut strategy, why) = decide::by_versions(&support);
+    let row = top.and_then(|t| match settings.kinds.lookup(&t.api_version, &t.kind) {
+        Lookup::Row(r) | Lookup::UnknownVersion(r) => Some(r),
+        Lookup::None => None,
+    });
+    let mut why = why.reason();
+    if let Some(r) = row {
+        if strategy == Strategy::Native && !r.fixes.native {
+            strategy = Strategy::Wrapper;
+            why = format!("{}s allow only the wrapper", r.kind);
+        }
+        let never = match r.fixes.wrapper {
+            Wrapper::Never(w) => Some(w),
+            _ => None,
+        };
+        let fallback = r.templates.iter().find_map(|t| t.fallback);
+        if let (Strategy::Wrapper, Some(_), Some(Fallback::KillCommand { prefix })) =
+            (strategy, never, fallback)
+        {
+            return Fix {
+                strategy: "fallback",
+                what: format!(
+                    "the kill command: the pod metadata gets the annotation `{prefix}{}`, a \
+                     command the controller runs in the proxy to stop it once the main \
+                     containers end",
+                    mesh.proxy_container
+                ),
+                why,
+                support: Some(support),
+            };
+        }
+        if let (Strategy::Wrapper, Some(w)) = (strategy, never) {
+            return Fix {
+                strategy: "none",
+                what: format!(
+                    "none that meshjob writes: a {} takes no wrapper ({w}), and native sidecars \
+                     need newer versions or versions meshjob knows",
+                    r.kind
+                ),
+                why,
+                support: Some(support),
+            };
+        }
+    }
+    let what = match strategy {
+        Strategy::Native => format!(
+            "native sidecars: the pod template gets the annotation `{}: \"{}\"`, and the \
+             kubelet stops {} after the tasks",
+            mesh.native_key(support.release()),
+            mesh.native.on,
+            mesh.proxy_container
+        ),
+        _ => format!(
+            "the wrapper: each task container's entrypoint is wrapped to stop {} when the task \
+             ends (`meshjob fix` on the workload's manifest)",
+            mesh.proxy_container
+        ),
+    };
+    Fix {
+        strategy: match strategy {
+            Strategy::Native => "native",
+            _ => "wrapper",
+        },
+        what,
+        why,
+        support: Some(support),
+    }
+}
