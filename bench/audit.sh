@@ -27,8 +27,10 @@ for fmt in yaml json; do
   status=$?
   set -e
   [ "$status" -le 1 ] || { echo "bench/audit.sh: audit exited $status" >&2; exit 1; }
-  read -r secs kb <"$dir/time"
+  # GNU time puts "Command exited with non-zero status 1" first when pods are held.
+  read -r secs kb < <(tail -n 1 "$dir/time")
   held=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))["held"]))' "$dir/out")
   awk -v f="pods.$fmt" -v n="$pods" -v mb="$mb" -v h="$held" -v s="$secs" -v kb="$kb" \
     'BEGIN { printf "| %s | %d | %s | %d | %.2f | %.0f | %.1f |\n", f, n, mb, h, s, mb / s, kb / 1024 }'
+  rm -f "$f" "$dir/out"
 done
