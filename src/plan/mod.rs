@@ -11,6 +11,7 @@ mod peers;
 pub(crate) mod planner;
 pub(crate) mod revert;
 pub mod script;
+pub(crate) mod sidecar_moves;
 pub(crate) mod sidecars;
 pub(crate) mod stops;
 pub(crate) mod wrapped;
@@ -105,6 +106,10 @@ pub fn plan_doc_in<'a>(
                 kill_command::plan(&mut cx);
             }
         }
+        let mesh_changed = editor.edits.len() > mark;
+        let moves = sidecar_moves::plan(&mut editor, target, mesh, settings, &mut pod_findings);
+        pod_findings
+            .retain(|f| f.rule != Rule::LongRunningSidecar || !moves.handled.contains(&f.offset));
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = editor.edits.len() > mark;
         changed_pods |= changed;
@@ -121,14 +126,18 @@ pub fn plan_doc_in<'a>(
             }
         } else if editor.edits.len() > mark {
             let native_key = mesh.native_key(settings.mesh_version(mesh.id));
-            pod_findings.push(would_change(
-                editor.src,
-                target,
-                mesh,
-                strategy,
-                native_key,
-                &editor.edits[mark..],
-            ));
+            if !mesh_changed {
+                pod_findings.push(sidecar_moves::would_change(target, &moves, settings));
+            } else {
+                pod_findings.push(would_change(
+                    editor.src,
+                    target,
+                    mesh,
+                    strategy,
+                    native_key,
+                    &editor.edits[mark..],
+                ));
+            }
         }
         findings.extend(pod_findings);
     }

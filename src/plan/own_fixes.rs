@@ -194,16 +194,27 @@ pub(crate) fn sidecar_finding(
     settings: &Settings,
     oref: &ObjectRef,
 ) -> Option<Finding> {
-    let why = sidecars::sidecar(name, c.str("image"), &settings.sidecars)?;
+    let why = sidecars::sidecar(c, &settings.sidecars)?;
+    let since = super::sidecar_moves::KUBERNETES_SINCE;
+    let moves = "meshjob moves it to `initContainers` with `restartPolicy: Always`, which \
+                 Kubernetes stops after the task";
+    let hint = match (settings.strategy, settings.kubernetes_version) {
+        (_, Some(k)) if k < since => format!(
+            "Kubernetes {k} has no native sidecars on by default; from Kubernetes {since} on, \
+             {moves}"
+        ),
+        (_, Some(k)) => {
+            format!("Kubernetes {k} has native sidecars: under --strategy auto or native, {moves}")
+        }
+        (_, None) => format!("On Kubernetes {since}+ (pass --kubernetes-version), {moves}"),
+    };
     Some(
         Finding::warning(
             Rule::LongRunningSidecar,
             c.start,
             format!(
                 "{}: container {name:?} is a long-running sidecar ({why}): it is not wrapped, \
-                 and it alone keeps the pod from finishing. On Kubernetes 1.29+ move it to \
-                 `initContainers` with `restartPolicy: Always`, which Kubernetes stops after \
-                 the task",
+                 and it alone keeps the pod from finishing. {hint}",
                 describe(oref)
             ),
         )
