@@ -195,26 +195,13 @@ pub(crate) fn sidecar_finding(
     oref: &ObjectRef,
 ) -> Option<Finding> {
     let why = sidecars::sidecar(c, &settings.sidecars)?;
-    let since = super::sidecar_moves::KUBERNETES_SINCE;
-    let moves = "meshjob moves it to `initContainers` with `restartPolicy: Always`, which \
-                 Kubernetes stops after the task";
-    let hint = match (settings.strategy, settings.kubernetes_version) {
-        (_, Some(k)) if k < since => format!(
-            "Kubernetes {k} has no native sidecars on by default; from Kubernetes {since} on, \
-             {moves}"
-        ),
-        (_, Some(k)) => {
-            format!("Kubernetes {k} has native sidecars: under --strategy auto or native, {moves}")
-        }
-        (_, None) => format!("On Kubernetes {since}+ (pass --kubernetes-version), {moves}"),
-    };
     Some(
         Finding::warning(
             Rule::LongRunningSidecar,
             c.start,
             format!(
                 "{}: container {name:?} is a long-running sidecar ({why}): it is not wrapped, \
-                 and it alone keeps the pod from finishing. {hint}",
+                 and it alone keeps the pod from finishing",
                 describe(oref)
             ),
         )
@@ -226,13 +213,12 @@ pub(crate) fn sidecar_finding(
 /// containers say that no annotation is added either, and what would fix the pod.
 pub(crate) fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
     let m = support.mesh;
-    let native = match (support.mesh_version, support.kubernetes) {
-        (Some(v), Some(k)) if support.too_old().is_empty() => format!(
-            "; --strategy native would fix it without a command ({} {v} and Kubernetes {k} \
-             allow native sidecars)",
-            m.name
+    let native = match support.release() {
+        Some(_) if support.known() && support.too_old().is_empty() => format!(
+            "; --strategy native would fix it without a command ({} allow native sidecars)",
+            support.versions_text()
         ),
-        (None, _) | (_, None) => format!(
+        _ if !support.known() => format!(
             "; a native sidecar needs no command: on {} {}+ with Kubernetes {}+, pass {} and \
              --kubernetes-version",
             m.name, m.native.since, m.native.kubernetes_since, m.version_flag

@@ -22,9 +22,9 @@ use super::sidecars;
 use crate::config::{Settings, StrategyChoice};
 use crate::finding::{Finding, Rule};
 use crate::locate::shared_node;
-use crate::mesh::Mesh;
+use crate::mesh::{Mesh, Support};
 use crate::pod::{Container, List, Pod};
-use crate::version::Version;
+use crate::version::{Kubelets, Version};
 use crate::yaml::editor::{Change, Editor, Gap, Source, Target};
 use crate::yaml::tree::{Entry, Node};
 use crate::yaml::value::{Value, is_true};
@@ -59,23 +59,72 @@ pub(crate) enum Mode {
     Leave,
 }
 
-pub(crate) fn mode(settings: &Settings) -> Mode {
-    let k = settings.kubernetes_version;
-    match settings.strategy {
-        StrategyChoice::None => Mode::Back,
-        _ if k.is_some_and(|v| v < KUBERNETES_SINCE) => Mode::Back,
-        StrategyChoice::Auto | StrategyChoice::Native if k.is_some() => Mode::Move,
+/// The oldest kubelet, when known to be too old for native sidecars (`Err`) or new enough
+/// (`Ok`); `None` when not known either way.
+fn kubelets(support: &Support) -> Option<Result<Version, Version>> {
+    match support.kubelets()? {
+        Kubelets::Oldest(v) if v < KUBERNETES_SINCE => Some(Err(v)),
+        Kubelets::Oldest(v) | Kubelets::AtLeast(v) if v >= KUBERNETES_SINCE => Some(Ok(v)),
+        Kubelets::Oldest(_) | Kubelets::AtLeast(_) => None,
+    }
+}
+
+pub(crate) fn mode(settings: &Settings, support: &Support) -> Mode {
+    match (settings.strategy, kubelets(support)) {
+        (StrategyChoice::None, _) | (_, Some(Err(_))) => Mode::Back,
+        (StrategyChoice::Auto | StrategyChoice::Native, Some(Ok(_))) => Mode::Move,
         _ => Mode::Leave,
     }
 }
 
 /// What the step did to one pod.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub(crate) struct Done {
+    mode: Mode,
     /// The containers it spoke about (their start offsets): their MJ720 warning is replaced.
     pub handled: Vec<usize>,
     /// The containers it moved, by name.
     pub moved: Vec<String>,
+    /// What it says about them.
+    findings: Vec<Finding>,
+}
+
+impl Done {
+    /// Puts its findings among the pod's: they replace the MJ720 warnings of the containers
+    /// it spoke about; the others get what would move them.
+    pub(crate) fn settle(
+        &mut self,
+        out: &mut Vec<Finding>,
+        settings: &Settings,
+        support: &Support,
+    ) {
+        let moves = "meshjob moves it to `initContainers` with `restartPolicy: Always`, which \
+                     Kubernetes stops after the task";
+        let since = KUBERNETES_SINCE;
+        let hint = match kubelets(support) {
+            Some(Err(k)) => format!(
+                "Kubernetes {k} has no native sidecars on by default; from Kubernetes {since} \
+                 on, {moves}"
+            ),
+            Some(Ok(_)) if self.mode == Mode::Leave => format!(
+                "{} has native sidecars: under --strategy auto or native, {moves}",
+                support.kubernetes_text()
+            ),
+            _ if settings.strategy == StrategyChoice::None => String::new(),
+            _ => format!("On Kubernetes {since}+ (pass --kubernetes-version), {moves}"),
+        };
+        out.retain(|f| f.rule != Rule::LongRunningSidecar || !self.handled.contains(&f.offset));
+        for f in out
+            .iter_mut()
+            .filter(|f| f.rule == Rule::LongRunningSidecar)
+        {
+            if !hint.is_empty() {
+                f.message.push_str(". ");
+                f.message.push_str(&hint);
+            }
+        }
+        out.append(&mut self.findings);
+    }
 }
 
 /// Moves the pod's user sidecar, or moves it back, as the settings say.
@@ -84,9 +133,14 @@ pub(crate) fn plan(
     pod: &Pod<'_>,
     mesh: &Mesh,
     settings: &Settings,
-    out: &mut Vec<Finding>,
+    support: &Support,
 ) -> Done {
-    let mut done = Done::default();
+    let mut done = Done {
+        mode: mode(settings, support),
+        handled: Vec::new(),
+        moved: Vec::new(),
+        findings: Vec::new(),
+    };
     let Some(spec) = pod
         .spec()
         .filter(|s| s.entries().is_some() && shared_node(s).is_none())
@@ -97,21 +151,24 @@ pub(crate) fn plan(
         pod,
         spec,
         settings,
+        support,
         mesh,
     };
-    match mode(settings) {
-        Mode::Move => cx.forward(ed, out, &mut done),
-        Mode::Back => cx.back(ed, out, &mut done),
+    let mut out = Vec::new();
+    match done.mode {
+        Mode::Move => cx.forward(ed, &mut out, &mut done),
+        Mode::Back => cx.back(ed, &mut out, &mut done),
         Mode::Leave => {}
     }
+    done.findings = out;
     done
 }
 
 /// The "would change" finding of a pod whose only change is the move.
-pub(crate) fn would_change(pod: &Pod<'_>, done: &Done, settings: &Settings) -> Finding {
+pub(crate) fn would_change(pod: &Pod<'_>, done: &Done) -> Finding {
     let names: Vec<String> = done.moved.iter().map(|n| format!("`{n}`")).collect();
     let names = names.join(", ");
-    let message = if mode(settings) == Mode::Move {
+    let message = if done.mode == Mode::Move {
         format!(
             "{}: container {names} would move to `initContainers` as a native sidecar: its pod \
              would keep running after the task, because that container does not stop",
@@ -132,6 +189,7 @@ struct Cx<'a, 'd> {
     pod: &'a Pod<'d>,
     spec: &'d Node,
     settings: &'a Settings,
+    support: &'a Support,
     mesh: &'a Mesh,
 }
 
@@ -165,14 +223,15 @@ impl<'d> Cx<'_, 'd> {
             match refused {
                 Ok(p) => {
                     done.moved.push(c.name().to_string());
-                    let k = self.settings.kubernetes_version.unwrap_or(KUBERNETES_SINCE);
+                    let k = self.support.kubernetes_text();
                     out.push(self.finding(
                         Rule::SidecarMoved,
                         c,
                         format!(
                             "is a long-running sidecar ({why}): moved to `initContainers` \
-                             (item {p}) with `restartPolicy: Always`, so that Kubernetes {k} \
-                             starts it before the main containers and stops it after them"
+                             (item {p}) with `restartPolicy: Always`, so that the kubelet \
+                             starts it before the main containers and stops it after them \
+                             ({k})"
                         ),
                     ));
                 }
@@ -331,8 +390,8 @@ impl<'d> Cx<'_, 'd> {
                 Ok(()) => {
                     done.moved.push(c.name().to_string());
                     let rule = Rule::SidecarMoved;
-                    let why = match self.settings.kubernetes_version {
-                        Some(k) if k < KUBERNETES_SINCE => format!(
+                    let why = match kubelets(self.support) {
+                        Some(Err(k)) => format!(
                             "; Kubernetes {k} has no native sidecars on by default, so it keeps \
                              the pod from finishing again"
                         ),
@@ -434,12 +493,7 @@ fn ports(c: &Node) -> Vec<u16> {
     let mut found: Vec<u16> = (c.get("ports").and_then(Node::items).unwrap_or(&[]).iter())
         .filter_map(|p| p.get("containerPort")?.as_str()?.parse().ok())
         .collect();
-    let words: Vec<&str> = ["command", "args"]
-        .iter()
-        .filter_map(|k| c.get(k).and_then(Node::items))
-        .flatten()
-        .filter_map(Node::as_str)
-        .collect();
+    let words = sidecars::argv(c);
     let number = |s: &str| -> Option<u16> {
         let end = s.find(|ch: char| !ch.is_ascii_digit()).unwrap_or(s.len());
         s[..end].parse().ok()
@@ -463,12 +517,7 @@ fn ports(c: &Node) -> Vec<u16> {
 /// `localhost:PORT` or `127.0.0.1:PORT` in a container's command, args or env values, for
 /// one of `ports`.
 fn needs(x: &Node, ports: &[u16]) -> Option<String> {
-    let mut texts: Vec<&str> = ["command", "args"]
-        .iter()
-        .filter_map(|k| x.get(k).and_then(Node::items))
-        .flatten()
-        .filter_map(Node::as_str)
-        .collect();
+    let mut texts = sidecars::argv(x);
     let env = x.get("env").and_then(Node::items).unwrap_or(&[]);
     texts.extend(env.iter().filter_map(|e| e.str("value")));
     for port in ports {

@@ -40,6 +40,13 @@ fn words(n: Option<&Node>) -> Vec<&str> {
         .collect()
 }
 
+/// A container's `command` then `args`, as written (the string items).
+pub(crate) fn argv(c: &Node) -> Vec<&str> {
+    let mut all = words(c.get("command"));
+    all.extend(words(c.get("args")));
+    all
+}
+
 /// Whether a container of Vault's image runs the agent, and keeps running: `vault agent`
 /// in its `command`/`args` (a word `agent` after `vault`, or in a shell script), or `agent`
 /// as the first of `args` with the image's entrypoint, which turns a Vault subcommand into
@@ -49,7 +56,7 @@ fn words(n: Option<&Node>) -> Vec<&str> {
 fn vault_agent(c: &Node) -> bool {
     let command = words(c.get("command"));
     let args = words(c.get("args"));
-    let all: Vec<&str> = command.iter().chain(&args).copied().collect();
+    let all = argv(c);
     let is_vault = |w: &str| w == "vault" || w.ends_with("/vault");
     let agent = (command.is_empty() && args.first() == Some(&"agent"))
         || all.windows(2).any(|w| is_vault(w[0]) && w[1] == "agent")
