@@ -200,7 +200,7 @@ pub(crate) fn read(pod: &Node, kinds: &Kinds, sidecars: &[String]) -> Seen {
         let st = status_of(name).and_then(|s| s.get("state"));
         let running = st.and_then(|s| s.get("running")).is_some();
         let terminated = st.and_then(|s| s.get("terminated"));
-        if let Some(holder) = holder(name, c.str("image"), sidecars) {
+        if let Some(holder) = holder(name, c, sidecars) {
             if running {
                 held.holding.push(holder);
             }
@@ -231,7 +231,8 @@ pub(crate) fn read(pod: &Node, kinds: &Kinds, sidecars: &[String]) -> Seen {
 }
 
 /// What a regular container that does not end by itself is, by name and image.
-fn holder(name: &str, image: Option<&str>, sidecars: &[String]) -> Option<Holder> {
+fn holder(name: &str, c: &Node, sidecars: &[String]) -> Option<Holder> {
+    let image = c.str("image");
     let container = name.to_string();
     for m in crate::mesh::ALL.iter() {
         if m.proxy_container == name {
@@ -241,7 +242,7 @@ fn holder(name: &str, image: Option<&str>, sidecars: &[String]) -> Option<Holder
             });
         }
     }
-    let why = crate::plan::sidecars::sidecar(name, image, sidecars)?;
+    let why = crate::plan::sidecars::sidecar(c, sidecars)?;
     // A mesh's proxy image under another name is that mesh's proxy.
     if let Some(mesh) = image.and_then(crate::plan::sidecars::proxy_image_mesh) {
         return Some(Holder::Proxy { container, mesh });

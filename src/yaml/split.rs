@@ -62,6 +62,12 @@ impl Cutter {
         self.items.as_deref_mut()
     }
 
+    /// Whether no `%` line is pending, so that a `---` line cuts before itself, and only
+    /// marker lines cut (no item cuts, which need every line).
+    pub(crate) fn settled(&self) -> bool {
+        !self.directives && self.items.is_none()
+    }
+
     /// The boundary `line` (from its first byte, with or without its line break) makes.
     pub(crate) fn line(&mut self, line: &[u8]) -> Cut {
         let cut = self.document_line(line);
