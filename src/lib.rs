@@ -30,6 +30,7 @@ mod rules;
 mod run;
 mod source;
 mod stream;
+mod verdict;
 mod version;
 mod yaml;
 

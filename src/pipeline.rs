@@ -329,17 +329,8 @@ fn lone_cr(text: &str) -> Option<usize> {
 /// Keeps only the first of each note that is said once (the drain interaction, the
 /// versions that would decide the strategy).
 pub fn once_per_text(findings: &mut Vec<Finding>) {
-    let mut seen: Vec<Rule> = Vec::new();
-    findings.retain(|f| {
-        if !f.rule.once_per_run() {
-            return true;
-        }
-        if seen.contains(&f.rule) {
-            return false;
-        }
-        seen.push(f.rule);
-        true
-    });
+    let mut said = crate::verdict::Verdict::default();
+    findings.retain(|f| said.first(f));
 }
 
 #[cfg(test)]

@@ -14,6 +14,7 @@ use crate::output::report::{Format, Located};
 use crate::output::summary::{self, Counts};
 use crate::source::{self, Expansion, Input, Origin};
 use crate::stream::{self, stdin::Stdin};
+use crate::verdict::Verdict;
 use std::io::{IsTerminal, Write};
 
 /// The state of one run: what it printed, what it found, and what it will report.
@@ -23,12 +24,8 @@ pub(super) struct Run<'r> {
     color_err: bool,
     counts: Counts,
     trouble: bool,
-    /// Something fails the run (`check`: any error, or warning under `failOn: warning`).
-    fails_any: bool,
-    /// Something that fails the run is left after `fix`.
-    fails_left: bool,
-    /// The rules whose once-per-run note has been shown.
-    noted: Vec<Rule>,
+    /// What the findings said: said once, failing the run, left after `fix`.
+    verdict: Verdict,
     /// Run-level notes, then per-file findings, in order.
     reports: Vec<Located>,
     /// Problems that stopped an input, shown last.
@@ -49,9 +46,7 @@ impl<'r> Run<'r> {
             color_err: req.color.enabled(std::io::stderr().is_terminal()),
             counts: Counts::default(),
             trouble: false,
-            fails_any: false,
-            fails_left: false,
-            noted: Vec::new(),
+            verdict: Verdict::default(),
             reports: Vec::new(),
             problems: Vec::new(),
             changed: Vec::new(),
@@ -274,11 +269,8 @@ impl<'r> Run<'r> {
     /// Counts one finding and keeps it for the report.
     fn finding(&mut self, l: Located, fail_on: FailOn) {
         let f = &l.finding;
-        if f.rule.once_per_run() {
-            if self.noted.contains(&f.rule) {
-                return;
-            }
-            self.noted.push(f.rule);
+        if !self.verdict.take(f, fail_on) {
+            return;
         }
         let fix = self.req.mode == Mode::Fix;
         let counted = !(fix && f.fixed);
@@ -290,13 +282,6 @@ impl<'r> Run<'r> {
             Severity::Warning if counted => self.counts.warnings += 1,
             _ => {}
         }
-        let fails = match f.severity {
-            Severity::Error => true,
-            Severity::Warning => fail_on == FailOn::Warning,
-            Severity::Info => false,
-        };
-        self.fails_any |= fails;
-        self.fails_left |= fails && !f.fixed;
         if self.req.quiet && f.severity == Severity::Info {
             return;
         }
@@ -355,8 +340,8 @@ impl<'r> Run<'r> {
         }
         let fails = match req.mode {
             Mode::Diff => false,
-            Mode::Check => self.counts.changed > 0 || self.fails_any,
-            Mode::Fix => self.fails_left,
+            Mode::Check => self.counts.changed > 0 || self.verdict.fails_any,
+            Mode::Fix => self.verdict.fails_left,
         };
         if fails { exit::FINDINGS } else { exit::OK }
     }

@@ -75,7 +75,7 @@ impl FileSink<'_, '_> {
         let Some(Ok(r)) = &mut self.replacement else {
             return;
         };
-        if let Err(m) = done.output().try_for_each(|o| r.write(o)) {
+        if let Err(m) = done.write_into(r) {
             self.replacement = Some(Err(m));
         }
     }
@@ -132,9 +132,7 @@ impl Sink for FileSink<'_, '_> {
             Mode::Fix => match self.origin {
                 Origin::Stdin => {
                     let out = &mut self.out;
-                    let written = out
-                        .input(b.bytes.len())
-                        .and_then(|()| done.output().try_for_each(|o| out.write(o)));
+                    let written = out.input(b.bytes.len()).and_then(|()| done.write_into(out));
                     written.map_err(|e| self.stdout_failed(&e))?;
                 }
                 Origin::File(p) => {
