@@ -14,6 +14,8 @@ use std::sync::Arc;
 pub(super) struct Layer {
     pub(super) settings: Settings,
     pub(super) excludes: Vec<Pattern>,
+    /// What the config's `versionsFrom` paths say.
+    pub(super) versions: crate::versions::Versions,
 }
 
 /// Config files, looked up from each file's directory upward (the nearest wins), or the
@@ -71,6 +73,7 @@ impl<'a> Configs<'a> {
     fn build(&self, file: Option<&Path>) -> Result<Layer, Box<Located>> {
         let mut settings = Settings::default();
         let mut excludes = Vec::new();
+        let mut versions = crate::versions::Versions::default();
         if let Some(abs) = file {
             let name = self.spelling.display(abs);
             // An error without a place (an unreadable file) is shown at the file's start.
@@ -95,6 +98,20 @@ impl<'a> Configs<'a> {
                 })?;
                 excludes.push(pattern);
             }
+            if !settings.versions_from.is_empty() {
+                versions = crate::hosts::versions_from::read(
+                    &settings.versions_from,
+                    Some(base),
+                    self.spelling,
+                    "versionsFrom",
+                )
+                .map_err(|m| {
+                    Box::new(Located::at_start(
+                        &name,
+                        Finding::error(Rule::ConfigInvalid, 0, m),
+                    ))
+                })?;
+            }
         }
         // The flags were checked before the run; this cannot fail.
         if let Err(m) = self.flags.apply(&mut settings) {
@@ -104,6 +121,10 @@ impl<'a> Configs<'a> {
                 m,
             ))));
         }
-        Ok(Layer { settings, excludes })
+        Ok(Layer {
+            settings,
+            excludes,
+            versions,
+        })
     }
 }

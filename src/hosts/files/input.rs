@@ -54,17 +54,19 @@ pub(super) struct FileResult {
     pub(super) stdout_failed: Option<String>,
 }
 
-/// The first pass over a file (`stream::namespaces`): what its `Namespace` documents say.
-/// Stdin, and a file that cannot be opened (the second pass reports it), give `None`.
-pub(super) fn first_pass(origin: &Origin) -> Option<RunContext> {
-    match origin {
+/// The first pass over a file (`stream::first_pass`): what its `Namespace` documents and the
+/// documents that say something about versions say. Stdin (its first pass is
+/// `stream::stdin`'s), and a file that cannot be opened (the second pass reports it), give
+/// `None`.
+pub(super) fn first_pass(input: &Input) -> Option<RunContext> {
+    match &input.origin {
         Origin::File(_) => {
-            if !stream::spells_namespace(source::open(origin).ok()?) {
+            if !stream::spells_context(source::open(&input.origin).ok()?) {
                 return Some(RunContext::default());
             }
-            source::open(origin)
-                .ok()
-                .map(|i| stream::namespaces(stream::Reader::new(i)))
+            source::open(&input.origin).ok().map(|i| {
+                stream::first_pass(stream::Reader::new(i), Some(input.name.as_str().into()))
+            })
         }
         Origin::Stdin => None,
     }

@@ -71,6 +71,15 @@ pub(crate) fn run(req: &Request) -> u8 {
         Ok(p) => p,
         Err(m) => return console::trouble(&format!("--exclude: {m}")),
     };
+    let flag_versions = match super::versions_from::read(
+        &req.flags.versions_from,
+        None,
+        &spelling,
+        "--versions-from",
+    ) {
+        Ok(v) => v,
+        Err(m) => return console::trouble(&m),
+    };
     let mut configs = Configs::new(&req.flags, &spelling);
     let expansion = source::expand(
         &paths,
@@ -89,7 +98,7 @@ pub(crate) fn run(req: &Request) -> u8 {
     r.stdin_only =
         expansion.inputs.iter().all(|i| i.origin == Origin::Stdin) && !expansion.inputs.is_empty();
     r.notes(&expansion);
-    r.inputs(&expansion.inputs, &mut configs);
+    r.inputs(&expansion.inputs, &mut configs, &flag_versions);
     for e in configs.errors {
         r.stop(e);
     }

@@ -15,6 +15,7 @@ use crate::output::summary::{self, Counts};
 use crate::source::{self, Expansion, Input, Origin};
 use crate::stream::{self, stdin::Stdin};
 use crate::verdict::Verdict;
+use crate::versions::Versions;
 use std::io::{IsTerminal, Write};
 
 /// The state of one run: what it printed, what it found, and what it will report.
@@ -135,7 +136,12 @@ impl<'r> Run<'r> {
     /// A first pass over every file comes before any is processed (see [`first_pass`]): a
     /// Namespace document in one file places the pods of another in a mesh. The namespaces
     /// a file puts in ambient mode count for that file only.
-    pub(super) fn inputs(&mut self, inputs: &[Input], configs: &mut Configs<'_>) {
+    pub(super) fn inputs(
+        &mut self,
+        inputs: &[Input],
+        configs: &mut Configs<'_>,
+        flag_versions: &Versions,
+    ) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (req, color) = (self.req, self.color_out);
         // Stdin's first pass reads it ahead (`stream::stdin`); what it read is kept for the
@@ -143,7 +149,7 @@ impl<'r> Run<'r> {
         let mut stdin: Option<Result<Stdin, String>> = None;
         let mut firsts: Vec<Option<RunContext>> = (inputs.iter())
             .map(|i| match &i.origin {
-                Origin::File(_) => first_pass(&i.origin),
+                Origin::File(_) => first_pass(i),
                 Origin::Stdin => {
                     let s = stdin.get_or_insert_with(|| {
                         Stdin::open().map_err(|e| format!("cannot read stdin: {e}"))
@@ -153,17 +159,30 @@ impl<'r> Run<'r> {
             })
             .collect();
         let mut run_namespaces = crate::decide::Namespaces::default();
+        let mut run_versions = flag_versions.clone();
         for f in firsts.iter().flatten() {
             run_namespaces.extend(f.namespaces.clone());
+            run_versions.extend(f.versions.clone());
         }
         // What each input is decided with: its own ambient namespaces (stdin: those of its
-        // first pass, see `stream::stdin`), with the mesh markers of the whole run.
-        let mut context = |i: usize| RunContext {
-            ambient_namespaces: firsts[i]
-                .take()
-                .map(|f| f.ambient_namespaces)
-                .unwrap_or_default(),
-            namespaces: run_namespaces.clone(),
+        // first pass, see `stream::stdin`), with the mesh markers and the versions of the
+        // whole run, and what the `versionsFrom` of the input's config says.
+        let mut context = |i: usize, layer: Option<&Layer>| {
+            let mut versions = run_versions.clone();
+            let mut conflicts = Vec::new();
+            if let Some(l) = layer {
+                versions.extend(l.versions.clone());
+                conflicts = versions.conflicts(&l.settings);
+            }
+            let ctx = RunContext {
+                ambient_namespaces: firsts[i]
+                    .take()
+                    .map(|f| f.ambient_namespaces)
+                    .unwrap_or_default(),
+                namespaces: run_namespaces.clone(),
+                versions,
+            };
+            (ctx, conflicts)
         };
         let mut i = 0;
         while i < inputs.len() && self.stdout_failed.is_none() {
@@ -174,7 +193,12 @@ impl<'r> Run<'r> {
             if small > 1 && threads > 1 {
                 let run = &inputs[i..i + small];
                 let layers: Vec<_> = run.iter().map(|o| configs.layer(&o.dir).ok()).collect();
-                let contexts: Vec<_> = (i..i + small).map(&mut context).collect();
+                let mut contexts = Vec::new();
+                for (k, l) in (i..i + small).zip(&layers) {
+                    let (ctx, conflicts) = context(k, l.as_deref());
+                    self.conflicts(conflicts);
+                    contexts.push(ctx);
+                }
                 let _ = stream::ordered(
                     threads,
                     4 * threads,
@@ -200,7 +224,8 @@ impl<'r> Run<'r> {
             }
             let input = &inputs[i];
             let layer = configs.layer(&input.dir).ok();
-            let ctx = context(i);
+            let (ctx, conflicts) = context(i, layer.as_deref());
+            self.conflicts(conflicts);
             let own = match input.origin {
                 Origin::Stdin => stdin.take(),
                 Origin::File(_) => None,
@@ -215,6 +240,17 @@ impl<'r> Run<'r> {
             };
             self.take(input, layer.as_deref(), r, own);
             i += 1;
+        }
+    }
+
+    /// Reports the conflicts between versions read, each once in the run.
+    fn conflicts(&mut self, conflicts: Vec<crate::versions::Conflict>) {
+        for c in conflicts {
+            let f = c.finding(0);
+            if self.reports.iter().any(|r| r.finding.message == f.message) {
+                continue;
+            }
+            self.finding(Located::run(f), FailOn::Error);
         }
     }
 
