@@ -119,6 +119,22 @@ fn paths_of(req: &Request) -> Result<Vec<String>, String> {
             }
             .into(),
         );
+        // A pipe on stdin with no PATH is most likely a filter set up without `-` (a Helm
+        // post-renderer): `fix` would rewrite the working directory instead.
+        if req.stdin_filename.is_none() && stdin_is_pipe() {
+            let what = match req.mode {
+                Mode::Fix => "refusing to fix the working directory",
+                Mode::Check | Mode::Diff => "checking the working directory",
+            };
+            let m = format!(
+                "stdin is a pipe, but no PATH was given: {what}, not stdin; pass `-` to read \
+                 stdin, or `.` for the working directory"
+            );
+            if req.mode == Mode::Fix {
+                return Err(m);
+            }
+            console::stderr(&format!("meshjob: warning: {m}\n"));
+        }
     }
     let stdin = paths.iter().any(|p| p == "-");
     if req.stdin_filename.is_some() && !stdin {
@@ -132,4 +148,16 @@ fn paths_of(req: &Request) -> Result<Vec<String>, String> {
         );
     }
     Ok(paths)
+}
+
+/// Whether stdin is a pipe or a socket: what a program piping into meshjob gives it (a
+/// terminal, `/dev/null` or a redirected file is not).
+fn stdin_is_pipe() -> bool {
+    use std::os::unix::fs::FileTypeExt;
+    let Ok(fd) = std::os::fd::AsFd::as_fd(&std::io::stdin()).try_clone_to_owned() else {
+        return false;
+    };
+    std::fs::File::from(fd)
+        .metadata()
+        .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket())
 }
