@@ -29,7 +29,7 @@ pub enum Command {
     /// Print a unified diff of what `fix` would change; exit 0 (2 on trouble).
     Diff(RunArgs),
     /// Print the diff and findings; exit 1 if anything would change or an error is found.
-    Check(RunArgs),
+    Check(CheckArgs),
     /// Rewrite files in place (stdin to stdout); exit 1 if error findings remain.
     Fix(RunArgs),
     /// Print the effective configuration for the working directory (defaults, then the
@@ -96,6 +96,21 @@ pub struct RunArgs {
     pub quiet: bool,
 }
 
+/// `check` takes what `diff` and `fix` take, and can say less.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Leave the diff out: print only the findings and the summary.
+    #[arg(long)]
+    pub no_diff: bool,
+
+    /// Print a count per rule code instead of each finding, as ruff does.
+    #[arg(long)]
+    pub statistics: bool,
+}
+
 /// `meshjob config` takes the settings flags only: nothing else changes what it prints.
 #[derive(Args, Debug, Clone)]
 pub struct ConfigArgs {
@@ -127,10 +142,16 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    let (mode, args) = match cli.command {
-        Command::Diff(a) => (files::Mode::Diff, a),
-        Command::Check(a) => (files::Mode::Check, a),
-        Command::Fix(a) => (files::Mode::Fix, a),
+    let (mode, args, less) = match cli.command {
+        Command::Diff(a) => (files::Mode::Diff, a, files::Less::default()),
+        Command::Check(a) => {
+            let less = files::Less {
+                no_diff: a.no_diff,
+                statistics: a.statistics,
+            };
+            (files::Mode::Check, a.run, less)
+        }
+        Command::Fix(a) => (files::Mode::Fix, a, files::Less::default()),
         Command::Config(a) => {
             return ExitCode::from(match settings_here(&a.settings) {
                 Ok(s) => print(&crate::config::render_effective(&s)),
@@ -167,6 +188,7 @@ pub fn main() -> ExitCode {
         color: args.color,
         format: args.format,
         quiet: args.quiet,
+        less,
     };
     ExitCode::from(files::run(&req))
 }

@@ -13,6 +13,7 @@ use crate::output::escape;
 use crate::output::hold::HoldBack;
 use crate::output::hunks::Hunks;
 use crate::output::report::{Format, Located};
+use crate::output::statistics;
 use crate::output::summary::{self, Counts};
 use crate::output::write::{Replacement, Seen};
 use crate::paths::Spelling;
@@ -55,6 +56,17 @@ pub(crate) struct Request {
     pub format: Format,
     /// Show only warnings and errors: no info notes, no summary.
     pub quiet: bool,
+    /// What `check` leaves out.
+    pub less: Less,
+}
+
+/// What `check` can leave out of its report.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Less {
+    /// No diff (`--no-diff`); the JSON report's `changed` entries lose their `diff`.
+    pub no_diff: bool,
+    /// A count per rule instead of each finding (`--statistics`).
+    pub statistics: bool,
 }
 
 /// Runs `req`; the exit status.
@@ -117,6 +129,13 @@ fn paths_of(req: &Request) -> Result<Vec<String>, String> {
     let stdin = paths.iter().any(|p| p == "-");
     if req.stdin_filename.is_some() && !stdin {
         return Err("--stdin-filename names stdin, but `-` is not among the PATHs".into());
+    }
+    if req.less.statistics && matches!(req.format, Format::Github) {
+        return Err(
+            "--statistics counts findings per rule; --format github reports each \
+                    finding, so the two do not go together"
+                .into(),
+        );
     }
     if stdin && req.mode == Mode::Fix && req.format == Format::Json {
         return Err(
@@ -523,10 +542,23 @@ impl<'r> Run<'r> {
         self.reports.append(&mut self.problems);
         if req.format == Format::Json {
             let changed: Vec<serde_json::Value> = (self.changed.iter())
-                .map(|(path, diff)| serde_json::json!({"path": path, "diff": diff}))
+                .map(|(path, diff)| match req.less.no_diff {
+                    true => serde_json::json!({"path": path}),
+                    false => serde_json::json!({"path": path, "diff": diff}),
+                })
                 .collect();
+            let (key, findings) = match req.less.statistics {
+                true => ("statistics", statistics::json(&self.reports)),
+                false => (
+                    "findings",
+                    self.reports
+                        .iter()
+                        .map(crate::output::report::json)
+                        .collect(),
+                ),
+            };
             let doc = serde_json::json!({
-                "findings": self.reports.iter().map(crate::output::report::json).collect::<Vec<_>>(),
+                key: findings,
                 "changed": changed,
                 "summary": self.counts,
             });
@@ -539,7 +571,11 @@ impl<'r> Run<'r> {
                 return console::trouble(&console::cannot_write_stdout(&e));
             }
         } else {
-            console::findings(&self.reports, req.format, self.color_err, fix);
+            if req.less.statistics {
+                console::stderr(&statistics::text(&self.reports));
+            } else {
+                console::findings(&self.reports, req.format, self.color_err, fix);
+            }
             // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only
             // what is wrong, as `sed` would.
             let filter = fix && self.stdin_only;
@@ -701,7 +737,7 @@ fn process_file(
             Some(head) => HoldBack::giving_back(out, head),
             None => HoldBack::new(out),
         },
-        hunks: (req.mode != Mode::Fix || json).then(|| Hunks::new(name)),
+        hunks: ((req.mode != Mode::Fix || json) && !req.less.no_diff).then(|| Hunks::new(name)),
         json: json.then(String::new),
         color,
         replacement: None,
