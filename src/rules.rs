@@ -107,6 +107,8 @@ rules! {
     NativeSidecar = "MJ105", [Info], "native sidecar";
     /// An ambient pod: no sidecar.
     Ambient = "MJ106", [Info], "ambient";
+    /// A pod left out of meshjob by its `meshjob.dev/ignore` annotation.
+    Ignored = "MJ107", [Info], "ignored by annotation";
     /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
     SharedNode = "MJ110", [Error] refuses_pod, "shared node refused";
     /// A container with a key written twice.
@@ -127,6 +129,8 @@ rules! {
     KillCommand = "MJ143", [Warning], "Argo kill command";
     /// An object of a known kind at an apiVersion meshjob does not know: left alone.
     UnknownVersion = "MJ144", [Info], "unknown version of a known kind";
+    /// A `meshjob.dev/strategy` annotation that names no strategy: the pod is left as it is.
+    PinInvalid = "MJ145", [Error] refuses_pod, "strategy annotation invalid";
     /// A pod spec without containers to wrap.
     NoContainers = "MJ201", [Error], "no containers";
     /// A `command` that cannot be wrapped.
