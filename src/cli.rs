@@ -35,6 +35,10 @@ pub enum Command {
     /// Print the effective configuration for the working directory (defaults, then the
     /// nearest config file, then flags).
     Config(ConfigArgs),
+    /// Print what the manifests say about the versions a run targets (the injecting mesh,
+    /// its proxy, the oldest kubelet, the mesh's global native-sidecar setting), where each
+    /// was read, and what `auto` does with them. Nothing is edited.
+    Versions(VersionsArgs),
     /// Print the JSON Schema of the configuration file and KRM functionConfig.
     Schema,
     /// KRM function: read a ResourceList on stdin, write it back with its items rewritten
@@ -111,6 +115,27 @@ pub struct CheckArgs {
     pub statistics: bool,
 }
 
+/// `meshjob versions` reads paths with the settings flags; it edits nothing.
+#[derive(Args, Debug, Clone)]
+pub struct VersionsArgs {
+    /// Files or directories (walked for *.yaml and *.yml) [default: .]; `-` reads stdin.
+    pub paths: Vec<String>,
+
+    #[command(flatten)]
+    pub settings: Flags,
+
+    /// How to report: text, or one JSON document on stdout.
+    #[arg(long, value_enum, default_value_t = VersionsFormat::Text)]
+    pub format: VersionsFormat,
+}
+
+/// The formats of `meshjob versions`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, clap::ValueEnum)]
+pub enum VersionsFormat {
+    Text,
+    Json,
+}
+
 /// `meshjob config` takes the settings flags only: nothing else changes what it prints.
 #[derive(Args, Debug, Clone)]
 pub struct ConfigArgs {
@@ -153,12 +178,35 @@ pub fn main() -> ExitCode {
         }
         Command::Fix(a) => (files::Mode::Fix, a, files::Less::default()),
         Command::Config(a) => {
+            // Paths read for versions are not a setting the rendered config could hold
+            // (its `versionsFrom` is relative to the config file): refused, not ignored.
+            if !a.settings.versions_from.is_empty() {
+                return ExitCode::from(console::trouble(
+                    "--versions-from names paths to read, which `meshjob config` does not \
+                     read; `meshjob versions --versions-from PATH` shows what they say",
+                ));
+            }
             return ExitCode::from(match settings_here(&a.settings) {
                 Ok(s) => print(&crate::config::render_effective(&s)),
                 Err(e) => console::trouble_shown(&e),
             });
         }
         Command::Krm => return ExitCode::from(hosts::run(&krm::Function)),
+        Command::Versions(a) => {
+            // Flag values are checked before any file is read.
+            if let Err(m) = a.settings.apply(&mut Settings::default()) {
+                return ExitCode::from(console::trouble(&m));
+            }
+            let req = hosts::versions::Request {
+                paths: a.paths,
+                flags: a.settings,
+                format: match a.format {
+                    VersionsFormat::Text => Format::Human,
+                    VersionsFormat::Json => Format::Json,
+                },
+            };
+            return ExitCode::from(hosts::versions::run(&req));
+        }
         Command::Kustomize(KustomizeCommand::Install { dir, force }) => {
             return ExitCode::from(match kustomize::install(dir.as_deref(), force) {
                 Ok((p, kustomize::Installed::New)) => print(&format!(

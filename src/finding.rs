@@ -66,6 +66,27 @@ pub(crate) fn describe(o: &ObjectRef) -> String {
 
 pub use crate::rules::Rule;
 
+/// A version that decided a finding, and where it came from (the JSON report's
+/// `versions`).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct VersionUsed {
+    /// `Istio`, `Linkerd`, `Kubernetes`, `native sidecars`.
+    pub of: &'static str,
+    /// `1.29`, `edge-25.10.2`, `1.29+` (a lower bound), `on`.
+    pub version: String,
+    pub origin: crate::version::Origin,
+}
+
+impl VersionUsed {
+    pub(crate) fn json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "of": self.of,
+            "version": self.version,
+            "source": self.origin.json(),
+        })
+    }
+}
+
 /// One finding.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
@@ -81,6 +102,8 @@ pub struct Finding {
     pub field: Option<String>,
     /// The edits of this run repair it: `fix` leaves it behind, `check` still reports it.
     pub fixed: bool,
+    /// The versions that decided it, with their sources (a strategy note).
+    pub(crate) versions: Vec<VersionUsed>,
 }
 
 impl Finding {
@@ -97,6 +120,7 @@ impl Finding {
             object: None,
             field: None,
             fixed: false,
+            versions: Vec::new(),
         }
     }
 
@@ -119,6 +143,11 @@ impl Finding {
 
     pub fn fixed(mut self) -> Self {
         self.fixed = true;
+        self
+    }
+
+    pub(crate) fn with_versions(mut self, versions: Vec<VersionUsed>) -> Self {
+        self.versions = versions;
         self
     }
 

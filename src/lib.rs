@@ -31,12 +31,13 @@ mod run;
 mod source;
 mod stream;
 mod version;
+mod versions;
 mod yaml;
 
 pub use apply::{Edit, Intended, apply, verify};
 pub use cli::{Cli, Command, main, settings_here};
 pub use config::{
-    MeshId, Settings, StrategyChoice, Version, load as load_config, parse as parse_config,
+    MeshId, Release, Settings, StrategyChoice, Version, load as load_config, parse as parse_config,
     render_effective, schema_json,
 };
 pub use decide::RunContext;
@@ -57,6 +58,7 @@ pub use run::{
 };
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;
+pub use version::{Given, Origin as VersionOrigin, Place};
 pub use yaml::path::Seg;
 pub use yaml::simple::head as quick_head;
 pub use yaml::split::pieces as split_pieces;

@@ -7,6 +7,7 @@ use crate::config::Settings;
 use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::kinds::Kinds;
+use crate::mesh::found::Base;
 use crate::plan;
 use crate::yaml::simple;
 use crate::yaml::tree::parse_stream;
@@ -72,6 +73,23 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
     }
 }
 
+/// The warnings about versions that the documents of a text in memory say and that
+/// disagree, each at the later of its two places in the text (a flag or a config key has
+/// none). A host reports them once for its text; a stream read once reports them where they
+/// appear (`process_pieces`), and the command line once for its run.
+pub(crate) fn conflicts(text: &str, settings: &Settings) -> Vec<Finding> {
+    let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text), None);
+    (ctx.versions.conflicts(settings).into_iter())
+        .map(|c| {
+            let at = [&c.b.1, &c.a.1]
+                .into_iter()
+                .find_map(|o| o.place().map(|p| p.offset))
+                .unwrap_or(0);
+            c.finding(at)
+        })
+        .collect()
+}
+
 /// The outcome of some pieces of a text, processed in order on one thread. Offsets are in
 /// the text.
 #[derive(Debug, Default)]
@@ -84,6 +102,13 @@ pub struct Pieces {
     pub fatal: Option<(usize, Finding)>,
     /// Where the first edit is.
     pub first_edit: Option<usize>,
+    /// Under [`Growth::From`]: what the pieces past the first pass added to the context, in
+    /// order, when anything.
+    pub adds: Option<RunContext>,
+    /// Under [`Growth::From`]: where the first piece that decided a pod starts, and where the
+    /// first piece past the first pass that said something about versions does.
+    pub first_pod: Option<usize>,
+    pub first_versions: Option<usize>,
     /// Under [`Growth::From`]: per piece processed, in order, the namespaces of its pods and
     /// the namespaces its own `Namespace` documents say something new about, for the check
     /// that no Namespace comes after a pod it would have placed.
@@ -102,21 +127,32 @@ pub struct Grown {
     pub marks: Vec<String>,
 }
 
-/// Where the pieces' own `Namespace` documents count.
+/// Where a text starts in its stream (a batch of stdin): the places of the versions its
+/// documents say are in the stream.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Start {
+    /// Byte offset and line breaks before the text.
+    pub offset: usize,
+    pub line: usize,
+}
+
+/// Where the pieces' own context documents (`Namespace` documents, and documents that say
+/// something about versions) count.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Growth {
     /// `ctx` holds what the whole stream says (a first pass read it all).
     None,
-    /// `ctx` holds what the stream says up to this offset in the text (a first pass read
-    /// that far: stdin's read-ahead); a piece that starts there or later adds its own
-    /// `Namespace` documents, which apply from that piece on. Each piece reports what it
-    /// says about namespaces ([`Pieces::grown`]).
-    From(usize),
+    /// `ctx` holds what the stream says up to offset `from` in the text (a first pass read
+    /// that far: stdin's read-ahead); a piece that starts there or later adds what it says,
+    /// which applies from that piece on, and a version that disagrees with what came before
+    /// is reported there. Each piece reports what it says about namespaces
+    /// ([`Pieces::grown`]). `start`: where the text starts in its stream.
+    From { from: usize, start: Start },
 }
 
 /// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
-/// through unparsed. `growth`: whether `ctx` holds the whole stream's `Namespace`
-/// documents, or only those before some offset.
+/// through unparsed. `growth`: whether `ctx` holds what the whole stream says, or only what
+/// it says before some offset.
 #[allow(clippy::too_many_arguments)]
 pub fn process_pieces(
     text: &str,
@@ -132,32 +168,64 @@ pub fn process_pieces(
         ..Pieces::default()
     };
     let mut grown: Option<RunContext> = None;
+    // Injected proxies are looked for in documents of any kind only where the batch spells
+    // a word of theirs.
+    let growing = matches!(growth, Growth::From { .. });
+    let proxies = growing && memchr::memmem::find(text.as_bytes(), b"proxy").is_some();
+    let mut lines = crate::decide::Lines::default();
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
-        let mut said = match growth {
-            Growth::From(_) => Some(Grown {
-                piece: i,
-                ..Grown::default()
-            }),
-            Growth::None => None,
+        let head = if quick || growing {
+            simple::head(piece)
+        } else {
+            None
         };
-        if let (Growth::From(from), Some(said)) = (growth, &mut said)
+        let mut said = growing.then(|| Grown {
+            piece: i,
+            ..Grown::default()
+        });
+        if let (Growth::From { from, start }, Some(said)) = (growth, &mut said)
             && p.start >= from
+            && ctx.wants(piece, head.as_ref(), proxies)
         {
+            let base = Base {
+                file: None,
+                offset: start.offset + p.start,
+                line: start.line + lines.before(text.as_bytes(), p.start),
+            };
             let mut here = RunContext::default();
-            if here.add(piece) {
-                said.marks = grown.as_ref().unwrap_or(ctx).news(&here);
+            if here.add_wanted(piece, &base) {
+                let before = grown.as_ref().unwrap_or(ctx);
+                said.marks = before.news(&here);
+                if !here.versions.is_empty() {
+                    run.first_versions.get_or_insert(p.start);
+                    let news = before.versions.new_conflicts(&here.versions, settings);
+                    let range = start.offset + p.start..start.offset + p.end;
+                    run.findings.extend(news.iter().map(|c| {
+                        c.finding(c.offset_in(&range).map_or(p.start, |o| o - start.offset))
+                    }));
+                }
+                run.adds
+                    .get_or_insert_with(RunContext::default)
+                    .extend(here.clone());
                 grown.get_or_insert_with(|| ctx.clone()).extend(here);
             }
         }
         let ctx = grown.as_ref().unwrap_or(ctx);
-        let part = if !quick || may_be_target(piece, &settings.kinds) {
+        let target = !quick
+            || head
+                .as_ref()
+                .is_none_or(|h| may_be_target_head(h, &settings.kinds));
+        let part = if target {
             process_piece(piece, settings, opts, ctx, said.is_some())
         } else {
             Part::default()
         };
+        if part.pods {
+            run.first_pod.get_or_insert(p.start);
+        }
         if let Some(mut said) = said {
-            said.pods = part.pods;
+            said.pods = part.namespaces;
             if !said.pods.is_empty() || !said.marks.is_empty() {
                 run.grown.push(said);
             }
@@ -179,13 +247,10 @@ pub fn process_pieces(
     run
 }
 
-/// Whether a document must be parsed fully: anything the quick scanner cannot read, every
-/// kind that meshjob edits or reports on ([`may_matter`]), and documents without a
-/// kind.
-fn may_be_target(doc: &str, kinds: &crate::kinds::Kinds) -> bool {
-    let Some(h) = simple::head(doc) else {
-        return true;
-    };
+/// Whether a document the quick scanner read (`h`) must be parsed fully: every kind that
+/// meshjob edits or reports on ([`may_matter`]), and documents without a kind. (One it
+/// cannot read always is.)
+fn may_be_target_head(h: &simple::Head<'_>, kinds: &crate::kinds::Kinds) -> bool {
     if h.opaque {
         return true;
     }
@@ -218,18 +283,20 @@ struct Part {
     fatal: Option<Finding>,
     /// Where its first edit is.
     first_edit: Option<usize>,
+    /// It decided a pod.
+    pods: bool,
     /// The namespaces of its pods, when asked for.
-    pods: Vec<String>,
+    namespaces: Vec<String>,
 }
 
-/// Parses, plans, splices and verifies one piece of text. `pods`: list the namespaces of
-/// its pods ([`Part::pods`]).
+/// Parses, plans, splices and verifies one piece of text. `list_namespaces`: list the
+/// namespaces of its pods ([`Part::namespaces`]).
 fn process_piece(
     text: &str,
     settings: &Settings,
     opts: ProcessOptions<'_>,
     ctx: &RunContext,
-    pods: bool,
+    list_namespaces: bool,
 ) -> Part {
     let fatal = |f: Finding| Part {
         fatal: Some(f),
@@ -252,8 +319,9 @@ fn process_piece(
     let mut edits: Vec<Edit> = Vec::new();
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
+    let mut pods = false;
     let mut namespaces = Vec::new();
-    for doc in docs.iter().filter(|_| pods) {
+    for doc in docs.iter().filter(|_| list_namespaces) {
         for t in crate::locate::locate(&doc.root, &settings.kinds).pods {
             if !t.object.namespace.is_empty() && !namespaces.contains(&t.object.namespace) {
                 namespaces.push(t.object.namespace.clone());
@@ -262,6 +330,7 @@ fn process_piece(
     }
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
+        pods |= p.pods > 0;
         // The lines of the document's content, from its first node's line to its last
         // node's line end: the comments around it belong to the stream, and where the
         // stream is cut into documents does not change them.
@@ -295,7 +364,8 @@ fn process_piece(
     if edits.is_empty() {
         return Part {
             findings,
-            pods: namespaces,
+            pods,
+            namespaces,
             ..Part::default()
         };
     }
@@ -306,10 +376,12 @@ fn process_piece(
             findings,
             fatal: None,
             first_edit,
-            pods: namespaces,
+            pods,
+            namespaces,
         },
         Err(e) => Part {
             first_edit,
+            pods,
             ..fatal(Finding::error(
                 Rule::Internal,
                 e.source_offset(&edits),

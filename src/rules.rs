@@ -117,6 +117,12 @@ rules! {
     StrategyChosen = "MJ120", [Info], "strategy chosen";
     /// The target versions are not known; said once per run.
     VersionsUnknown = "MJ121", [Info] once_per_run, "target versions unknown";
+    /// Two manifests disagree on a version; the oldest decides.
+    VersionsDisagree = "MJ122", [Warning], "versions disagree";
+    /// A mesh's proxy is not the version of its injector.
+    ProxyDrift = "MJ123", [Warning], "proxy and injector versions differ";
+    /// On stdin, a version read after pods it would have decided.
+    VersionsReadLate = "MJ124", [Warning], "version read after its pods";
     /// A pod that two meshes would inject; left alone.
     MeshConflict = "MJ130", [Error], "two meshes";
     /// A fix its kind does not allow, asked with `--strategy`: the pod is left as it is.
@@ -157,6 +163,10 @@ rules! {
     NativeInjected = "MJ302", [Error] refuses_pod, "native on an injected pod";
     /// The pod turns native sidecars off; kept.
     NativeTurnedOff = "MJ303", [Warning], "native sidecars turned off";
+    /// An annotation that looks like the native-sidecar one, which no mesh version reads.
+    NativeLookalike = "MJ304", [Warning], "native-sidecar annotation misspelled";
+    /// A native-sidecar annotation the target mesh version does not read.
+    NativeKeyNotRead = "MJ305", [Warning], "native-sidecar annotation not read by this version";
     /// A wrapper meshjob wrote, taken out.
     WrapperRemoved = "MJ401", [Info], "wrapper taken out";
     /// A setting meshjob writes, kept because it no longer holds meshjob's value.

@@ -1,11 +1,24 @@
-//! `X.Y` versions of Istio and Kubernetes, as given by `--istio-version` and
-//! `--kubernetes-version`. Only major and minor decide anything meshjob does.
+//! Versions: `X.Y` of Istio and Kubernetes ([`Version`]), a mesh release as its tags name
+//! it ([`Release`]: a stable `X.Y` or a Linkerd edge release), and where a version came from
+//! ([`Origin`]). Only major and minor of a stable release decide anything meshjob does; an
+//! edge release is its own kind of version, and each mesh's facts decide what it contains.
+
+mod origin;
+mod release;
+
+pub(crate) use origin::Sourced;
+pub use origin::{Given, Origin, Place};
+
+pub(crate) use release::Edge;
+pub use release::Release;
 
 use std::fmt;
 
 /// The JSON Schema pattern of the forms [`Version::parse`] accepts.
 pub(crate) const PATTERN: &str =
     r"^v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]*)?)?$";
+/// The JSON Schema pattern of a Linkerd version: [`PATTERN`], or an edge release.
+pub(crate) const LINKERD_PATTERN: &str = r"^(v?(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(\.(0|[1-9][0-9]*)([-+][0-9A-Za-z.+-]*)?)?|edge-[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.+-]*)?)$";
 
 /// A major.minor version. Ordered, so `v >= Version::new(1, 24)` reads as it should.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -61,6 +74,41 @@ impl Version {
     }
 }
 
+/// What is known of the oldest kubelet of a cluster.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Kubelets {
+    /// The oldest kubelet is this one (a flag, a node list, the node pools).
+    Oldest(Version),
+    /// Only a control-plane version is known: the kubelets are at least this old, by the
+    /// version skew policy ([`Kubelets::of_control_plane`]).
+    AtLeast(Version),
+}
+
+impl Kubelets {
+    /// The oldest kubelet can be no older than this.
+    pub(crate) fn at_least(self) -> Version {
+        match self {
+            Kubelets::Oldest(v) | Kubelets::AtLeast(v) => v,
+        }
+    }
+
+    /// What a control plane of version `cp` says of its kubelets. Kubernetes' version skew
+    /// policy (kubernetes/website `content/en/releases/version-skew-policy.md`, "kubelet"):
+    /// "kubelet must not be newer than kube-apiserver"; it "may be up to three minor versions
+    /// older than kube-apiserver (kubelet < 1.25 may only be up to two minor versions older
+    /// than kube-apiserver)". So a 1.32 control plane has kubelets of 1.29 or newer, and a
+    /// 1.27 one of 1.25 or newer.
+    pub(crate) fn of_control_plane(cp: Version) -> Kubelets {
+        let minus = |n: u32| Version::new(cp.major, cp.minor.saturating_sub(n));
+        let three = minus(3);
+        Kubelets::AtLeast(if three >= Version::new(1, 25) {
+            three
+        } else {
+            minus(2)
+        })
+    }
+}
+
 impl fmt::Display for Version {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}.{}", self.major, self.minor)
@@ -108,6 +156,16 @@ mod tests {
         ] {
             assert!(Version::parse(s).is_err(), "{s:?} was accepted");
         }
+    }
+
+    #[test]
+    fn skew_policy_bounds_the_kubelets() {
+        use super::Kubelets;
+        let cp = |m| Kubelets::of_control_plane(Version::new(1, m)).at_least();
+        assert_eq!(cp(32), Version::new(1, 29));
+        assert_eq!(cp(28), Version::new(1, 25));
+        assert_eq!(cp(27), Version::new(1, 25));
+        assert_eq!(cp(26), Version::new(1, 24));
     }
 
     #[test]

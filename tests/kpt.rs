@@ -147,7 +147,10 @@ fn kpt_key_value_arguments_are_settings() {
     );
     assert!(out.status.success(), "{log}");
     assert!(
-        log.contains("[info] batch/v1/Job/migrate: native sidecar (Istio 1.24, Kubernetes 1.29)"),
+        log.contains(
+            "[info] batch/v1/Job/migrate: native sidecar (Istio 1.24 from istioVersion in \
+             functionConfig:4, Kubernetes 1.29 from kubernetesVersion in functionConfig:5)"
+        ),
         "{log}"
     );
     let want = fixed(

@@ -124,7 +124,7 @@ fn fixed_jobs_are_valid_kubernetes() {
         let base = common::case_settings(&p);
         let native = Settings {
             istio_version: Some(Version::new(1, 24)),
-            linkerd_version: Some(Version::new(2, 20)),
+            linkerd_version: Some(meshjob::Release::Stable(Version::new(2, 20))),
             kubernetes_version: Some(Version::new(1, 29)),
             strategy: StrategyChoice::Native,
             ..base.clone()

@@ -429,3 +429,57 @@ fn linkerd_namespaces_of_the_whole_run_place_the_pods() {
         Some(LINKERD)
     ));
 }
+
+/// An IstioOperator that turns native sidecars on for every proxy of Istio 1.29.
+const OPERATOR: &str = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  tag: 1.29.1\n  components:\n    pilot:\n      k8s:\n        env:\n        - name: ENABLE_NATIVE_SIDECARS\n          value: \"true\"\n";
+
+/// How many pods of a rewritten stream got the native annotation, and how many the wrapper.
+fn strategies(out: &[u8]) -> (usize, usize) {
+    let text = String::from_utf8_lossy(out);
+    (
+        text.matches("sidecar.istio.io/nativeSidecar: \"true\"")
+            .count(),
+        text.matches("# meshjob-wrapper v").count(),
+    )
+}
+
+#[test]
+fn versions_read_on_stdin_decide_every_later_batch() {
+    let dir = tempfile::tempdir().unwrap();
+    let body = stream(1 << 20, 97);
+    let jobs = body.matches("kind: Job").count();
+    assert!(jobs > 50);
+    // First: every Job of every batch, however the threads share them, is native; the same
+    // as the file, which is read whole first.
+    let first = format!("{OPERATOR}---\n{body}");
+    let piped = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), first.as_bytes());
+    assert_eq!(piped.status.code(), Some(0), "{}", stderr(&piped));
+    assert_eq!(strategies(&piped.stdout), (jobs, 0));
+    std::fs::write(dir.path().join("s.yaml"), &first).unwrap();
+    let o = meshjob(&["fix", "s.yaml"], dir.path()).output().unwrap();
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(
+        std::fs::read(dir.path().join("s.yaml")).unwrap(),
+        piped.stdout
+    );
+    // In the middle of a stream that stdin's read-ahead holds whole: decided as the file is.
+    let half = body.len() / 2;
+    let cut = half + body[half..].find("---\n").unwrap() + 4;
+    let middle = format!("{}{OPERATOR}---\n{}", &body[..cut], &body[cut..]);
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), middle.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(strategies(&o.stdout), (jobs, 0));
+    // Past the read-ahead of a longer pipe: the Jobs before it get the wrapper, those after
+    // it a native sidecar, and one warning says that it came late.
+    let long = stream(meshjob::HOLD_BYTES + (1 << 20), 97);
+    let all = long.matches("kind: Job").count();
+    let at = meshjob::HOLD_BYTES + (1 << 19);
+    let cut = at + long[at..].find("---\n").unwrap() + 4;
+    let late = format!("{}{OPERATOR}---\n{}", &long[..cut], &long[cut..]);
+    let before = long[..cut].matches("kind: Job").count();
+    let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), late.as_bytes());
+    assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
+    assert_eq!(strategies(&o.stdout), (all - before, before));
+    let c = common::run_stdin(&mut meshjob(&["check", "-"], dir.path()), late.as_bytes());
+    assert_eq!(stderr(&c).matches("[MJ124]").count(), 1, "{}", stderr(&c));
+}

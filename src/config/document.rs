@@ -282,16 +282,32 @@ pub struct ConfigSpec {
     #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
     pub kubernetes_version: Option<Located<VersionText>>,
 
-    /// The Linkerd that will inject the pods, as `MAJOR.MINOR` (`2.18`); it picks the
-    /// native-sidecar annotation for Linkerd pods (alpha 2.15-2.18, beta 2.19, GA 2.20+).
-    /// A string, quoted like `istioVersion`. Flag: `--linkerd-version`. Default: unknown.
+    /// The Linkerd that will inject the pods, as `MAJOR.MINOR` (`2.18`) or an edge release
+    /// (`edge-25.10.2`); it picks the native-sidecar annotation for Linkerd pods (alpha
+    /// 2.15-2.18, beta 2.19 and `edge-25.10.2` on, GA 2.20 and `edge-26.5.2` on). A string,
+    /// quoted like `istioVersion`. Flag: `--linkerd-version`. Default: unknown.
     ///
     /// ```yaml
     /// linkerdVersion: "2.18"
     /// ```
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    #[schemars(with = "Option<String>", regex(pattern = LINKERD_VERSION_PATTERN))]
     pub linkerd_version: Option<Located<VersionText>>,
+
+    /// More files and directories (walked for `*.yaml` and `*.yml`) that are read for the
+    /// versions they hold only: never edited, never reported on. For example a checkout of
+    /// the platform repository that installs the mesh, or a saved `kubectl get nodes -o
+    /// yaml`. A relative path is taken from the directory of this config file. What is read
+    /// comes after `istioVersion`, `kubernetesVersion` and `linkerdVersion` and their flags.
+    /// `diff`, `check`, `fix` and `versions` only: the KRM function and the kustomize plugin
+    /// see only their own stream, and refuse this key. Flag: `--versions-from` (relative to
+    /// the working directory; adds to these). Default: none.
+    ///
+    /// ```yaml
+    /// versionsFrom: [../platform/istio, ../platform/nodes.yaml]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub versions_from: Option<Located<Vec<String>>>,
 
     /// How pods are fixed: `auto` picks per pod from the two versions (native sidecars on
     /// Istio 1.24+ with Kubernetes 1.29+, else the wrapper); `wrapper` and `native` force
@@ -344,6 +360,8 @@ pub struct ConfigSpec {
 
 /// The schema's pattern for `istioVersion` and `kubernetesVersion`.
 const VERSION_PATTERN: &str = crate::version::PATTERN;
+/// The schema's pattern for `linkerdVersion`: a version, or an edge release.
+const LINKERD_VERSION_PATTERN: &str = crate::version::LINKERD_PATTERN;
 
 /// The `strategy` setting.
 #[derive(

@@ -41,13 +41,19 @@ pub struct Flags {
     #[arg(long, value_name = "X.Y")]
     pub istio_version: Option<String>,
 
-    /// The Linkerd that injects the pods, as MAJOR.MINOR (2.18).
+    /// The Linkerd that injects the pods, as MAJOR.MINOR (2.18) or an edge release
+    /// (edge-25.10.2).
     #[arg(long, value_name = "X.Y")]
     pub linkerd_version: Option<String>,
 
     /// The oldest kubelet in the cluster, as MAJOR.MINOR (1.29).
     #[arg(long, value_name = "X.Y")]
     pub kubernetes_version: Option<String>,
+
+    /// Read PATH (a file or a directory) for versions only, never edited or reported on
+    /// (repeatable; adds to the config's `versionsFrom`).
+    #[arg(long, value_name = "PATH")]
+    pub versions_from: Vec<String>,
 
     /// How pods are fixed: per pod from the versions (auto), or one for all; none removes
     /// what meshjob added.
@@ -93,22 +99,34 @@ impl Flags {
         if let Some(level) = self.fail_on {
             s.fail_on = level;
         }
-        for (flag, given, slot) in [
-            ("--istio-version", &self.istio_version, &mut s.istio_version),
+        use crate::version::Origin;
+        for (flag, given, slot, origin) in [
+            (
+                "--istio-version",
+                &self.istio_version,
+                &mut s.istio_version,
+                &mut s.given.istio,
+            ),
             (
                 "--kubernetes-version",
                 &self.kubernetes_version,
                 &mut s.kubernetes_version,
-            ),
-            (
-                "--linkerd-version",
-                &self.linkerd_version,
-                &mut s.linkerd_version,
+                &mut s.given.kubernetes,
             ),
         ] {
             if let Some(v) = given {
                 *slot = Some(super::Version::parse(v).map_err(|m| format!("{flag}: {m}"))?);
+                *origin = Some(Origin::Flag(flag));
             }
+        }
+        if let Some(v) = &self.linkerd_version {
+            let flag = "--linkerd-version";
+            s.linkerd_version =
+                Some(super::Release::parse(v, true).map_err(|m| format!("{flag}: {m}"))?);
+            s.given.linkerd = Some(Origin::Flag(flag));
+        }
+        if let Some(p) = self.versions_from.iter().find(|p| p.is_empty()) {
+            return Err(format!("--versions-from: {p:?} is not a path"));
         }
         if let Some(strategy) = self.strategy {
             s.strategy = strategy;

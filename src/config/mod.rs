@@ -14,7 +14,8 @@ pub(crate) mod quit_url;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-pub use crate::version::Version;
+use crate::version::{Given, Origin};
+pub use crate::version::{Release, Version};
 pub use document::MeshId;
 pub use document::StrategyChoice;
 pub(crate) use document::{ConfigSpec, FailOn, Located, MeshJobConfig, Metadata, VersionText};
@@ -62,8 +63,13 @@ pub struct Settings {
     pub istio_version: Option<Version>,
     /// The oldest kubelet of the cluster, when known.
     pub kubernetes_version: Option<Version>,
-    /// The Linkerd that injects the pods, when known.
-    pub linkerd_version: Option<Version>,
+    /// The Linkerd that injects the pods, when known: a stable `2.X` or an edge release.
+    pub linkerd_version: Option<Release>,
+    /// Where each of the three versions above came from, when given.
+    pub given: Given,
+    /// `versionsFrom` of the config file: more paths read for versions only, relative to the
+    /// config file's directory (`diff`, `check`, `fix` and `versions` only).
+    pub versions_from: Vec<String>,
     /// How pods are fixed.
     pub strategy: StrategyChoice,
     /// Image references or prefixes, and container names, of long-running sidecars.
@@ -88,6 +94,8 @@ impl Default for Settings {
             istio_version: None,
             linkerd_version: None,
             kubernetes_version: None,
+            given: Given::default(),
+            versions_from: Vec::new(),
             strategy: StrategyChoice::Auto,
             sidecars: Vec::new(),
             kinds: crate::kinds::Kinds::default(),
@@ -96,11 +104,19 @@ impl Default for Settings {
 }
 
 impl Settings {
-    /// The version of the mesh that injects the pods, when known.
-    pub fn mesh_version(&self, mesh: MeshId) -> Option<Version> {
+    /// The version of the mesh that injects the pods, when given by a flag or the config.
+    pub fn mesh_version(&self, mesh: MeshId) -> Option<Release> {
         match mesh {
-            MeshId::Istio => self.istio_version,
+            MeshId::Istio => self.istio_version.map(Release::Stable),
             MeshId::Linkerd => self.linkerd_version,
+        }
+    }
+
+    /// Where the version of `mesh` came from, when given.
+    pub(crate) fn mesh_version_origin(&self, mesh: MeshId) -> Option<&Origin> {
+        match mesh {
+            MeshId::Istio => self.given.istio.as_ref(),
+            MeshId::Linkerd => self.given.linkerd.as_ref(),
         }
     }
 
@@ -180,11 +196,6 @@ impl MeshJobConfig {
                 &spec.kubernetes_version,
                 &mut checked.kubernetes,
             ),
-            (
-                "linkerdVersion",
-                &spec.linkerd_version,
-                &mut checked.linkerd,
-            ),
         ] {
             if let Some(v) = v {
                 *slot = Some(
@@ -192,6 +203,20 @@ impl MeshJobConfig {
                         .map_err(|why| error(position(v), format!("invalid `{key}`: {why}")))?,
                 );
             }
+        }
+        if let Some(v) = &spec.linkerd_version {
+            checked.linkerd =
+                Some(Release::parse(&v.0, true).map_err(|why| {
+                    error(position(v), format!("invalid `linkerdVersion`: {why}"))
+                })?);
+        }
+        if let Some(paths) = &spec.versions_from
+            && paths.iter().any(|p| p.trim().is_empty())
+        {
+            return Err(error(
+                position(paths),
+                "invalid `versionsFrom`: a path must not be empty".to_string(),
+            ));
         }
         for s in spec.sidecars.iter().flatten() {
             if s.trim().is_empty() || s.chars().any(char::is_whitespace) {
@@ -281,14 +306,25 @@ impl MeshJobConfig {
         if let Some(level) = spec.fail_on {
             settings.fail_on = level;
         }
-        for (given, slot) in [
-            (checked.istio, &mut settings.istio_version),
-            (checked.kubernetes, &mut settings.kubernetes_version),
-            (checked.linkerd, &mut settings.linkerd_version),
-        ] {
-            if given.is_some() {
-                *slot = given;
-            }
+        let origin = |key: &'static str, line: usize| Origin::Config {
+            file: self.origin.as_str().into(),
+            line,
+            key,
+        };
+        if let (Some(v), Some(text)) = (checked.istio, &spec.istio_version) {
+            settings.istio_version = Some(v);
+            settings.given.istio = Some(origin("istioVersion", text.line));
+        }
+        if let (Some(v), Some(text)) = (checked.kubernetes, &spec.kubernetes_version) {
+            settings.kubernetes_version = Some(v);
+            settings.given.kubernetes = Some(origin("kubernetesVersion", text.line));
+        }
+        if let (Some(v), Some(text)) = (checked.linkerd, &spec.linkerd_version) {
+            settings.linkerd_version = Some(v);
+            settings.given.linkerd = Some(origin("linkerdVersion", text.line));
+        }
+        if let Some(paths) = &spec.versions_from {
+            settings.versions_from.clone_from(&paths.value);
         }
         if let Some(s) = spec.strategy {
             settings.strategy = s;
@@ -334,6 +370,7 @@ impl MeshJobConfig {
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 linkerd_version: (settings.linkerd_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
+                versions_from: Some(settings.versions_from.clone().into()),
                 strategy: Some(settings.strategy),
                 sidecars: Some(
                     settings
@@ -361,7 +398,7 @@ struct Checked {
     drain: Option<GoDuration>,
     istio: Option<Version>,
     kubernetes: Option<Version>,
-    linkerd: Option<Version>,
+    linkerd: Option<Release>,
     kinds: Option<Vec<crate::kinds::KindRow>>,
 }
 

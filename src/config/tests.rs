@@ -261,12 +261,16 @@ fn render_round_trips_awkward_values() {
             .map(String::from)
             .to_vec(),
         fail_on: FailOn::Warning,
-        linkerd_version: Some(crate::config::Version::new(2, 19)),
+        linkerd_version: Some(crate::config::Release::Edge(crate::version::Edge::new(
+            25, 10, 2,
+        ))),
         istio_version: Some(crate::config::Version::new(1, 30)),
         kubernetes_version: Some(crate::config::Version::new(1, 9)),
         strategy: crate::config::StrategyChoice::None,
         sidecars: vec!["true".into(), "a/b:1".into()],
         kinds: crate::kinds::Kinds::default(),
+        given: crate::version::Given::default(),
+        versions_from: vec!["../platform".into(), "nodes.yaml".into()],
     };
     let text = render_effective(&settings);
     let mut back = Settings::default();
@@ -274,6 +278,19 @@ fn render_round_trips_awkward_values() {
         .unwrap_or_else(|e| panic!("{e}\n{text}"))
         .apply_to(&mut back)
         .expect("applies");
+    // The rendered document is where the versions now come from.
+    assert_eq!(
+        back.given.istio,
+        Some(crate::version::Origin::Config {
+            file: "rendered.yaml".into(),
+            line: text
+                .lines()
+                .position(|l| l.contains("istioVersion"))
+                .unwrap()
+                + 1,
+            key: "istioVersion"
+        })
+    );
     assert_eq!(back, settings, "{text}");
 }
 

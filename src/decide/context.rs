@@ -1,32 +1,50 @@
 //! What the other documents of a run say about a pod: the `Namespace` documents, read for
-//! the mesh markers they put on their pods and for ambient mode.
+//! the mesh markers they put on their pods and for ambient mode, and every document that
+//! says which versions the run targets (`crate::versions`).
 
 use super::markers::Namespaces;
 use crate::config::MeshId;
 use crate::mesh;
+use crate::mesh::found::Base;
+use crate::versions::Versions;
+use crate::yaml::simple::Head;
 use crate::yaml::tree::Node;
 
 /// What other documents say about the pods: the namespaces that a `Namespace` document of
-/// the stream puts in ambient mode, and the mesh markers of the Namespace documents of the
-/// run.
+/// the stream puts in ambient mode, the mesh markers of the Namespace documents of the
+/// run, and the versions the documents of the run say.
 #[derive(Clone, Debug, Default)]
 pub struct RunContext {
     /// The namespaces a `Namespace` document puts in a mesh's ambient mode.
     pub ambient_namespaces: Vec<(MeshId, String)>,
     pub namespaces: Namespaces,
+    pub(crate) versions: Versions,
 }
 
 impl RunContext {
-    /// Reads the `Namespace` documents among `pieces` of `text` (cut by `yaml::split`);
-    /// `namespaces`: those of the whole run, else the stream's own are read.
+    /// Reads the `Namespace` documents, and the documents that say something about versions,
+    /// among `pieces` of `text` (cut by `yaml::split`); `namespaces`: those of the whole run,
+    /// else the stream's own are read.
     pub fn of_stream(
         text: &str,
         pieces: &[std::ops::Range<usize>],
         namespaces: Option<&Namespaces>,
     ) -> RunContext {
         let mut ctx = RunContext::default();
+        let mut lines = Lines::default();
         for p in pieces {
-            ctx.add(&text[p.clone()]);
+            let piece = &text[p.clone()];
+            let maybe =
+                piece.contains("Namespace") || crate::versions::batch_may_hold(piece.as_bytes());
+            if !maybe {
+                continue;
+            }
+            let base = Base {
+                file: None,
+                offset: p.start,
+                line: lines.before(text.as_bytes(), p.start),
+            };
+            ctx.add(piece, &base);
         }
         if let Some(ns) = namespaces {
             ctx.namespaces = ns.clone();
@@ -34,20 +52,27 @@ impl RunContext {
         ctx
     }
 
-    /// Adds what one piece of a stream says: nothing unless it holds a `Namespace` document
-    /// (at the top level, or in a List for the mesh markers). Pieces that never spell
-    /// `Namespace`, or that the quick scanner shows are of other kinds, are not parsed.
-    /// Returns whether it added anything.
-    pub fn add(&mut self, piece: &str) -> bool {
-        if !piece.contains("Namespace") {
-            return false;
-        }
-        let wanted = crate::yaml::simple::head(piece).is_none_or(|h| {
+    /// Whether a piece (its quick-scanner `head`) may add anything: a `Namespace`, or a
+    /// document that says something about versions. `proxies`: look for injected proxies
+    /// in documents of any kind.
+    pub(crate) fn wants(&self, piece: &str, head: Option<&Head<'_>>, proxies: bool) -> bool {
+        let namespace = head.is_none_or(|h| {
             h.opaque || matches!(h.kind, None | Some("Namespace" | "List" | "ResourceList"))
-        });
-        if !wanted {
-            return false;
-        }
+        }) && piece.contains("Namespace");
+        namespace
+            || crate::versions::may_hold(head, piece)
+            || proxies && crate::versions::may_hold_proxy(piece)
+    }
+
+    /// Adds what one piece of a stream says (its place: `base`); returns whether it added
+    /// anything. Only a piece [`RunContext::wants`] is parsed.
+    pub(crate) fn add(&mut self, piece: &str, base: &Base) -> bool {
+        let head = crate::yaml::simple::head(piece);
+        self.wants(piece, head.as_ref(), true) && self.add_wanted(piece, base)
+    }
+
+    /// [`RunContext::add`] for a piece [`RunContext::wants`].
+    pub(crate) fn add_wanted(&mut self, piece: &str, base: &Base) -> bool {
         // A document that does not parse is reported when it is processed.
         let Ok(docs) = crate::yaml::tree::parse_stream(piece) else {
             return false;
@@ -61,6 +86,7 @@ impl RunContext {
             for (obj, _, _) in crate::locate::objects(&d.root) {
                 added |= self.namespaces.add(obj);
             }
+            added |= self.versions.read_doc(piece, &d.root, base);
         }
         added
     }
@@ -84,6 +110,26 @@ impl RunContext {
     pub fn extend(&mut self, other: RunContext) {
         self.ambient_namespaces.extend(other.ambient_namespaces);
         self.namespaces.extend(other.namespaces);
+        self.versions.extend(other.versions);
+    }
+}
+
+/// Counts line breaks from the start of a text, forward only, for the places of what is
+/// read in it.
+#[derive(Default)]
+pub(crate) struct Lines {
+    at: usize,
+    lines: usize,
+}
+
+impl Lines {
+    /// The line breaks before `offset` (not before the last offset asked).
+    pub(crate) fn before(&mut self, text: &[u8], offset: usize) -> usize {
+        if offset > self.at {
+            self.lines += memchr::memchr_iter(b'\n', &text[self.at..offset]).count();
+            self.at = offset;
+        }
+        self.lines
     }
 }
 

@@ -170,16 +170,19 @@ impl Namespaces {
         }
     }
 
-    /// The annotations `pod` gets from its Namespace: those the injectors (of the versions
-    /// in `settings`) copy, where the pod has none of its own.
-    pub fn inherited(&self, pod: &Pod<'_>, settings: &crate::config::Settings) -> Vec<Inherited> {
+    /// The annotations `pod` gets from its Namespace: those the injectors (of the releases
+    /// `release` says, given or read) copy, where the pod has none of its own.
+    pub(crate) fn inherited(
+        &self,
+        pod: &Pod<'_>,
+        release: &dyn Fn(&'static mesh::Mesh) -> Option<crate::version::Release>,
+    ) -> Vec<Inherited> {
         let ns = &pod.object.namespace;
         let Some(anns) = self.annotations.get(ns) else {
             return Vec::new();
         };
         let copied = |k: &str| {
-            (mesh::ALL.iter())
-                .any(|m| (m.namespace_annotations)(settings.mesh_version(m.id)).contains(&k))
+            (mesh::ALL.iter()).any(|m| (m.namespace_annotations)(release(m)).contains(&k))
         };
         anns.iter()
             .filter(|(k, _)| copied(k) && pod.annotation(k).is_none())

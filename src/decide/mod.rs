@@ -11,6 +11,7 @@ mod markers;
 mod pin;
 mod why;
 
+pub(crate) use context::Lines;
 pub use context::RunContext;
 pub(crate) use markers::Namespaces;
 pub(crate) use why::Why;
@@ -44,11 +45,13 @@ pub(crate) enum Strategy {
 /// What to do with one pod.
 #[derive(Debug)]
 pub(crate) enum Decision {
-    /// Fix it for `mesh` with `strategy`; `why` explains the choice.
+    /// Fix it for `mesh` with `strategy`; `why` explains the choice; `support` holds the
+    /// versions it was decided with.
     Fix {
         mesh: &'static Mesh,
         strategy: Strategy,
         why: Why,
+        support: Box<Support>,
     },
     /// Leave it: it needs no fix, or the chosen fix cannot be made.
     Skip(Why),
@@ -101,6 +104,7 @@ const STEPS: &[Step] = &[
     too_old_native_only,
     versions_too_old,
     only_wrapper,
+    mesh_makes_native,
     versions_allow_native,
     unknown_native_only,
     versions_unknown,
@@ -131,7 +135,7 @@ pub(crate) fn decide(
         choice,
         by,
         bad_pin,
-        support: mesh.support(settings),
+        support: ctx.versions.support(mesh, settings),
         ctx,
         wrapper: wrapper_allowed(pod),
     };
@@ -140,13 +144,14 @@ pub(crate) fn decide(
         mesh,
         strategy,
         why,
+        support: Box::new(facts.support.clone()),
     };
     match outcome {
         Some(Outcome::Fix(strategy, why)) => fix(strategy, why),
         Some(Outcome::FixUnknown(strategy, why)) => {
             let native = strategy == Strategy::Native;
             let note = Why::VersionsUnknown {
-                support: facts.support,
+                support: Box::new(facts.support.clone()),
                 native,
             };
             run_notes.push(note.finding(pod));
@@ -154,7 +159,10 @@ pub(crate) fn decide(
         }
         Some(Outcome::Skip(why)) => Decision::Skip(why),
         // `versions_unknown` always holds.
-        None => fix(Strategy::Wrapper, Why::Unknown(facts.support)),
+        None => fix(
+            Strategy::Wrapper,
+            Why::Unknown(Box::new(facts.support.clone())),
+        ),
     }
 }
 
@@ -227,7 +235,7 @@ fn chosen_native(f: &Facts<'_, '_>) -> Option<Outcome> {
     if f.choice != StrategyChoice::Native {
         return None;
     }
-    let s = f.support;
+    let s = Box::new(f.support.clone());
     let by = f.by.clone();
     Some(if !s.too_old().is_empty() {
         Outcome::Skip(Why::NativeTooOld(s, by))
@@ -247,13 +255,15 @@ fn proxy_injected(f: &Facts<'_, '_>) -> Option<Outcome> {
         .map(|_| Outcome::Fix(Strategy::Wrapper, Why::ProxyInjected(f.mesh)))
 }
 
-/// The pod's native-sidecar annotation that counts (the first the mesh reads), with its
+/// The pod's native-sidecar annotation that counts (the first the target reads), with its
 /// value and, when the pod gets it from its Namespace, that Namespace's name.
 fn native_annotation(f: &Facts<'_, '_>) -> Option<(&'static str, String, Option<String>)> {
-    (f.mesh.native_sidecar_annotations.iter()).find_map(|k| {
-        let (v, ns) = f.pod.effective_annotation(k)?;
-        Some((*k, v.to_string(), ns.map(str::to_string)))
-    })
+    (f.mesh.native_sidecar_annotations.iter())
+        .filter(|k| f.support.reads(k))
+        .find_map(|k| {
+            let (v, ns) = f.pod.effective_annotation(k)?;
+            Some((*k, v.to_string(), ns.map(str::to_string)))
+        })
 }
 
 fn pod_turns_native_off(f: &Facts<'_, '_>) -> Option<Outcome> {
@@ -274,21 +284,52 @@ fn pod_is_native(f: &Facts<'_, '_>) -> Option<Outcome> {
 }
 
 fn versions_too_old(f: &Facts<'_, '_>) -> Option<Outcome> {
-    (!f.support.too_old().is_empty())
-        .then_some(Outcome::Fix(Strategy::Wrapper, Why::TooOld(f.support)))
+    too_old(&f.support).map(|(st, why)| Outcome::Fix(st, why))
+}
+
+fn mesh_makes_native(f: &Facts<'_, '_>) -> Option<Outcome> {
+    mesh_native(&f.support).map(|(st, why)| Outcome::Fix(st, why))
 }
 
 fn versions_allow_native(f: &Facts<'_, '_>) -> Option<Outcome> {
-    f.support
-        .known()
-        .then_some(Outcome::Fix(Strategy::Native, Why::Native(f.support)))
+    allow_native(&f.support).map(|(st, why)| Outcome::Fix(st, why))
 }
 
 fn versions_unknown(f: &Facts<'_, '_>) -> Option<Outcome> {
-    Some(Outcome::FixUnknown(
-        Strategy::Wrapper,
-        Why::Unknown(f.support),
-    ))
+    let (st, why) = unknown(&f.support);
+    Some(Outcome::FixUnknown(st, why))
+}
+
+fn too_old(s: &Support) -> Option<(Strategy, Why)> {
+    (!s.too_old().is_empty()).then(|| (Strategy::Wrapper, Why::TooOld(Box::new(s.clone()))))
+}
+
+/// The mesh makes every proxy a native sidecar by itself (its global setting, or its
+/// default with the kubelets known): the wrapper would only quit a proxy the kubelet starts
+/// again, so the pod gets the native annotation too, which keeps it native if the global
+/// setting changes.
+fn mesh_native(s: &Support) -> Option<(Strategy, Why)> {
+    (s.global_native() == Some(true))
+        .then(|| (Strategy::Native, Why::MeshNative(Box::new(s.clone()))))
+}
+
+fn allow_native(s: &Support) -> Option<(Strategy, Why)> {
+    s.known()
+        .then(|| (Strategy::Native, Why::Native(Box::new(s.clone()))))
+}
+
+fn unknown(s: &Support) -> (Strategy, Why) {
+    (Strategy::Wrapper, Why::Unknown(Box::new(s.clone())))
+}
+
+/// What `auto` does, by the versions alone, with a pod that nothing else decides (no
+/// markers of its own, no native annotation, no proxy injected): the last rows of
+/// [`STEPS`].
+pub(crate) fn by_versions(s: &Support) -> (Strategy, Why) {
+    too_old(s)
+        .or_else(|| mesh_native(s))
+        .or_else(|| allow_native(s))
+        .unwrap_or_else(|| unknown(s))
 }
 
 /// Whether the pod's kind allows the wrapper for it; why not.
@@ -357,6 +398,7 @@ fn no_native(f: &Facts<'_, '_>, cause: Blocked) -> Option<Outcome> {
             Why::Fallback {
                 mesh: f.mesh,
                 cause,
+                fallback: fb,
             },
         ),
         _ => Outcome::Skip(Why::NoFix {
@@ -384,7 +426,7 @@ fn too_old_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
     if f.support.too_old().is_empty() {
         return None;
     }
-    no_native(f, Blocked::TooOld(f.support))
+    no_native(f, Blocked::TooOld(Box::new(f.support.clone())))
 }
 
 /// The kind allows only the wrapper (a config row).
@@ -397,7 +439,7 @@ fn only_wrapper(f: &Facts<'_, '_>) -> Option<Outcome> {
 fn unknown_native_only(f: &Facts<'_, '_>) -> Option<Outcome> {
     let why = f.wrapper.err()?;
     Some(Outcome::Skip(Why::NativeOnlyUnknown {
-        support: f.support,
+        support: Box::new(f.support.clone()),
         why,
     }))
 }

@@ -259,6 +259,61 @@ fn versions_decide() {
     );
 }
 
+/// The reason `auto` gives the first pod of `src`, with the versions its other documents say.
+fn why_with_run(src: &str, settings: &Settings) -> Why {
+    let ctx = RunContext::of_stream(src, &crate::yaml::split::pieces(src), None);
+    let docs = parse_stream(src).unwrap();
+    let pod = docs
+        .iter()
+        .flat_map(|d| locate(&d.root, crate::kinds::Kinds::builtin()).pods)
+        .next()
+        .expect("a pod");
+    match decide(&pod, settings, &ctx, &mut Vec::new()) {
+        Decision::Fix { why, .. } | Decision::Skip(why) => why,
+    }
+}
+
+#[test]
+fn a_mesh_that_makes_every_proxy_native_gets_native_without_kubernetes() {
+    let operator = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  tag: 1.29.1\n  components:\n    pilot:\n      k8s:\n        env:\n        - {name: ENABLE_NATIVE_SIDECARS, value: \"true\"}\n---\n";
+    let src = format!(
+        "{operator}{}",
+        job("{}", "{containers: [{name: a, command: [x]}]}")
+    );
+    assert!(matches!(
+        why_with_run(&src, &Settings::default()),
+        Why::MeshNative(_)
+    ));
+    // Istio's default `auto` needs every kubelet at 1.33: one older node keeps it off, and the
+    // pod annotation does the job.
+    let auto = src.replace("\"true\"", "auto");
+    let old = with(None, Some((1, 32)), StrategyChoice::Auto);
+    assert!(matches!(why_with_run(&auto, &old), Why::Native(_)));
+    let new = with(None, Some((1, 33)), StrategyChoice::Auto);
+    assert!(matches!(why_with_run(&auto, &new), Why::MeshNative(_)));
+}
+
+#[test]
+fn a_native_key_the_version_does_not_read_does_not_make_the_pod_native() {
+    let ga = job(
+        "{annotations: {linkerd.io/inject: enabled, config.linkerd.io/proxy-enable-native-sidecar: \"true\"}}",
+        "{containers: [{name: a, command: [x]}]}",
+    );
+    let settings = |v: &str| Settings {
+        linkerd_version: Some(crate::config::Release::parse(v, true).unwrap()),
+        kubernetes_version: Some(Version::new(1, 30)),
+        ..Settings::default()
+    };
+    assert!(matches!(
+        why_with_run(&ga, &settings("2.19")),
+        Why::Native(_)
+    ));
+    assert!(matches!(
+        why_with_run(&ga, &settings("edge-26.5.2")),
+        Why::PodIsNative { .. }
+    ));
+}
+
 /// The decision on the first pod of `src`.
 fn decision(src: &str, settings: &Settings) -> Decision {
     let docs = parse_stream(src).unwrap();

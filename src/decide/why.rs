@@ -36,9 +36,9 @@ pub(crate) enum Why {
     /// `none`, `wrapper` or `native` from `--strategy` or the pod's pin (`By`).
     ChosenNone(By),
     ChosenWrapper(By),
-    ChosenNative(Support, By),
+    ChosenNative(Box<Support>, By),
     /// Native sidecars asked for, with versions known to be too old: left alone.
-    NativeTooOld(Support, By),
+    NativeTooOld(Box<Support>, By),
     /// `--strategy native` on a pod whose proxy is injected already: left alone.
     NativeInjected(&'static Mesh),
     ProxyInjected(&'static Mesh),
@@ -53,13 +53,15 @@ pub(crate) enum Why {
         value: String,
         from: Option<String>,
     },
-    TooOld(Support),
-    Native(Support),
-    Unknown(Support),
+    TooOld(Box<Support>),
+    /// The mesh makes every proxy a native sidecar by itself.
+    MeshNative(Box<Support>),
+    Native(Box<Support>),
+    Unknown(Box<Support>),
     /// Said once per run: the versions are not known (`native`: `--strategy native` was
     /// applied anyway).
     VersionsUnknown {
-        support: Support,
+        support: Box<Support>,
         native: bool,
     },
     /// Every kind of pod made from the pod metadata opts out (`first` is the first one's
@@ -80,7 +82,7 @@ pub(crate) enum Why {
     OnlyWrapper,
     /// Only native sidecars fix the pod, and the versions are not known: nothing written.
     NativeOnlyUnknown {
-        support: Support,
+        support: Box<Support>,
         why: &'static str,
     },
     /// Only native sidecars fix the pod, and it cannot have them: nothing written.
@@ -93,13 +95,14 @@ pub(crate) enum Why {
     Fallback {
         mesh: &'static Mesh,
         cause: Blocked,
+        fallback: crate::kinds::Fallback,
     },
 }
 
 /// Why a pod cannot have native sidecars.
 #[derive(Clone, Debug)]
 pub(crate) enum Blocked {
-    TooOld(Support),
+    TooOld(Box<Support>),
     /// The pod turns them off.
     TurnedOff {
         key: &'static str,
@@ -156,6 +159,7 @@ impl Why {
             | Why::ProxyInjected(_)
             | Why::PodTurnsNativeOff { .. }
             | Why::TooOld(_)
+            | Why::MeshNative(_)
             | Why::Native(_)
             | Why::Unknown(_) => Rule::StrategyChosen,
         }
@@ -164,7 +168,6 @@ impl Why {
     /// The finding that says this about `pod`, at its template.
     pub(crate) fn finding(&self, pod: &Pod<'_>) -> Finding {
         let at = pod.template.start;
-        let name = pod.describe();
         let severity = match self {
             Why::MeshConflict(..)
             | Why::NativeTooOld(..)
@@ -177,9 +180,31 @@ impl Why {
             }
             _ => Severity::Info,
         };
-        let message = match self {
+        let message = self.message(&pod.describe());
+        if let Why::VersionsUnknown { support, .. } = self {
+            return Finding::info(self.rule(), at, message).with_versions(support.json());
+        }
+        let finding =
+            Finding::new(severity, self.rule(), at, message).with_object(Some(pod.object.clone()));
+        match self.support() {
+            Some(s) => finding.with_versions(s.json()),
+            None => finding,
+        }
+    }
+
+    /// What it says about the pod called `name` (`Job/pi`).
+    pub(crate) fn message(&self, name: &str) -> String {
+        match self {
+            Why::VersionsUnknown { .. } => self.reason(),
+            _ => format!("{name}: {}", self.reason()),
+        }
+    }
+
+    /// What it says, without naming the pod.
+    pub(crate) fn reason(&self) -> String {
+        match self {
             Why::MeshConflict(a, b) => format!(
-                "{name}: both {} ({}) and {} ({}) would inject this pod, and two proxies in one \
+                "both {} ({}) and {} ({}) would inject this pod, and two proxies in one \
                  pod break its traffic; left alone: opt it out of one of the two",
                 a.mesh.mesh().name,
                 a.what,
@@ -187,14 +212,14 @@ impl Why {
                 b.what
             ),
             Why::OptedOut(off) => {
-                format!("{name}: skipped, opted out of injection ({})", off.what)
+                format!("skipped, opted out of injection ({})", off.what)
             }
-            Why::HostNetwork => format!("{name}: skipped, hostNetwork pods are never injected"),
+            Why::HostNetwork => "skipped, hostNetwork pods are never injected".to_string(),
             Why::Ambient { by } => {
-                format!("{name}: ambient mode ({by}): no sidecar to stop; {REMOVE_NOTE}")
+                format!("ambient mode ({by}): no sidecar to stop; {REMOVE_NOTE}")
             }
             Why::ProxyIsNative(mesh) => format!(
-                "{name}: {} is already injected as a native sidecar, which Kubernetes stops by \
+                "{} is already injected as a native sidecar, which Kubernetes stops by \
                  itself; {REMOVE_NOTE}",
                 mesh.proxy_container
             ),
@@ -204,12 +229,12 @@ impl Why {
                     r => format!(": {r}"),
                 };
                 format!(
-                    "{name}: left alone: {IGNORE_KEY} {}{reason}; nothing is written",
+                    "left alone: {IGNORE_KEY} {}{reason}; nothing is written",
                     place.text()
                 )
             }
             Why::PinInvalid { value, place } => format!(
-                "{name}: {STRATEGY_KEY}: {value:?} {} is not a strategy (auto, wrapper, native or \
+                "{STRATEGY_KEY}: {value:?} {} is not a strategy (auto, wrapper, native or \
                  none); the pod is left as it is",
                 place.text()
             ),
@@ -218,65 +243,67 @@ impl Why {
                     By::Setting => String::new(),
                     By::Pin { .. } => format!(" ({})", by.text(StrategyChoice::None)),
                 };
-                format!("{name}: strategy none{pin}: {REMOVE_NOTE}")
+                format!("strategy none{pin}: {REMOVE_NOTE}")
             }
             Why::ChosenWrapper(by) => {
-                format!("{name}: the wrapper ({})", by.text(StrategyChoice::Wrapper))
+                format!("the wrapper ({})", by.text(StrategyChoice::Wrapper))
             }
             Why::ChosenNative(s, by) => format!(
-                "{name}: native sidecar ({}; {})",
+                "native sidecar ({}; {})",
                 by.text(StrategyChoice::Native),
                 s.versions_text()
             ),
             Why::NativeTooOld(s, by) => format!(
-                "{name}: {} needs {}, but {}; the pod is left as it is (use the wrapper, or \
-                 upgrade)",
+                "{} needs {}, but {}; the pod is left as it is (use the wrapper, or upgrade)",
                 by.text(StrategyChoice::Native),
                 s.needs_text(),
                 s.too_old_text().unwrap_or_default()
             ),
             Why::NativeInjected(mesh) => format!(
-                "{name}: {} is already injected as a regular container, so the native-sidecar \
+                "{} is already injected as a regular container, so the native-sidecar \
                  annotation cannot take effect; the pod is left as it is. Inject it again from \
                  the un-injected manifest",
                 mesh.proxy_container
             ),
             Why::ProxyInjected(mesh) => format!(
-                "{name}: the wrapper: {} is already injected, so native sidecars need a new \
+                "the wrapper: {} is already injected, so native sidecars need a new \
                  injection",
                 mesh.proxy_container
             ),
             Why::PodTurnsNativeOff { key, value, from } => format!(
-                "{name}: the wrapper: the pod turns native sidecars off ({key}: \"{value}\"{})",
+                "the wrapper: the pod turns native sidecars off ({key}: \"{value}\"{})",
                 on_namespace(from)
             ),
             Why::PodIsNative { key, value, from } => format!(
-                "{name}: native sidecar mode ({key}: \"{value}\"{}) lets the Job complete \
-                 without a wrapper; {REMOVE_NOTE}",
+                "native sidecar mode ({key}: \"{value}\"{}) lets the Job complete without a \
+                 wrapper; {REMOVE_NOTE}",
                 on_namespace(from)
             ),
             Why::TooOld(s) => format!(
-                "{name}: the wrapper, since {} (native sidecars need {})",
+                "the wrapper, since {} (native sidecars need {})",
                 s.too_old_text().unwrap_or_default(),
                 s.needs_text()
             ),
-            Why::Native(s) => format!("{name}: native sidecar ({})", s.versions_text()),
-            Why::Unknown(s) => format!("{name}: the wrapper ({})", s.versions_text()),
-            Why::VersionsUnknown { support, native } => {
-                return Finding::info(self.rule(), at, versions_unknown(support, *native));
-            }
+            Why::MeshNative(s) => format!(
+                "native sidecar: {}; the annotation keeps it one ({})",
+                mesh_native(s),
+                s.versions_text()
+            ),
+            Why::Native(s) => format!("native sidecar ({}){}", s.versions_text(), own_setting(s)),
+            Why::Unknown(s) => format!("the wrapper ({})", s.versions_text()),
+            Why::VersionsUnknown { support, native } => versions_unknown(support, *native),
             Why::EveryVariantOptsOut { count, first, seen } => {
                 let which = match count {
                     1 => "its one template that runs pods opts".to_string(),
                     n => format!("every one of its {n} templates that run pods opts"),
                 };
                 format!(
-                    "{name}: skipped, {which} out of injection (`{first}`: {})",
+                    "skipped, {which} out of injection (`{first}`: {})",
                     seen.what
                 )
             }
             Why::WrapperNotAllowed { why, by } => format!(
-                "{name}: {} cannot fix this pod: {why}; the pod is left as it is ({})",
+                "{} cannot fix this pod: {why}; the pod is left as it is ({})",
                 by.text(StrategyChoice::Wrapper),
                 match by {
                     By::Setting => "use --strategy auto or native",
@@ -284,19 +311,21 @@ impl Why {
                 }
             ),
             Why::NativeNotAllowed(by) => format!(
-                "{name}: {}: its entry in the config's `kinds` does not allow native sidecars; \
-                 the pod is left as it is",
+                "{}: its entry in the config's `kinds` does not allow native sidecars; the pod \
+                 is left as it is",
                 by.text(StrategyChoice::Native)
             ),
-            Why::OnlyWrapper => format!(
-                "{name}: the wrapper (its entry in the config's `kinds` allows only the wrapper)"
-            ),
+            Why::OnlyWrapper => {
+                "the wrapper (its entry in the config's `kinds` allows only the wrapper)"
+                    .to_string()
+            }
             Why::NativeOnlyUnknown { support, why } => {
                 let m = support.mesh;
                 format!(
-                    "{name}: only a native sidecar fixes this pod ({why}); it needs {}, and the \
-                     versions are not known ({}), so nothing is written: pass {} and \
-                     --kubernetes-version, or set {} and kubernetesVersion in the config",
+                    "only a native sidecar fixes this pod ({why}); it needs {}, and the versions \
+                     are not known ({}), so nothing is written: pass {} and \
+                     --kubernetes-version, or set {} and kubernetesVersion in the config (or \
+                     let meshjob read them from the manifests, docs/versions.md)",
                     support.needs_text(),
                     support.versions_text(),
                     m.version_flag,
@@ -304,30 +333,73 @@ impl Why {
                 )
             }
             Why::NoFix { mesh, why, cause } => format!(
-                "{name}: only a native sidecar fixes this pod ({why}), but {}; nothing is \
-                 written and its proxy keeps running after the task: opt the pod out of the \
-                 mesh ({})",
+                "only a native sidecar fixes this pod ({why}), but {}; nothing is written and \
+                 its proxy keeps running after the task: opt the pod out of the mesh ({})",
                 cause.text(),
                 mesh.opt_out
             ),
-            Why::Fallback { mesh, cause } => {
-                let key = match pod.fallback {
-                    Some(crate::kinds::Fallback::KillCommand { prefix }) => {
-                        format!("{prefix}{}", mesh.proxy_container)
-                    }
-                    None => String::new(),
-                };
+            Why::Fallback {
+                mesh,
+                cause,
+                fallback,
+            } => {
+                let crate::kinds::Fallback::KillCommand { prefix } = fallback;
+                let key = format!("{prefix}{}", mesh.proxy_container);
                 let argv = mesh.argo_kill.argv;
                 format!(
-                    "{name}: native sidecars are out: {}; so the workflow controller is told to \
-                     stop the proxy instead ({key}: '{argv}') once the main containers end. It \
-                     races the `wait` container, which may still be uploading outputs and logs \
-                     through the proxy (argo-workflows#12919)",
+                    "native sidecars are out: {}; so the workflow controller is told to stop the \
+                     proxy instead ({key}: '{argv}') once the main containers end. It races the \
+                     `wait` container, which may still be uploading outputs and logs through the \
+                     proxy (argo-workflows#12919)",
                     cause.text()
                 )
             }
-        };
-        Finding::new(severity, self.rule(), at, message).with_object(Some(pod.object.clone()))
+        }
+    }
+
+    /// The versions the reason rests on, if it rests on any.
+    fn support(&self) -> Option<&Support> {
+        match self {
+            Why::ChosenNative(s, _) | Why::NativeTooOld(s, _) => Some(s),
+            Why::TooOld(s) | Why::MeshNative(s) | Why::Native(s) | Why::Unknown(s) => Some(s),
+            _ => None,
+        }
+    }
+}
+
+/// Why the mesh makes every proxy a native sidecar: its global setting as read, or its
+/// default for the versions known.
+fn mesh_native(s: &Support) -> String {
+    let m = s.mesh.name;
+    match &s.native {
+        Some(n) => format!(
+            "{m}'s global setting makes every proxy one (`{}` at {}{})",
+            n.value.as_str(),
+            n.origin,
+            match n.value {
+                crate::mesh::NativeMode::Auto => ", every kubelet being new enough",
+                _ => "",
+            }
+        ),
+        None => format!(
+            "by default {m} makes every proxy one ({})",
+            s.mesh.native.by_default
+        ),
+    }
+}
+
+/// The mesh's own global setting, when one was read that does not make every proxy native:
+/// the annotation is what does it for this pod.
+fn own_setting(s: &Support) -> String {
+    match &s.native {
+        Some(n) if s.global_native() != Some(true) => format!(
+            "; {}'s global setting (`{}` at {}) leaves proxies regular, the annotation makes this \
+             one native",
+            s.mesh.name,
+            n.value.as_str(),
+            n.origin
+        ),
+        _ => String::new(),
     }
 }
 
@@ -350,7 +422,9 @@ fn versions_unknown(s: &Support, native: bool) -> String {
     };
     format!(
         "the target versions are not known: pass {} ({}) and --kubernetes-version (the oldest \
-         kubelet), or set {} and kubernetesVersion in the config; {tail}",
+         kubelet), or set {} and kubernetesVersion in the config, or have them read from the \
+         manifests that install the mesh and a saved `kubectl get nodes -o yaml` (add their \
+         paths to the run, or to --versions-from); {tail}",
         m.version_flag, m.version_of, m.version_key
     )
 }

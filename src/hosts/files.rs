@@ -21,6 +21,7 @@ use crate::run;
 use crate::source::{self, Expansion, Input, Origin};
 use crate::stream::stdin::Stdin;
 use crate::stream::{self, Done, Namespaces, Sink, Stop};
+use crate::versions::Versions;
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::{Path, PathBuf};
@@ -86,6 +87,15 @@ pub(crate) fn run(req: &Request) -> u8 {
         Ok(p) => p,
         Err(m) => return console::trouble(&format!("--exclude: {m}")),
     };
+    let flag_versions = match super::versions_from::read(
+        &req.flags.versions_from,
+        None,
+        &spelling,
+        "--versions-from",
+    ) {
+        Ok(v) => v,
+        Err(m) => return console::trouble(&m),
+    };
     let mut configs = Configs::new(&req.flags, &spelling);
     let expansion = source::expand(
         &paths,
@@ -104,7 +114,7 @@ pub(crate) fn run(req: &Request) -> u8 {
     r.stdin_only =
         expansion.inputs.iter().all(|i| i.origin == Origin::Stdin) && !expansion.inputs.is_empty();
     r.notes(&expansion);
-    r.inputs(&expansion.inputs, &mut configs);
+    r.inputs(&expansion.inputs, &mut configs, &flag_versions);
     for e in configs.errors {
         r.stop(e);
     }
@@ -152,6 +162,8 @@ fn paths_of(req: &Request) -> Result<Vec<String>, String> {
 struct Layer {
     settings: Settings,
     excludes: Vec<Pattern>,
+    /// What the config's `versionsFrom` paths say.
+    versions: crate::versions::Versions,
 }
 
 /// Config files, looked up from each file's directory upward (the nearest wins), or the
@@ -209,6 +221,7 @@ impl<'a> Configs<'a> {
     fn build(&self, file: Option<&Path>) -> Result<Layer, Box<Located>> {
         let mut settings = Settings::default();
         let mut excludes = Vec::new();
+        let mut versions = crate::versions::Versions::default();
         if let Some(abs) = file {
             let name = self.spelling.display(abs);
             // An error without a place (an unreadable file) is shown at the file's start.
@@ -233,6 +246,20 @@ impl<'a> Configs<'a> {
                 })?;
                 excludes.push(pattern);
             }
+            if !settings.versions_from.is_empty() {
+                versions = super::versions_from::read(
+                    &settings.versions_from,
+                    Some(base),
+                    self.spelling,
+                    "versionsFrom",
+                )
+                .map_err(|m| {
+                    Box::new(Located::at_start(
+                        &name,
+                        Finding::error(Rule::ConfigInvalid, 0, m),
+                    ))
+                })?;
+            }
         }
         // The flags were checked before the run; this cannot fail.
         if let Err(m) = self.flags.apply(&mut settings) {
@@ -242,7 +269,11 @@ impl<'a> Configs<'a> {
                 m,
             ))));
         }
-        Ok(Layer { settings, excludes })
+        Ok(Layer {
+            settings,
+            excludes,
+            versions,
+        })
     }
 }
 
@@ -370,7 +401,7 @@ impl<'r> Run<'r> {
     /// A first pass over every file comes before any is processed (see [`first_pass`]): a
     /// Namespace document in one file places the pods of another in a mesh. The namespaces
     /// a file puts in ambient mode count for that file only.
-    fn inputs(&mut self, inputs: &[Input], configs: &mut Configs<'_>) {
+    fn inputs(&mut self, inputs: &[Input], configs: &mut Configs<'_>, flag_versions: &Versions) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (req, color) = (self.req, self.color_out);
         // Stdin's first pass reads it ahead (`stream::stdin`); what it read is kept for the
@@ -378,7 +409,7 @@ impl<'r> Run<'r> {
         let mut stdin: Option<Result<Stdin, String>> = None;
         let mut firsts: Vec<Option<RunContext>> = (inputs.iter())
             .map(|i| match &i.origin {
-                Origin::File(_) => first_pass(&i.origin),
+                Origin::File(_) => first_pass(i),
                 Origin::Stdin => {
                     let s = stdin.get_or_insert_with(|| {
                         Stdin::open().map_err(|e| format!("cannot read stdin: {e}"))
@@ -388,17 +419,30 @@ impl<'r> Run<'r> {
             })
             .collect();
         let mut run_namespaces = crate::decide::Namespaces::default();
+        let mut run_versions = flag_versions.clone();
         for f in firsts.iter().flatten() {
             run_namespaces.extend(f.namespaces.clone());
+            run_versions.extend(f.versions.clone());
         }
         // What each input is decided with: its own ambient namespaces (stdin: those of its
-        // first pass, see `stream::stdin`), with the mesh markers of the whole run.
-        let mut context = |i: usize| RunContext {
-            ambient_namespaces: firsts[i]
-                .take()
-                .map(|f| f.ambient_namespaces)
-                .unwrap_or_default(),
-            namespaces: run_namespaces.clone(),
+        // first pass, see `stream::stdin`), with the mesh markers and the versions of the
+        // whole run, and what the `versionsFrom` of the input's config says.
+        let mut context = |i: usize, layer: Option<&Layer>| {
+            let mut versions = run_versions.clone();
+            let mut conflicts = Vec::new();
+            if let Some(l) = layer {
+                versions.extend(l.versions.clone());
+                conflicts = versions.conflicts(&l.settings);
+            }
+            let ctx = RunContext {
+                ambient_namespaces: firsts[i]
+                    .take()
+                    .map(|f| f.ambient_namespaces)
+                    .unwrap_or_default(),
+                namespaces: run_namespaces.clone(),
+                versions,
+            };
+            (ctx, conflicts)
         };
         let mut i = 0;
         while i < inputs.len() && self.stdout_failed.is_none() {
@@ -409,7 +453,12 @@ impl<'r> Run<'r> {
             if small > 1 && threads > 1 {
                 let run = &inputs[i..i + small];
                 let layers: Vec<_> = run.iter().map(|o| configs.layer(&o.dir).ok()).collect();
-                let contexts: Vec<_> = (i..i + small).map(&mut context).collect();
+                let mut contexts = Vec::new();
+                for (k, l) in (i..i + small).zip(&layers) {
+                    let (ctx, conflicts) = context(k, l.as_deref());
+                    self.conflicts(conflicts);
+                    contexts.push(ctx);
+                }
                 let _ = stream::ordered(
                     threads,
                     4 * threads,
@@ -435,7 +484,8 @@ impl<'r> Run<'r> {
             }
             let input = &inputs[i];
             let layer = configs.layer(&input.dir).ok();
-            let ctx = context(i);
+            let (ctx, conflicts) = context(i, layer.as_deref());
+            self.conflicts(conflicts);
             let own = match input.origin {
                 Origin::Stdin => stdin.take(),
                 Origin::File(_) => None,
@@ -450,6 +500,17 @@ impl<'r> Run<'r> {
             };
             self.take(input, layer.as_deref(), r, own);
             i += 1;
+        }
+    }
+
+    /// Reports the conflicts between versions read, each once in the run.
+    fn conflicts(&mut self, conflicts: Vec<crate::versions::Conflict>) {
+        for c in conflicts {
+            let f = c.finding(0);
+            if self.reports.iter().any(|r| r.finding.message == f.message) {
+                continue;
+            }
+            self.finding(Located::run(f), FailOn::Error);
         }
     }
 
@@ -664,17 +725,19 @@ struct FileResult {
     stdout_failed: Option<String>,
 }
 
-/// The first pass over a file (`stream::namespaces`): what its `Namespace` documents say.
-/// Stdin, and a file that cannot be opened (the second pass reports it), give `None`.
-fn first_pass(origin: &Origin) -> Option<RunContext> {
-    match origin {
+/// The first pass over a file (`stream::first_pass`): what its `Namespace` documents and the
+/// documents that say something about versions say. Stdin (its first pass is
+/// `stream::stdin`'s), and a file that cannot be opened (the second pass reports it), give
+/// `None`.
+fn first_pass(input: &Input) -> Option<RunContext> {
+    match &input.origin {
         Origin::File(_) => {
-            if !stream::spells_namespace(source::open(origin).ok()?) {
+            if !stream::spells_context(source::open(&input.origin).ok()?) {
                 return Some(RunContext::default());
             }
-            source::open(origin)
-                .ok()
-                .map(|i| stream::namespaces(stream::Reader::new(i)))
+            source::open(&input.origin).ok().map(|i| {
+                stream::first_pass(stream::Reader::new(i), Some(input.name.as_str().into()))
+            })
         }
         Origin::Stdin => None,
     }

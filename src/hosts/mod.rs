@@ -13,6 +13,8 @@
 pub(crate) mod files;
 pub(crate) mod krm;
 pub(crate) mod kustomize;
+pub(crate) mod versions;
+mod versions_from;
 
 use crate::config::{FailOn, Settings};
 use crate::exit;
@@ -75,6 +77,9 @@ pub(crate) fn run_text(host: &impl Host, text: &str) -> Reply {
         if let Some(f) = &outcome.fatal {
             return Err(format!("{}: {}", at(text, f.offset), f.message));
         }
+        outcome
+            .findings
+            .splice(0..0, crate::pipeline::conflicts(text, &settings));
         // A stream host returns the fixed stream: what "would change" has changed.
         outcome.findings.retain(|f| f.rule != Rule::WouldChange);
         // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
@@ -222,6 +227,18 @@ pub(crate) fn config_settings(text: &str, origin: &str) -> Result<Settings, Stri
     let config = crate::config::parse(text, origin).map_err(show)?;
     let mut settings = Settings::default();
     config.apply_to(&mut settings).map_err(show)?;
+    if let Some(paths) = &config.spec.versions_from {
+        let at = match paths.line {
+            0 => String::new(),
+            line => format!(":{line}:{}", paths.column),
+        };
+        return Err(format!(
+            "{origin}{at}: `versionsFrom` is read by `diff`, `check`, `fix` and `versions` only: \
+             the KRM function and the kustomize plugin see only the resources they are given; \
+             give the versions as `istioVersion`, `linkerdVersion` and `kubernetesVersion` \
+             instead (or put the documents that hold them among those resources)"
+        ));
+    }
     Ok(settings)
 }
 

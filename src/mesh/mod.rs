@@ -7,11 +7,13 @@
 //! adding a module and a [`MeshId`]; the stages read the facts from here, and branch on the
 //! id only where a mesh's behaviour (not just a name) differs.
 
+pub(crate) mod found;
 pub(crate) mod istio;
 pub(crate) mod linkerd;
 
 pub(crate) use crate::config::MeshId;
-use crate::version::Version;
+use crate::version::{Kubelets, Release, Sourced, Version};
+pub(crate) use found::NativeMode;
 
 impl MeshId {
     /// The facts of this mesh.
@@ -142,6 +144,11 @@ pub struct Mesh {
     pub config_kinds: &'static [ConfigKind],
     /// Whether a ConfigMap of this name holds the mesh config.
     pub is_config_map_name: fn(&str) -> bool,
+    /// Reads the versions one object of a manifest says (the injector, the proxy, the
+    /// global native-sidecar setting), at the top level or in a list.
+    pub(crate) read_versions: fn(&crate::yaml::tree::Node, &mut found::Finder<'_>),
+    /// Orders releases: a smaller key is older.
+    pub age: fn(Release) -> [u32; 4],
     /// How a pod's manifest opts it out of the mesh, for advice in findings.
     pub opt_out: &'static str,
     /// What Argo Workflows' controller can run in the proxy container to stop it.
@@ -149,7 +156,7 @@ pub struct Mesh {
     /// The Namespace annotations that this mesh's injector (of the given version; unknown:
     /// any version) copies onto a pod of the Namespace that lacks them, of those meshjob
     /// reads: a pod has them as if it carried them itself.
-    pub namespace_annotations: fn(Option<Version>) -> &'static [&'static str],
+    pub namespace_annotations: fn(Option<Release>) -> &'static [&'static str],
     /// Where the wrapper asks the proxy to quit, and polls its readiness, when the pod's
     /// [`Mesh::quit_port_annotation`] is `0` (that server turned off); None: such a pod is
     /// refused with a finding.
@@ -236,92 +243,202 @@ pub struct Native {
     pub kubernetes_since: Version,
     /// What a version older than [`Native::since`] lacks, after "Istio 1.22 ".
     pub too_old: &'static str,
-    /// The annotation to write for a mesh version (unknown: the one every version reads);
-    /// `None` when that version has none.
-    pub key_for: fn(Option<Version>) -> Option<&'static str>,
+    /// The annotation to write for a mesh release (unknown: the one every version reads);
+    /// `None` when that release has none.
+    pub key_for: fn(Option<Release>) -> Option<&'static str>,
+    /// Whether a release reads this native annotation key (unknown: any it may read).
+    pub reads: fn(&str, Option<Release>) -> bool,
+    /// Keys that look like a native annotation and that no release reads.
+    pub lookalikes: &'static [&'static str],
     /// The value meshjob writes into it.
     pub on: &'static str,
-    /// Whether an annotation value turns native sidecars on, as the given version reads it
+    /// Whether an annotation value turns native sidecars on, as the given release reads it
     /// (unknown: only what every version reads as on).
-    pub is_on: fn(&str, Option<Version>) -> bool,
+    pub is_on: fn(&str, Option<Release>) -> bool,
     /// Whether an annotation value turns them off.
     pub is_off: fn(&str) -> bool,
     /// How `--strategy native` copes with an unknown version, said in the note about it.
     pub unknown_version: &'static str,
+    /// Whether the mesh makes every pod's proxy a native sidecar without an annotation,
+    /// from its global setting (as read), its release and the oldest kubelet; `None` when
+    /// that is not known.
+    pub(crate) global: fn(Option<NativeMode>, Option<Release>, Option<Kubelets>) -> Option<bool>,
+    /// When the mesh makes every proxy a native sidecar by default, in parentheses after
+    /// "by default Istio makes every proxy one".
+    pub by_default: &'static str,
 }
 
-/// The versions a pod's native sidecar depends on: its mesh's and the oldest kubelet's.
-#[derive(Clone, Copy, Debug)]
-pub struct Support {
+/// The versions a pod's native sidecar depends on, each with where it came from: its mesh's
+/// release and the oldest kubelet, and the mesh's global native-sidecar setting.
+#[derive(Clone, Debug)]
+pub(crate) struct Support {
     pub mesh: &'static Mesh,
-    pub mesh_version: Option<Version>,
-    pub kubernetes: Option<Version>,
+    pub(crate) mesh_version: Option<Sourced<Release>>,
+    pub(crate) kubernetes: Option<Sourced<Kubelets>>,
+    /// The mesh's global native-sidecar setting, as read from a manifest.
+    pub(crate) native: Option<Sourced<NativeMode>>,
 }
 
 /// A known version too old for native sidecars.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum TooOld {
-    Mesh(Version),
+pub(crate) enum TooOld {
+    Mesh(Release),
     Kubernetes(Version),
 }
 
 impl Mesh {
-    /// What native sidecars need for a pod of this mesh with the given versions.
-    pub fn support(&'static self, settings: &crate::config::Settings) -> Support {
-        Support {
-            mesh: self,
-            mesh_version: settings.mesh_version(self.id),
-            kubernetes: settings.kubernetes_version,
-        }
-    }
-
-    /// The native annotation meshjob writes for a pod of this mesh, for `version`.
-    pub fn native_key(&self, version: Option<Version>) -> &'static str {
-        (self.native.key_for)(version).unwrap_or(self.native_sidecar_annotation)
+    /// The native annotation meshjob writes for a pod of this mesh, for `release`.
+    pub fn native_key(&self, release: Option<Release>) -> &'static str {
+        (self.native.key_for)(release).unwrap_or(self.native_sidecar_annotation)
     }
 }
 
 impl Support {
-    /// Both versions are given.
-    pub fn known(&self) -> bool {
-        self.mesh_version.is_some() && self.kubernetes.is_some()
+    /// What native sidecars need for a pod of `mesh`, from the settings alone.
+    pub(crate) fn given(mesh: &'static Mesh, settings: &crate::config::Settings) -> Support {
+        use crate::version::Origin;
+        let origin = |o: Option<&Origin>, flag| o.cloned().unwrap_or(Origin::Flag(flag));
+        Support {
+            mesh,
+            mesh_version: settings.mesh_version(mesh.id).map(|v| {
+                Sourced::new(
+                    v,
+                    origin(settings.mesh_version_origin(mesh.id), mesh.version_flag),
+                )
+            }),
+            kubernetes: settings.kubernetes_version.map(|v| {
+                Sourced::new(
+                    Kubelets::Oldest(v),
+                    origin(settings.given.kubernetes.as_ref(), "--kubernetes-version"),
+                )
+            }),
+            native: None,
+        }
+    }
+
+    /// The mesh's release, when known.
+    pub(crate) fn release(&self) -> Option<Release> {
+        self.mesh_version.as_ref().map(|s| s.value)
+    }
+
+    /// What is known of the oldest kubelet.
+    pub(crate) fn kubelets(&self) -> Option<Kubelets> {
+        self.kubernetes.as_ref().map(|s| s.value)
+    }
+
+    /// Whether the kubelets are known to run native sidecars (the oldest one, or a bound
+    /// from the control plane, is new enough), or known not to (the oldest one is too old).
+    fn kubernetes_known(&self) -> bool {
+        match self.kubelets() {
+            Some(Kubelets::Oldest(_)) => true,
+            Some(Kubelets::AtLeast(v)) => v >= self.mesh.native.kubernetes_since,
+            None => false,
+        }
+    }
+
+    /// Both versions are known well enough to decide.
+    pub(crate) fn known(&self) -> bool {
+        self.mesh_version.is_some() && self.kubernetes_known()
     }
 
     /// The known versions that are too old for native sidecars.
-    pub fn too_old(&self) -> Vec<TooOld> {
+    pub(crate) fn too_old(&self) -> Vec<TooOld> {
         let n = &self.mesh.native;
         let mesh = self
-            .mesh_version
+            .release()
             .filter(|v| (n.key_for)(Some(*v)).is_none())
             .map(TooOld::Mesh);
-        let kube = (self.kubernetes)
-            .filter(|v| *v < n.kubernetes_since)
-            .map(TooOld::Kubernetes);
+        let kube = match self.kubelets() {
+            Some(Kubelets::Oldest(v)) if v < n.kubernetes_since => Some(TooOld::Kubernetes(v)),
+            _ => None,
+        };
         mesh.into_iter().chain(kube).collect()
     }
 
-    /// Whether an annotation value turns native sidecars on, as the target reads it.
-    pub fn is_on(&self, value: &str) -> bool {
-        (self.mesh.native.is_on)(value, self.mesh_version)
-    }
-
-    pub fn is_off(&self, value: &str) -> bool {
-        (self.mesh.native.is_off)(value)
-    }
-
-    /// `Istio 1.24, Kubernetes unknown`.
-    pub fn versions_text(&self) -> String {
-        let show = |v: Option<Version>| v.map_or_else(|| "unknown".to_string(), |v| v.to_string());
-        format!(
-            "{} {}, Kubernetes {}",
-            self.mesh.name,
-            show(self.mesh_version),
-            show(self.kubernetes)
+    /// Whether the mesh makes every proxy a native sidecar by itself.
+    pub(crate) fn global_native(&self) -> Option<bool> {
+        (self.mesh.native.global)(
+            self.native.as_ref().map(|s| s.value),
+            self.release(),
+            self.kubelets(),
         )
     }
 
+    /// Whether an annotation value turns native sidecars on, as the target reads it.
+    pub(crate) fn is_on(&self, value: &str) -> bool {
+        (self.mesh.native.is_on)(value, self.release())
+    }
+
+    pub(crate) fn is_off(&self, value: &str) -> bool {
+        (self.mesh.native.is_off)(value)
+    }
+
+    /// Whether the target reads this native annotation key.
+    pub(crate) fn reads(&self, key: &str) -> bool {
+        (self.mesh.native.reads)(key, self.release())
+    }
+
+    /// `Istio 1.24 (--istio-version), Kubernetes unknown`: each version with where it came
+    /// from.
+    pub(crate) fn versions_text(&self) -> String {
+        let mesh = match &self.mesh_version {
+            Some(s) => format!("{} {} from {}", self.mesh.name, s.value, s.origin),
+            None => format!("{} unknown", self.mesh.name),
+        };
+        format!("{mesh}, {}", self.kubernetes_text())
+    }
+
+    /// `Kubernetes 1.29 (nodes.yaml:4 ...)`, `Kubernetes 1.29 or newer (...)`.
+    pub(crate) fn kubernetes_text(&self) -> String {
+        match &self.kubernetes {
+            Some(Sourced {
+                value: Kubelets::Oldest(v),
+                origin,
+            }) => format!("Kubernetes {v} from {origin}"),
+            Some(Sourced {
+                value: Kubelets::AtLeast(v),
+                origin,
+            }) => format!(
+                "Kubernetes {v} or newer (the version skew policy's bound for the control \
+                 plane at {origin})"
+            ),
+            None => "Kubernetes unknown".to_string(),
+        }
+    }
+
+    /// The JSON list of the versions that decided, each with where it came from.
+    pub(crate) fn json(&self) -> Vec<crate::finding::VersionUsed> {
+        let mut out = Vec::new();
+        if let Some(s) = &self.mesh_version {
+            out.push(crate::finding::VersionUsed {
+                of: self.mesh.name,
+                version: s.value.to_string(),
+                origin: s.origin.clone(),
+            });
+        }
+        if let Some(s) = &self.kubernetes {
+            let version = match s.value {
+                Kubelets::Oldest(v) => v.to_string(),
+                Kubelets::AtLeast(v) => format!("{v}+"),
+            };
+            out.push(crate::finding::VersionUsed {
+                of: "Kubernetes",
+                version,
+                origin: s.origin.clone(),
+            });
+        }
+        if let Some(s) = &self.native {
+            out.push(crate::finding::VersionUsed {
+                of: "native sidecars",
+                version: s.value.as_str().to_string(),
+                origin: s.origin.clone(),
+            });
+        }
+        out
+    }
+
     /// `Istio 1.24 and Kubernetes 1.29`.
-    pub fn needs_text(&self) -> String {
+    pub(crate) fn needs_text(&self) -> String {
         let n = &self.mesh.native;
         format!(
             "{} {} and Kubernetes {}",
@@ -330,13 +447,22 @@ impl Support {
     }
 
     /// Why the known versions cannot run a native sidecar, if they cannot.
-    pub fn too_old_text(&self) -> Option<String> {
+    pub(crate) fn too_old_text(&self) -> Option<String> {
+        let from = |o: Option<&crate::version::Origin>| {
+            o.map(|o| format!(" (from {o})")).unwrap_or_default()
+        };
         let why: Vec<String> = (self.too_old().into_iter())
             .map(|t| match t {
-                TooOld::Mesh(v) => format!("{} {v} {}", self.mesh.name, self.mesh.native.too_old),
-                TooOld::Kubernetes(v) => {
-                    format!("Kubernetes {v} has no native sidecars on by default")
-                }
+                TooOld::Mesh(v) => format!(
+                    "{} {v}{} {}",
+                    self.mesh.name,
+                    from(self.mesh_version.as_ref().map(|s| &s.origin)),
+                    self.mesh.native.too_old
+                ),
+                TooOld::Kubernetes(v) => format!(
+                    "Kubernetes {v}{} has no native sidecars on by default",
+                    from(self.kubernetes.as_ref().map(|s| &s.origin))
+                ),
             })
             .collect();
         (!why.is_empty()).then(|| why.join(" and "))

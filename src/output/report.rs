@@ -173,6 +173,9 @@ pub(crate) fn json(l: &Located) -> serde_json::Value {
     if let Some(field) = &f.field {
         v["field"] = serde_json::Value::String(field.clone());
     }
+    if !f.versions.is_empty() {
+        v["versions"] = f.versions.iter().map(|u| u.json()).collect();
+    }
     v
 }
 

@@ -13,7 +13,7 @@ use crate::finding::describe;
 use crate::finding::{Finding, ObjectRef, Rule};
 use crate::kinds::RestartPolicy;
 use crate::locate::{duplicate_key_finding, object_error as err, shared_node, shared_node_finding};
-use crate::mesh::Mesh;
+use crate::mesh::{Mesh, Support};
 use crate::pod::{List, Pod};
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
@@ -101,6 +101,7 @@ pub(crate) fn plan(
     t: &Pod<'_>,
     mesh: &'static Mesh,
     settings: &Settings,
+    support: &Support,
     out: &mut Vec<Finding>,
 ) -> bool {
     let oref = &t.object;
@@ -197,7 +198,7 @@ pub(crate) fn plan(
         }
     }
     if wraps.is_empty() && !stops {
-        own_fixes::note_unfixed(&mesh.support(settings), oref, out);
+        own_fixes::note_unfixed(support, oref, out);
         return false;
     }
     let names: Vec<String> = wraps.iter().map(|w| w.name.clone()).collect();

@@ -20,7 +20,7 @@ use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
-use crate::mesh::{self, Mesh, MeshId};
+use crate::mesh::{self, Mesh, MeshId, Support};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::style::detect_style;
@@ -40,6 +40,8 @@ pub(crate) fn planner(id: MeshId) -> &'static dyn Planner {
 pub struct DocPlan<'a> {
     pub editor: Editor<'a>,
     pub findings: Vec<Finding>,
+    /// How many pods it decided.
+    pub pods: usize,
 }
 
 /// Plans one document of `src`.
@@ -63,26 +65,30 @@ pub fn plan_doc_in<'a>(
 ) -> DocPlan<'a> {
     let mut located = locate::locate(&doc.root, &settings.kinds);
     for pod in &mut located.pods {
-        pod.inherited = ctx.namespaces.inherited(pod, settings);
+        pod.inherited =
+            (ctx.namespaces).inherited(pod, &|m| ctx.versions.support(m, settings).release());
     }
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
     for target in &located.pods {
-        let (mesh, strategy, why) = match decide::decide(target, settings, ctx, &mut run_notes) {
-            Decision::Skip(why) => {
-                findings.push(why.finding(target));
-                continue;
-            }
-            Decision::Fix {
-                mesh,
-                strategy,
-                why,
-            } => (mesh, strategy, why),
-        };
+        let (mesh, strategy, why, support) =
+            match decide::decide(target, settings, ctx, &mut run_notes) {
+                Decision::Skip(why) => {
+                    findings.push(why.finding(target));
+                    continue;
+                }
+                Decision::Fix {
+                    mesh,
+                    strategy,
+                    why,
+                    support,
+                } => (mesh, strategy, why, support),
+            };
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
+        native_keys(target, &support, &mut pod_findings);
         let mark = editor.edits.len();
         let before = editor.snapshot(&target.path);
         let planner = planner(mesh.id);
@@ -91,11 +97,12 @@ pub fn plan_doc_in<'a>(
             pod: target,
             mesh,
             settings,
+            support: &support,
             out: &mut pod_findings,
         };
         match strategy {
             Strategy::Wrapper => {
-                let wrapped = container::plan(cx.ed, target, mesh, settings, cx.out);
+                let wrapped = container::plan(cx.ed, target, mesh, settings, &support, cx.out);
                 foreign(target, mesh, cx.out);
                 planner.wrapper(&mut cx, wrapped);
             }
@@ -120,7 +127,7 @@ pub fn plan_doc_in<'a>(
                 editor.restore(&target.path, v);
             }
         } else if editor.edits.len() > mark {
-            let native_key = mesh.native_key(settings.mesh_version(mesh.id));
+            let native_key = mesh.native_key(support.release());
             pod_findings.push(would_change(
                 editor.src,
                 target,
@@ -139,10 +146,76 @@ pub fn plan_doc_in<'a>(
     // not a pod fix: `none` leaves it as it is.
     if settings.strategy != crate::config::StrategyChoice::None {
         for m in mesh::ALL.iter() {
-            planner(m.id).values(&mut editor, &doc.root, settings, force_mesh, &mut findings);
+            let support = ctx.versions.support(m, settings);
+            let native = match settings.strategy {
+                crate::config::StrategyChoice::Native => support.too_old().is_empty(),
+                crate::config::StrategyChoice::Auto => {
+                    decide::by_versions(&support).0 == Strategy::Native
+                }
+                _ => false,
+            };
+            let p = planner(m.id);
+            p.values(
+                &mut editor,
+                &doc.root,
+                settings,
+                native,
+                force_mesh,
+                &mut findings,
+            );
         }
     }
-    DocPlan { editor, findings }
+    DocPlan {
+        editor,
+        findings,
+        pods: located.pods.len(),
+    }
+}
+
+/// Reports native-sidecar annotations of the pod's mesh that do nothing there: a key that
+/// looks like one and that no version reads (`sidecar.istio.io/native-side`, as Istio 1.27's
+/// release note spells it), and a real one the target version does not read (Linkerd's GA key
+/// before 2.20, Istio's before 1.24).
+fn native_keys(t: &Pod<'_>, s: &Support, out: &mut Vec<Finding>) {
+    let Some(anns) = t.annotations().and_then(Node::entries) else {
+        return;
+    };
+    let (m, who) = (s.mesh, t.describe());
+    let release = s.release();
+    let version = || match &s.mesh_version {
+        Some(v) => format!("{} {} ({})", m.name, v.value, v.origin),
+        None => m.name.to_string(),
+    };
+    for e in anns {
+        let Some(key) = e.key.as_str() else { continue };
+        let (rule, message) = if m.native.lookalikes.contains(&key) {
+            (
+                Rule::NativeLookalike,
+                format!(
+                    "{who}: `{key}` looks like {}'s native-sidecar annotation, but no {} reads \
+                     it, so it does nothing; the annotation is `{}`",
+                    m.name,
+                    m.name,
+                    m.native_key(release)
+                ),
+            )
+        } else if m.native_sidecar_annotations.contains(&key) && !s.reads(key) {
+            let instead = match (m.native.key_for)(release) {
+                Some(k) => format!("it reads `{k}`"),
+                None => "that version reads no native-sidecar annotation".to_string(),
+            };
+            (
+                Rule::NativeKeyNotRead,
+                format!(
+                    "{who}: {} does not read `{key}`, so it does nothing there ({instead})",
+                    version()
+                ),
+            )
+        } else {
+            continue;
+        };
+        out.push(Finding::warning(rule, e.key.start, message).with_object(Some(t.object.clone())));
+    }
 }
 
 /// Reports the per-pod annotations of the other meshes on a pod of `mesh`: left from an

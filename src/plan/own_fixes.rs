@@ -215,13 +215,12 @@ pub(crate) fn sidecar_finding(
 /// containers say that no annotation is added either, and what would fix the pod.
 pub(crate) fn note_unfixed(support: &Support, oref: &ObjectRef, out: &mut [Finding]) {
     let m = support.mesh;
-    let native = match (support.mesh_version, support.kubernetes) {
-        (Some(v), Some(k)) if support.too_old().is_empty() => format!(
-            "; --strategy native would fix it without a command ({} {v} and Kubernetes {k} \
-             allow native sidecars)",
-            m.name
+    let native = match support.release() {
+        Some(_) if support.known() && support.too_old().is_empty() => format!(
+            "; --strategy native would fix it without a command ({} allow native sidecars)",
+            support.versions_text()
         ),
-        (None, _) | (_, None) => format!(
+        _ if !support.known() => format!(
             "; a native sidecar needs no command: on {} {}+ with Kubernetes {}+, pass {} and \
              --kubernetes-version",
             m.name, m.native.since, m.native.kubernetes_since, m.version_flag

@@ -4,7 +4,7 @@
 
 use crate::config::Settings;
 use crate::finding::Finding;
-use crate::mesh::Mesh;
+use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
 use crate::yaml::tree::Node;
@@ -15,6 +15,8 @@ pub(crate) struct PodCx<'e, 'a, 'd> {
     pub pod: &'e Pod<'d>,
     pub mesh: &'static Mesh,
     pub settings: &'e Settings,
+    /// The versions the pod was decided with, and where they came from.
+    pub support: &'e Support,
     pub out: &'e mut Vec<Finding>,
 }
 
@@ -37,11 +39,14 @@ pub(crate) trait Planner: Sync {
 
     /// The mesh-wide values in one document (mesh config, control-plane Helm values), if it
     /// holds some. `force_mesh`: an untyped document is the mesh's config whatever its keys.
+    /// `native`: the mesh's pods get native sidecars (the chosen strategy, or what `auto`
+    /// picks with the versions of the run).
     fn values(
         &self,
         ed: &mut Editor<'_>,
         root: &Node,
         settings: &Settings,
+        native: bool,
         force_mesh: bool,
         out: &mut Vec<Finding>,
     );

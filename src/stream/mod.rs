@@ -24,46 +24,54 @@ pub(crate) use settle::{Cause, Failure, line_col, settle};
 use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
-use crate::pipeline::{Growth, Pieces, ProcessOptions, process_pieces};
+use crate::mesh::found::Base;
+use crate::pipeline::{Growth, Pieces, ProcessOptions, Start, process_pieces};
 use std::collections::BTreeMap;
 use std::io::Read;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
-/// Where the stream's `Namespace` documents (which decide some Jobs' strategy) come from.
+/// Where the stream's context (its `Namespace` documents and its versions, which decide some
+/// pods' strategy) comes from.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Namespaces<'a> {
-    /// Read before the stream is processed (a file is read twice: [`namespaces`] first; a
+    /// Read before the stream is processed (a file is read twice: [`first_pass`] first; a
     /// text in memory; stdin read to its end ahead, see [`stdin`]): they apply to every
     /// document.
     Whole(&'a RunContext),
     /// Stdin on a pipe that is longer than its read-ahead ([`stdin`]): `ctx` holds what the
-    /// documents before offset `from` say (with the mesh markers of the run's other inputs).
-    /// A `Namespace` document from there on applies to the documents after it; one that
-    /// comes after a pod it would place stops the stream ([`Rule::LateNamespace`]), since
-    /// that pod was decided without it.
+    /// documents before offset `from` say (with what the run's other inputs say). A
+    /// `Namespace` document, or one that says something about versions, from there on
+    /// applies to the documents after it. A Namespace that comes after a pod it would place
+    /// stops the stream ([`Rule::LateNamespace`]), since that pod was decided without it; a
+    /// version read after pods is a warning ([`Rule::VersionsReadLate`]).
     From { ctx: &'a RunContext, from: u64 },
 }
 
 impl Namespaces<'_> {
-    /// How a batch's pieces count their own `Namespace` documents.
-    fn growth(self, batch_offset: u64) -> Growth {
+    /// How the pieces of a batch (at `offset`, after `line` line breaks) count their own
+    /// context documents.
+    fn growth(self, offset: u64, line: u64) -> Growth {
         match self {
             Namespaces::Whole(_) => Growth::None,
-            Namespaces::From { from, .. } => {
-                Growth::From(usize::try_from(from.saturating_sub(batch_offset)).unwrap_or(0))
-            }
+            Namespaces::From { from, .. } => Growth::From {
+                from: usize::try_from(from.saturating_sub(offset)).unwrap_or(0),
+                start: Start {
+                    offset: offset as usize,
+                    line: line as usize,
+                },
+            },
         }
     }
 }
 
-/// Whether the bytes of `input` spell `Namespace` anywhere: a first pass need not cut an
-/// input that does not into documents (only a piece that spells it can hold a Namespace).
-/// An input that cannot be read is said to, for the first pass to meet the error.
-pub(crate) fn spells_namespace<R: Read>(mut input: R) -> bool {
-    const NEEDLE: &[u8] = b"Namespace";
-    let finder = memchr::memmem::Finder::new(NEEDLE);
+/// Whether the bytes of `input` spell a word of the documents a first pass reads
+/// (`Namespace`, or one of the words of the documents that say something about versions,
+/// `versions::batch_may_hold`): a first pass need not cut an input that does not into
+/// documents. An input that cannot be read is said to, for the first pass to meet the
+/// error.
+pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
     let mut buf = vec![0u8; 256 << 10];
-    // The last bytes of the previous read, which may begin the word.
+    // The last bytes of the previous read, which may begin a word.
     let mut kept = 0;
     loop {
         let n = match input.read(&mut buf[kept..]) {
@@ -73,86 +81,102 @@ pub(crate) fn spells_namespace<R: Read>(mut input: R) -> bool {
             Err(_) => return true,
         };
         let end = kept + n;
-        if finder.find(&buf[..end]).is_some() {
+        if crate::versions::batch_may_hold(&buf[..end]) {
             return true;
         }
-        kept = (NEEDLE.len() - 1).min(end);
+        kept = (crate::versions::LONGEST_NEEDLE - 1).min(end);
         buf.copy_within(end - kept..end, 0);
     }
 }
 
-/// The first pass over a file: only `Namespace` documents are parsed (the quick scanner
-/// skips the rest), and only what they say is kept (ambient namespaces and mesh markers). A problem in the input is left for the
-/// pass that edits it to report.
-pub(crate) fn namespaces<R: Read>(reader: Reader<R>) -> RunContext {
+/// The first pass over a file: only the documents that may add to the context are parsed
+/// (`Namespace` documents, and those that may say something about versions, as
+/// `decide::RunContext::wants` tells from the quick scanner), in batches that spell a word
+/// of theirs. `file` names the file in the places of what is read. A problem in the input
+/// is left for the pass that edits it to report.
+pub(crate) fn first_pass<R: Read>(reader: Reader<R>, file: Option<Arc<str>>) -> RunContext {
     let mut ctx = RunContext::default();
     for b in reader {
         let Ok(b) = b else { break };
-        if memchr::memmem::find(&b.bytes, b"Namespace").is_none() {
+        let namespace = memchr::memmem::find(&b.bytes, b"Namespace").is_some();
+        if !namespace && !crate::versions::batch_may_hold(&b.bytes) {
             continue;
         }
+        let mut lines = crate::decide::Lines::default();
         for r in &b.pieces {
             if let Some(piece) = b
                 .bytes
                 .get(r.clone())
                 .and_then(|p| std::str::from_utf8(p).ok())
             {
-                ctx.add(piece);
+                let base = Base {
+                    file: file.clone(),
+                    offset: b.offset as usize + r.start,
+                    line: b.line as usize + lines.before(&b.bytes, r.start),
+                };
+                ctx.add(piece, &base);
             }
         }
     }
     ctx
 }
 
-/// The context each batch is decided with: for [`Namespaces::From`], what the batches
-/// before it said (the worker adds its own batch's, piece by piece).
+/// The context each batch is decided with: with [`Namespaces::From`], what the batches
+/// before it said, as far as the sink has taken them (the worker adds its own batch's, piece
+/// by piece). A batch decided with less than what came before it, whose decisions it
+/// changes, is decided again before the sink takes it ([`Contexts::check`]).
 struct Contexts {
-    /// Pieces from this offset on add their own `Namespace` documents.
-    grow_from: Option<u64>,
-    current: Arc<RunContext>,
+    grow: bool,
+    current: Arc<Mutex<Arc<RunContext>>>,
 }
 
 impl Contexts {
     fn new(ns: Namespaces<'_>) -> Self {
-        match ns {
-            Namespaces::Whole(c) => Contexts {
-                grow_from: None,
-                current: Arc::new(c.clone()),
-            },
-            Namespaces::From { ctx, from } => Contexts {
-                grow_from: Some(from),
-                current: Arc::new(ctx.clone()),
-            },
+        let (grow, c) = match ns {
+            Namespaces::Whole(c) => (false, c),
+            Namespaces::From { ctx, .. } => (true, ctx),
+        };
+        Contexts {
+            grow,
+            current: Arc::new(Mutex::new(Arc::new(c.clone()))),
         }
     }
 
-    fn tag(&mut self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
-        let b = b?;
-        let before = self.current.clone();
-        let Some(from) = self.grow_from else {
-            return Ok((b, before));
+    /// What is known so far.
+    fn known(&self) -> Arc<RunContext> {
+        self.current
+            .lock()
+            .map(|c| c.clone())
+            .unwrap_or_else(|e| e.into_inner().clone())
+    }
+
+    fn tag(&self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
+        Ok((b?, self.known()))
+    }
+
+    /// Before the sink takes `done`: decides it again when it was decided with less than what
+    /// the batches before it said and that matters (it has pods, or says something itself),
+    /// then adds what it says. Returns the batch to take.
+    fn check(&self, done: Done, redo: impl Fn(Batch, Arc<RunContext>) -> Done) -> Done {
+        if !self.grow {
+            return done;
+        }
+        let known = self.known();
+        let stale = !Arc::ptr_eq(&done.ctx, &known);
+        let matters = done.result.first_pod.is_some() || done.result.adds.is_some();
+        let done = if stale && matters {
+            redo(done.batch, known.clone())
+        } else {
+            done
         };
-        if memchr::memmem::find(&b.bytes, b"Namespace").is_some() {
-            let mut next = (*self.current).clone();
-            let mut added = false;
-            for r in b
-                .pieces
-                .iter()
-                .filter(|r| b.offset + r.start as u64 >= from)
-            {
-                if let Some(piece) = b
-                    .bytes
-                    .get(r.clone())
-                    .and_then(|p| std::str::from_utf8(p).ok())
-                {
-                    added |= next.add(piece);
-                }
-            }
-            if added {
-                self.current = Arc::new(next);
+        if let Some(adds) = &done.result.adds {
+            let mut next = (*known).clone();
+            next.extend(adds.clone());
+            if let Ok(mut c) = self.current.lock() {
+                *c = Arc::new(next);
             }
         }
-        Ok((b, before))
+        done
     }
 }
 
@@ -252,6 +276,17 @@ fn work(
     in_memory: bool,
 ) -> Result<Done, ReadError> {
     let (batch, ctx) = b?;
+    Ok(work_on(batch, ctx, settings, opts, ns, in_memory))
+}
+
+fn work_on(
+    batch: Batch,
+    ctx: Arc<RunContext>,
+    settings: &Settings,
+    opts: ProcessOptions<'_>,
+    ns: Namespaces<'_>,
+    in_memory: bool,
+) -> Done {
     let decoded = if in_memory {
         // A text in memory is text already (batches begin at line starts).
         std::str::from_utf8(&batch.bytes).map_err(|e| (e.valid_up_to(), e.to_string()))
@@ -266,19 +301,32 @@ fn work(
                 settings,
                 opts,
                 &ctx,
-                ns.growth(batch.offset),
+                ns.growth(batch.offset, batch.line),
                 true,
             ),
             None,
         ),
         Err(d) => (Pieces::default(), Some(d)),
     };
-    Ok(Done {
+    Done {
         batch,
         result,
         decode,
         ctx,
-    })
+    }
+}
+
+/// The warning for a document on stdin that says something about versions after pods that
+/// it would have decided (`at`: its offset in the batch).
+fn read_late(at: usize) -> Finding {
+    Finding::warning(
+        Rule::VersionsReadLate,
+        at,
+        "this document says which versions the pods target, but stdin is read once and pods \
+         before it were decided without it: put it before them (kustomize and Helm write \
+         their kinds in a fixed order), give the file as a path, pass it with \
+         --versions-from, or give the versions in the config",
+    )
 }
 
 /// The failure a reader error makes, or the error message.
@@ -360,7 +408,9 @@ pub(crate) fn process_sized<R: Read + Send>(
     in_memory: bool,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
-    let mut contexts = Contexts::new(ns);
+    let contexts = Contexts::new(ns);
+    // Pods were decided before the batch being taken.
+    let mut pods_before = false;
     let Some(first) = reader.next_batch() else {
         return Ok(());
     };
@@ -381,6 +431,16 @@ pub(crate) fn process_sized<R: Read + Send>(
                 return false;
             }
         };
+        let mut done = contexts.check(done, |batch, ctx| {
+            work_on(batch, ctx, settings, opts, ns, in_memory)
+        });
+        let r = &done.result;
+        if let Some(v) = r.first_versions
+            && (pods_before || r.first_pod.is_some_and(|p| p < v))
+        {
+            done.result.findings.push(read_late(v));
+        }
+        pods_before |= done.result.first_pod.is_some();
         if first_edit.is_none() {
             first_edit = done.result.first_edit.map(|e| {
                 let (line, col) = line_col(done.batch.line, &done.batch.bytes, e);
@@ -445,12 +505,8 @@ pub(crate) fn process_sized<R: Read + Send>(
         .map(|d| d.batch)
         .collect();
     let ctx = done.ctx.clone();
-    // A window's own Namespaces count as they did for its batches (a repeat of one the
-    // context holds changes nothing).
-    let growth = match ns {
-        Namespaces::Whole(_) => Growth::None,
-        Namespaces::From { .. } => Growth::From(0),
-    };
+    // A window's own context documents count as they did for its batches.
+    let growth = ns.growth(done.batch.offset, done.batch.line);
     let reference = |t: &str| {
         let all = 0..t.len();
         let p = process_pieces(
@@ -491,7 +547,7 @@ mod tests {
     use super::*;
 
     #[test]
-    fn spells_namespace_across_reads() {
+    fn spells_context_across_reads() {
         /// Gives its bytes `n` at a time.
         struct Trickle<'a>(&'a [u8], usize);
         impl Read for Trickle<'_> {
@@ -504,9 +560,9 @@ mod tests {
         }
         let text = b"a: 1\nkind: Namespace\n";
         for n in 1..text.len() {
-            assert!(spells_namespace(Trickle(text, n)), "{n}");
-            assert!(!spells_namespace(Trickle(&text[..18], n)), "{n}");
+            assert!(spells_context(Trickle(text, n)), "{n}");
+            assert!(!spells_context(Trickle(&text[..18], n)), "{n}");
         }
-        assert!(!spells_namespace(&b""[..]));
+        assert!(!spells_context(&b""[..]));
     }
 }

@@ -1,20 +1,25 @@
-//! Stdin, read ahead, so that its `Namespace` documents decide its pods as a file's do.
+//! Stdin, read ahead, so that its `Namespace` documents, and the documents that say which
+//! versions run, decide its pods as a file's do.
 //!
 //! A `Namespace` document places the pods of its namespace in a mesh or in ambient mode,
-//! wherever it stands in the stream. A file is read twice for that (a first pass reads only
-//! its Namespaces, see [`super::namespaces`]). Stdin can be read once only, and the streams a
-//! plugin is given do not put Namespaces first: kustomize hands a legacy exec plugin its
-//! resources in the order of `resources:` and the Helm post-renderer gets the templates in
-//! file-name order (see `docs/strategies.md`, "Namespaces on stdin", for the sources). So:
+//! and a document that says which versions run (`crate::versions`) decides the fix of every
+//! pod, wherever they stand in the stream. A file is read twice for that (a first pass reads
+//! only those documents, see [`super::first_pass`]). Stdin can be read once only, and the
+//! streams a plugin is given do not put Namespaces first: kustomize hands a legacy exec
+//! plugin its resources in the order of `resources:` and the Helm post-renderer gets the
+//! templates in file-name order (see `docs/strategies.md`, "Namespaces on stdin", for the
+//! sources). So:
 //!
-//! - the first [`HOLD_BYTES`] of stdin are read before any of it is processed, and their
-//!   `Namespace` documents are read in a first pass; a stream that ends within them (any
-//!   rendered chart or kustomization of ordinary size) is decided exactly as a file is;
+//! - the first [`HOLD_BYTES`] of stdin are read before any of it is processed, and read in a
+//!   first pass; a stream that ends within them (any rendered chart or kustomization of
+//!   ordinary size) is decided exactly as a file is;
 //! - stdin that is a regular file (`meshjob fix - < all.yaml`) is read to its end in a first
 //!   pass, then set back to where it was: decided as a file, whatever its size;
 //! - past the read-ahead on a pipe, a `Namespace` document applies to the documents after it,
 //!   and one that comes after a pod it would place stops the run
-//!   ([`crate::finding::Rule::LateNamespace`]): never a pod decided without its Namespace.
+//!   ([`crate::finding::Rule::LateNamespace`]): never a pod decided without its Namespace. A
+//!   document that says which versions run applies to the documents after it, and one that
+//!   comes after pods is a warning ([`crate::finding::Rule::VersionsReadLate`]).
 //!
 //! The read-ahead is also what `fix -` gives back unchanged on a failure
 //! (`output::hold`): memory holds it once.
@@ -26,7 +31,7 @@ use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
 
-/// Stdin, its start read ahead, and what its `Namespace` documents say.
+/// Stdin, its start read ahead, and what its context documents say.
 pub(crate) struct Stdin {
     file: File,
     head: Arc<Vec<u8>>,
@@ -41,7 +46,7 @@ pub(crate) struct Stdin {
 }
 
 impl Stdin {
-    /// Reads the start of stdin ahead, and its `Namespace` documents in a first pass.
+    /// Reads the start of stdin ahead, and its context documents in a first pass.
     pub(crate) fn open() -> std::io::Result<Stdin> {
         use std::os::fd::AsFd;
         let file = File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
@@ -60,12 +65,13 @@ impl Stdin {
         let read = (&file).take(hold as u64).read_to_end(&mut head);
         let complete = matches!(read, Ok(n) if n < hold);
         let error = read.err();
-        // Only a piece that spells `Namespace` can hold one: the read-ahead need not be cut
-        // into documents when it does not.
-        let spelled = memchr::memmem::find(&head, b"Namespace").is_some();
+        // Only a piece that spells `Namespace`, or a word of the documents that say
+        // something about versions, can add to the context: the read-ahead need not be cut
+        // into documents when it spells none.
+        let spelled = crate::versions::batch_may_hold(&head);
         let (ctx, from) = if complete || error.is_some() {
             let ctx = match spelled {
-                true => super::namespaces(Reader::new(&head[..])),
+                true => super::first_pass(Reader::new(&head[..]), None),
                 false => RunContext::default(),
             };
             (ctx, None)
@@ -88,7 +94,7 @@ impl Stdin {
         }
     }
 
-    /// What stdin's `Namespace` documents say (those of the first pass).
+    /// What stdin's context documents say (those of the first pass).
     pub(crate) fn context(&self) -> &RunContext {
         &self.ctx
     }
@@ -122,9 +128,9 @@ impl Stdin {
 fn whole_file(file: &File, start: u64, head: u64) -> Option<RunContext> {
     let mut f = file;
     f.seek(SeekFrom::Start(start)).ok()?;
-    let ctx = if super::spells_namespace(f) {
+    let ctx = if super::spells_context(f) {
         f.seek(SeekFrom::Start(start)).ok()?;
-        super::namespaces(Reader::new(f))
+        super::first_pass(Reader::new(f), None)
     } else {
         RunContext::default()
     };
@@ -143,7 +149,7 @@ fn read_ahead(head: &[u8]) -> (RunContext, u64) {
     }
     let from = starts.last().copied().unwrap_or(0);
     let whole = usize::try_from(from).unwrap_or(0);
-    (super::namespaces(Reader::new(&head[..whole])), from)
+    (super::first_pass(Reader::new(&head[..whole]), None), from)
 }
 
 /// Stdin from its start: the read-ahead, then the rest as it is read.

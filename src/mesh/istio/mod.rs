@@ -11,8 +11,9 @@ pub(crate) mod plan;
 pub(crate) mod proxy_config;
 mod revert;
 mod values;
+pub(crate) mod versions;
 
-use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, Place};
+use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, NativeMode, Place};
 
 /// Istio as a [`Mesh`].
 pub(crate) const MESH: Mesh = Mesh {
@@ -28,14 +29,28 @@ pub(crate) const MESH: Mesh = Mesh {
         since: NATIVE_ANNOTATION_SINCE,
         kubernetes_since: NATIVE_KUBERNETES_SINCE,
         too_old: "does not read the pod annotation",
-        key_for: |v| match v {
+        key_for: |v| match v.and_then(Release::stable) {
             Some(v) if v < NATIVE_ANNOTATION_SINCE => None,
             _ => Some(NATIVE_SIDECAR_ANNOTATION),
         },
+        reads: |key, v| {
+            key == NATIVE_SIDECAR_ANNOTATION
+                && v.and_then(Release::stable)
+                    .is_none_or(|v| v >= NATIVE_ANNOTATION_SINCE)
+        },
+        // `native-side` is how the 1.27.0 release note spells the annotation
+        // (releasenotes/notes/native-sidecar-annotation.yaml); istio/api
+        // `annotation/annotations.yaml` has only `sidecar.istio.io/nativeSidecar`.
+        lookalikes: &[
+            "sidecar.istio.io/native-side",
+            "sidecar.istio.io/nativeSidecars",
+        ],
         on: NATIVE_ON,
-        is_on: native_annotation_on,
+        is_on: |value, v| native_annotation_on(value, v.and_then(Release::stable)),
         is_off: |v| v == NATIVE_OFF,
         unknown_version: "",
+        global: global_native,
+        by_default: "istiod's `auto`, from 1.27, when every kubelet is 1.33 or newer",
     },
     version_flag: "--istio-version",
     version_key: "istioVersion",
@@ -139,6 +154,8 @@ pub(crate) const MESH: Mesh = Mesh {
         },
     ],
     is_config_map_name: is_mesh_configmap_name,
+    read_versions: versions::read,
+    age: versions::age,
     opt_out: "the label sidecar.istio.io/inject: \"false\", or ambient mode",
     // The command Argo Workflows documents for istio-proxy (argoproj/argo-workflows@
     // f016ad89eb26 `docs/sidecar-injection.md`): `pilot-agent request` POSTs to Envoy's admin
@@ -422,7 +439,7 @@ entirely";
 //   `istio.io/dataplane-mode: ambient`; a namespace with `istio-injection: enabled` or a
 //   non-empty `istio.io/rev` is sidecar mode, and a pod with a sidecar is never enrolled.
 
-use crate::version::Version;
+use crate::version::{Kubelets, Release, Version};
 
 /// The first Istio whose injector reads the pod annotation `sidecar.istio.io/nativeSidecar`.
 pub(crate) const NATIVE_ANNOTATION_SINCE: Version = Version::new(1, 24);
@@ -441,6 +458,42 @@ pub(crate) const DATAPLANE_MODE_AMBIENT: &str = "ambient";
 /// selects sidecar injection, on a namespace or a pod.
 pub(crate) const NAMESPACE_INJECTION_LABEL: &str = "istio-injection";
 pub(crate) const REVISION_LABEL: &str = "istio.io/rev";
+
+/// The first Istio whose `ENABLE_NATIVE_SIDECARS` defaults to `auto`
+/// (`pilot/pkg/features/pilot.go` at 1.27.0; a boolean defaulting to false at 1.26.0).
+pub(crate) const NATIVE_AUTO_SINCE: Version = Version::new(1, 27);
+/// `auto` is on only when every node's kubelet is at least this minor
+/// (`pkg/kube/inject/webhook.go` `DetectNativeSidecar`, `minVersion := 33`; it compares minor
+/// numbers only, and a kubelet version it cannot parse counts as old).
+pub(crate) const NATIVE_AUTO_KUBELET: Version = Version::new(1, 33);
+
+/// Whether istiod makes every proxy a native sidecar by itself: `ENABLE_NATIVE_SIDECARS`
+/// `"true"` does on any Istio that has it (1.19+); `"false"` never; `auto` (the default from
+/// 1.27) when every kubelet is 1.33 or newer, which a Job pod, injected before it has a node,
+/// is judged by. Before 1.27 the default was off.
+fn global_native(
+    mode: Option<NativeMode>,
+    r: Option<Release>,
+    k: Option<Kubelets>,
+) -> Option<bool> {
+    let auto = || match k {
+        Some(k) if k.at_least() >= NATIVE_AUTO_KUBELET => Some(true),
+        Some(Kubelets::Oldest(_)) => Some(false),
+        _ => None,
+    };
+    let version = r.and_then(Release::stable);
+    match mode {
+        Some(NativeMode::On) => Some(true),
+        Some(NativeMode::Off) => Some(false),
+        Some(NativeMode::Auto) if version.is_some_and(|v| v < NATIVE_AUTO_SINCE) => Some(false),
+        Some(NativeMode::Auto) => auto(),
+        None => match version {
+            Some(v) if v >= NATIVE_AUTO_SINCE => auto(),
+            Some(_) => Some(false),
+            None => None,
+        },
+    }
+}
 
 /// Whether an annotation value turns native sidecars on for a pod, as the given Istio reads
 /// it (unknown: only what every version reads as on).

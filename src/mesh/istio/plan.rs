@@ -54,6 +54,7 @@ impl Planner for Istio {
         ed: &mut Editor<'_>,
         root: &Node,
         settings: &Settings,
+        _native: bool,
         force_mesh: bool,
         out: &mut Vec<Finding>,
     ) {

@@ -8,9 +8,10 @@ mod injected;
 pub(crate) mod plan;
 mod pod;
 mod values;
+pub(crate) mod versions;
 
-use super::{MarkerKey, Mesh, MeshId, Place};
-use crate::version::Version;
+use super::{MarkerKey, Mesh, MeshId, NativeMode, Place};
+use crate::version::{Edge, Kubelets, Release, Version};
 
 /// Linkerd as a [`Mesh`].
 pub(crate) const MESH: Mesh = Mesh {
@@ -31,10 +32,18 @@ pub(crate) const MESH: Mesh = Mesh {
         kubernetes_since: NATIVE_KUBERNETES_SINCE,
         too_old: "has no native sidecars",
         key_for: native_annotation,
+        reads: reads_native_key,
+        lookalikes: &[
+            "config.linkerd.io/proxy-native-sidecar",
+            "config.beta.linkerd.io/proxy-native-sidecar",
+            "config.alpha.linkerd.io/proxy-native-sidecar",
+        ],
         on: NATIVE_ON,
         is_on: |v, _| is_go_true(v),
         is_off: |v| !is_go_true(v),
         unknown_version: " (with the alpha annotation, which every Linkerd from 2.15 reads)",
+        global: global_native,
+        by_default: "the chart's `proxy.nativeSidecar: true`, from 2.20 and edge-26.5.2",
     },
     version_flag: "--linkerd-version",
     version_key: "linkerdVersion",
@@ -70,6 +79,8 @@ pub(crate) const MESH: Mesh = Mesh {
                     LINKERD2_PROXY_SHUTDOWN_ENDPOINT_ENABLED=true goes on its env instead",
     config_kinds: &[],
     is_config_map_name: |_| false,
+    read_versions: versions::read,
+    age,
     opt_out: "the annotation linkerd.io/inject: disabled",
     // linkerd-await, which the proxy image carries with /bin/sleep (linkerd2@b24cd4059841
     // `Dockerfile.proxy`), runs `sleep 0` and then POSTs /shutdown to the proxy's admin port
@@ -133,26 +144,100 @@ pub(crate) const NATIVE_KUBERNETES_SINCE: Version = Version::new(1, 29);
 /// The value meshjob writes into a native-sidecar annotation (read by Go's ParseBool).
 pub(crate) const NATIVE_ON: &str = "true";
 
-/// The native-sidecar annotation that Linkerd `2.minor` reads, the newest it has: GA from
-/// 2.20, beta in 2.19, alpha in 2.15 to 2.18; none before 2.15. Every later version still
-/// reads the older spellings (`pkg/inject/inject.go` at `version-2.20`), so the alpha one
-/// is what every version reads.
-pub(crate) fn native_sidecar_annotation_for(minor: u32) -> Option<&'static str> {
-    match minor {
-        20.. => Some(NATIVE_SIDECAR_ANNOTATION),
-        19 => Some(NATIVE_SIDECAR_ANNOTATION_BETA),
-        15..=18 => Some(NATIVE_SIDECAR_ANNOTATION_ALPHA),
-        _ => None,
+/// The first edge release with each native-sidecar annotation, from the commit that added it
+/// (`git tag --contains`): alpha in `edge-23.11.4` (1b37e1989f4d, #11465), beta in
+/// `edge-25.10.2` (d3788f6a66d7, #14587; there `ProxyEnableNativeSidecarAnnotation` still
+/// names the alpha key, so the GA spelling is not read), GA with the chart default
+/// `proxy.nativeSidecar: true` in `edge-26.5.2` (009a25fa3288, #15267).
+pub(crate) const EDGE_ALPHA: Edge = Edge::new(23, 11, 4);
+pub(crate) const EDGE_BETA: Edge = Edge::new(25, 10, 2);
+pub(crate) const EDGE_GA: Edge = Edge::new(26, 5, 2);
+
+/// Each stable marker tag and the edge release of the same commit: `version-2.15` is
+/// `edge-24.2.4`, ..., `version-2.19` is `edge-25.10.7`; `version-2.20` was tagged after
+/// `edge-26.6.3` and is first contained in `edge-26.7.1` (`true`: just after that edge).
+const STABLE_EDGES: &[(u32, Edge, bool)] = &[
+    (15, Edge::new(24, 2, 4), false),
+    (16, Edge::new(24, 8, 2), false),
+    (17, Edge::new(24, 11, 8), false),
+    (18, Edge::new(25, 4, 4), false),
+    (19, Edge::new(25, 10, 7), false),
+    (20, Edge::new(26, 6, 3), true),
+];
+
+/// Which native-sidecar annotations a release reads: 0 none, 1 alpha, 2 alpha and beta, 3 all
+/// three. Decided from an edge release itself, not from a stable number guessed for it.
+fn native_generation(r: Release) -> u8 {
+    match r {
+        Release::Stable(v) if v.major == 2 => match v.minor {
+            20.. => 3,
+            19 => 2,
+            15..=18 => 1,
+            _ => 0,
+        },
+        Release::Stable(_) => 0,
+        Release::Edge(e) if e >= EDGE_GA => 3,
+        Release::Edge(e) if e >= EDGE_BETA => 2,
+        Release::Edge(e) if e >= EDGE_ALPHA => 1,
+        Release::Edge(_) => 0,
     }
 }
 
-/// The native-sidecar annotation for a Linkerd version: that version's, or, unknown, the
-/// alpha one every version reads; `None` when the version has none.
-pub(crate) fn native_annotation(v: Option<Version>) -> Option<&'static str> {
-    match v {
-        Some(v) if v.major == 2 => native_sidecar_annotation_for(v.minor),
-        Some(_) => None,
+/// The native-sidecar annotations, oldest first.
+const NATIVE_KEYS: [&str; 3] = [
+    NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    NATIVE_SIDECAR_ANNOTATION_BETA,
+    NATIVE_SIDECAR_ANNOTATION,
+];
+
+/// The native-sidecar annotation for a Linkerd release: the newest it reads, or, unknown, the
+/// alpha one every version reads; `None` when the release has none.
+pub(crate) fn native_annotation(r: Option<Release>) -> Option<&'static str> {
+    match r {
         None => Some(NATIVE_SIDECAR_ANNOTATION_ALPHA),
+        Some(r) => match native_generation(r) {
+            0 => None,
+            g => Some(NATIVE_KEYS[usize::from(g) - 1]),
+        },
+    }
+}
+
+/// Whether a release reads native-sidecar annotation `key` (unknown: it may).
+fn reads_native_key(key: &str, r: Option<Release>) -> bool {
+    let Some(k) = NATIVE_KEYS.iter().position(|n| *n == key) else {
+        return false;
+    };
+    r.is_none_or(|r| k < usize::from(native_generation(r)))
+}
+
+/// Whether injected proxies are native sidecars without an annotation: what the values say
+/// (`proxy.nativeSidecar`), else the chart's default for the release (true from 2.20 and
+/// `edge-26.5.2`).
+fn global_native(
+    mode: Option<NativeMode>,
+    r: Option<Release>,
+    _: Option<Kubelets>,
+) -> Option<bool> {
+    match mode {
+        Some(NativeMode::On) => Some(true),
+        Some(NativeMode::Off) => Some(false),
+        Some(NativeMode::Auto) => None,
+        None => r.map(|r| native_generation(r) == 3),
+    }
+}
+
+/// The sort key of a Linkerd release: edges by date, a stable release at the edge of its
+/// marker tag ([`STABLE_EDGES`]); stable releases older than 2.15 before every edge, newer
+/// than 2.20 after.
+pub(crate) fn age(r: Release) -> [u32; 4] {
+    match r {
+        Release::Edge(e) => [e.year, e.month, e.n, 0],
+        Release::Stable(v) if v.major != 2 => [0; 4],
+        Release::Stable(v) => match STABLE_EDGES.iter().find(|(m, _, _)| *m == v.minor) {
+            Some((_, e, after)) => [e.year, e.month, e.n, u32::from(*after)],
+            None if v.minor < 15 => [0, 0, 0, v.minor],
+            None => [100 + v.minor, 0, 0, 0],
+        },
     }
 }
 
@@ -164,7 +249,7 @@ pub(crate) fn native_annotation(v: Option<Version>) -> Option<&'static str> {
 /// alpha native key from 2.15, the beta one in 2.19 only and the GA one from 2.20
 /// (`version-2.15` f0d861e, `version-2.16` 332c4ef, `version-2.19` 0ebd74b, `version-2.20`
 /// eadc1ac). Unknown version: all of them, as the pod's own native keys are all read.
-pub(crate) fn namespace_annotations(v: Option<Version>) -> &'static [&'static str] {
+pub(crate) fn namespace_annotations(r: Option<Release>) -> &'static [&'static str] {
     const ALL: &[&str] = &[
         ADMIN_PORT_ANNOTATION,
         SHUTDOWN_ANNOTATION,
@@ -172,29 +257,49 @@ pub(crate) fn namespace_annotations(v: Option<Version>) -> &'static [&'static st
         NATIVE_SIDECAR_ANNOTATION_BETA,
         NATIVE_SIDECAR_ANNOTATION_ALPHA,
     ];
-    match v.filter(|v| v.major == 2).map(|v| v.minor) {
+    const GA: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    const BETA: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_BETA,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    const SHUTDOWN: &[&str] = &[
+        ADMIN_PORT_ANNOTATION,
+        SHUTDOWN_ANNOTATION,
+        NATIVE_SIDECAR_ANNOTATION_ALPHA,
+    ];
+    const ALPHA: &[&str] = &[ADMIN_PORT_ANNOTATION, NATIVE_SIDECAR_ANNOTATION_ALPHA];
+    match r {
         None => ALL,
-        Some(20..) => &[
-            ADMIN_PORT_ANNOTATION,
-            SHUTDOWN_ANNOTATION,
-            NATIVE_SIDECAR_ANNOTATION,
-            NATIVE_SIDECAR_ANNOTATION_ALPHA,
-        ],
-        Some(19) => &[
-            ADMIN_PORT_ANNOTATION,
-            SHUTDOWN_ANNOTATION,
-            NATIVE_SIDECAR_ANNOTATION_BETA,
-            NATIVE_SIDECAR_ANNOTATION_ALPHA,
-        ],
-        Some(16..=18) => &[
-            ADMIN_PORT_ANNOTATION,
-            SHUTDOWN_ANNOTATION,
-            NATIVE_SIDECAR_ANNOTATION_ALPHA,
-        ],
-        Some(15) => &[ADMIN_PORT_ANNOTATION, NATIVE_SIDECAR_ANNOTATION_ALPHA],
-        Some(_) => &[ADMIN_PORT_ANNOTATION],
+        Some(Release::Stable(v)) => match (v.major == 2).then_some(v.minor) {
+            Some(20..) => GA,
+            Some(19) => BETA,
+            Some(16..=18) => SHUTDOWN,
+            Some(15) => ALPHA,
+            _ => &[ADMIN_PORT_ANNOTATION],
+        },
+        // The edges decide from their own contents: `ProxyAnnotations` and
+        // `ProxyAlphaConfigAnnotations` of `pkg/inject/inject.go` at `edge-25.10.2`,
+        // `edge-26.5.1` and `edge-26.5.2`; the shutdown annotation joins the list in
+        // `edge-24.6.2` (`git tag --contains` of the commit that adds it there).
+        Some(r @ Release::Edge(e)) => match native_generation(r) {
+            3 => GA,
+            2 => BETA,
+            1 if e >= SHUTDOWN_EDGE => SHUTDOWN,
+            1 => ALPHA,
+            _ => &[ADMIN_PORT_ANNOTATION],
+        },
     }
 }
+
+/// The first edge release whose injector copies the shutdown annotation from a Namespace.
+const SHUTDOWN_EDGE: Edge = Edge::new(24, 6, 2);
 
 /// Whether Go's `strconv.ParseBool` reads `v` as true.
 pub(crate) fn is_go_true(v: &str) -> bool {
@@ -335,7 +440,7 @@ mod tests {
     /// `ProxyAnnotations` and `ProxyAlphaConfigAnnotations` lists).
     #[test]
     fn namespace_annotations_by_version() {
-        let v = |minor| Some(Version::new(2, minor));
+        let v = |minor| Some(Release::Stable(Version::new(2, minor)));
         let copies = |minor, key| namespace_annotations(v(minor)).contains(&key);
         assert!(copies(14, ADMIN_PORT_ANNOTATION));
         assert!(!copies(15, SHUTDOWN_ANNOTATION));
@@ -352,27 +457,88 @@ mod tests {
 
     #[test]
     fn native_annotation_by_version() {
-        assert_eq!(native_sidecar_annotation_for(14), None);
+        let stable = |m| Some(Release::Stable(Version::new(2, m)));
+        assert_eq!(native_annotation(stable(14)), None);
         assert_eq!(
-            native_sidecar_annotation_for(15),
+            native_annotation(stable(15)),
             Some(NATIVE_SIDECAR_ANNOTATION_ALPHA)
         );
         assert_eq!(
-            native_sidecar_annotation_for(18),
+            native_annotation(stable(18)),
             Some(NATIVE_SIDECAR_ANNOTATION_ALPHA)
         );
         assert_eq!(
-            native_sidecar_annotation_for(19),
+            native_annotation(stable(19)),
             Some(NATIVE_SIDECAR_ANNOTATION_BETA)
         );
         assert_eq!(
-            native_sidecar_annotation_for(20),
+            native_annotation(stable(20)),
             Some(NATIVE_SIDECAR_ANNOTATION)
         );
         assert_eq!(
-            native_sidecar_annotation_for(23),
+            native_annotation(stable(23)),
             Some(NATIVE_SIDECAR_ANNOTATION)
         );
+        assert_eq!(
+            native_annotation(None),
+            Some(NATIVE_SIDECAR_ANNOTATION_ALPHA)
+        );
+    }
+
+    #[test]
+    fn edges_decide_from_their_own_contents() {
+        let edge = |y, m, n| Some(Release::Edge(Edge::new(y, m, n)));
+        assert_eq!(native_annotation(edge(23, 11, 3)), None);
+        assert_eq!(
+            native_annotation(edge(23, 11, 4)),
+            Some(NATIVE_SIDECAR_ANNOTATION_ALPHA)
+        );
+        assert_eq!(
+            native_annotation(edge(25, 10, 1)),
+            Some(NATIVE_SIDECAR_ANNOTATION_ALPHA)
+        );
+        assert_eq!(
+            native_annotation(edge(25, 10, 2)),
+            Some(NATIVE_SIDECAR_ANNOTATION_BETA)
+        );
+        assert_eq!(
+            native_annotation(edge(26, 5, 1)),
+            Some(NATIVE_SIDECAR_ANNOTATION_BETA)
+        );
+        assert_eq!(
+            native_annotation(edge(26, 5, 2)),
+            Some(NATIVE_SIDECAR_ANNOTATION)
+        );
+        assert!(!reads_native_key(NATIVE_SIDECAR_ANNOTATION, edge(26, 5, 1)));
+        assert!(reads_native_key(
+            NATIVE_SIDECAR_ANNOTATION_ALPHA,
+            edge(26, 5, 2)
+        ));
+        assert!(reads_native_key(NATIVE_SIDECAR_ANNOTATION, None));
+        let stable = |m| Some(Release::Stable(Version::new(2, m)));
+        assert!(!reads_native_key(
+            NATIVE_SIDECAR_ANNOTATION_BETA,
+            stable(18)
+        ));
+        assert!(reads_native_key(NATIVE_SIDECAR_ANNOTATION_BETA, stable(19)));
+        assert_eq!(global_native(None, edge(26, 5, 2), None), Some(true));
+        assert_eq!(global_native(None, stable(19), None), Some(false));
+        assert_eq!(
+            global_native(Some(NativeMode::Off), stable(20), None),
+            Some(false)
+        );
+        assert_eq!(global_native(None, None, None), None);
+    }
+
+    #[test]
+    fn stable_releases_sit_at_their_edges() {
+        let s = |m| age(Release::Stable(Version::new(2, m)));
+        let e = |y, m, n| age(Release::Edge(Edge::new(y, m, n)));
+        assert_eq!(s(19), e(25, 10, 7));
+        assert!(e(25, 10, 2) < s(19));
+        assert!(s(18) < e(25, 10, 2));
+        assert!(e(26, 6, 3) < s(20) && s(20) < e(26, 7, 1));
+        assert!(s(14) < e(23, 11, 4));
     }
 
     #[test]

@@ -45,7 +45,7 @@ impl Planner for Linkerd {
     }
 
     fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
-        let key = cx.mesh.native_key(cx.settings.mesh_version(cx.mesh.id));
+        let key = cx.mesh.native_key(cx.support.release());
         let force = cx.settings.force;
         pod::plan(cx.ed, cx.pod, cx.mesh, Native::Ensure(key), force, cx.out);
     }
@@ -65,9 +65,10 @@ impl Planner for Linkerd {
         ed: &mut Editor<'_>,
         root: &Node,
         settings: &Settings,
+        native: bool,
         _force_mesh: bool,
         out: &mut Vec<Finding>,
     ) {
-        super::values::plan(ed, root, settings, out);
+        super::values::plan(ed, root, settings, native, out);
     }
 }

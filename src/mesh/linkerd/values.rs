@@ -9,7 +9,7 @@
 //! [`linkerd::DISTINCT_PROXY_KEYS`]). The chart's own values.yaml (its defaults) is left
 //! alone: users set values in their own file.
 
-use crate::config::{Settings, StrategyChoice};
+use crate::config::Settings;
 use crate::finding::{Finding, Rule};
 use crate::locate::{objects, refusal, shared_node};
 use crate::mesh::linkerd;
@@ -28,17 +28,10 @@ enum Verdict {
     Ignore,
 }
 
-/// The `proxy` booleans the values should hold `true`: `nativeSidecar` when the settings
-/// give Linkerd pods native sidecars (`--strategy native`, or `auto` with a Linkerd and a
-/// Kubernetes that have them), else `enableShutdownEndpoint` for the wrapper.
-fn wanted(settings: &Settings) -> &'static [&'static str] {
-    let support = linkerd::MESH.support(settings);
-    let capable = |needed: bool| support.too_old().is_empty() && (support.known() || !needed);
-    let native = match settings.strategy {
-        StrategyChoice::Native => capable(false),
-        StrategyChoice::Auto => capable(true),
-        StrategyChoice::Wrapper | StrategyChoice::None => false,
-    };
+/// The `proxy` booleans the values should hold `true`: `nativeSidecar` when Linkerd pods get
+/// native sidecars (`native`: `--strategy native`, or `auto` with the versions of the run),
+/// else `enableShutdownEndpoint` for the wrapper.
+fn wanted(native: bool) -> &'static [&'static str] {
     if native {
         &[linkerd::VALUES_NATIVE_SIDECAR]
     } else {
@@ -47,7 +40,13 @@ fn wanted(settings: &Settings) -> &'static [&'static str] {
 }
 
 /// Plans the edits of one document's Linkerd values, if it holds some.
-pub(super) fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &mut Vec<Finding>) {
+pub(super) fn plan(
+    ed: &mut Editor<'_>,
+    root: &Node,
+    settings: &Settings,
+    native: bool,
+    out: &mut Vec<Finding>,
+) {
     for (obj, path, listed) in objects(root) {
         if listed || obj.str("apiVersion").is_some() || obj.str("kind").is_some() {
             continue;
@@ -57,9 +56,15 @@ pub(super) fn plan(ed: &mut Editor<'_>, root: &Node, settings: &Settings, out: &
             Verdict::LeaveAlone(why) => {
                 out.push(Finding::info(Rule::MeshConfigLeftAlone, obj.start, why));
             }
-            Verdict::Edit => values(ed, obj, path, settings, out),
+            Verdict::Edit => values(ed, obj, path, settings, native, out),
         }
     }
+}
+
+/// Whether a document without a kind holds the control-plane chart's values (its own
+/// defaults too).
+pub(super) fn is_values(obj: &Node) -> bool {
+    classify(obj) != Verdict::Ignore
 }
 
 fn classify(obj: &Node) -> Verdict {
@@ -91,10 +96,11 @@ fn values(
     obj: &Node,
     path: Path,
     settings: &Settings,
+    native: bool,
     out: &mut Vec<Finding>,
 ) {
     let key = linkerd::VALUES_PROXY;
-    let want = wanted(settings);
+    let want = wanted(native);
     let fresh = || {
         Out::Map(
             want.iter()

@@ -1,0 +1,52 @@
+//! Paths read for versions only (`--versions-from`, the config's `versionsFrom`): walked as
+//! the inputs are, read by the same first pass, never edited and never reported on.
+
+use crate::paths::Spelling;
+use crate::source::{self, Origin};
+use crate::stream;
+use crate::versions::Versions;
+use std::path::Path;
+use std::sync::Arc;
+
+/// What `paths` say about versions. A relative path is taken from `base` (the config file's
+/// directory), else from the working directory; files are named in places as the run names
+/// its inputs. A path that cannot be read, or `-`, is an error that names it.
+pub(crate) fn read(
+    paths: &[String],
+    base: Option<&Path>,
+    spelling: &Spelling,
+    what: &str,
+) -> Result<Versions, String> {
+    if paths.iter().any(|p| p == "-") {
+        return Err(format!(
+            "{what}: `-` (stdin) cannot be read for versions; give a file or directory"
+        ));
+    }
+    let args: Vec<String> = (paths.iter())
+        .map(|p| match base {
+            Some(b) => b.join(p).to_string_lossy().into_owned(),
+            None => p.clone(),
+        })
+        .collect();
+    let e = source::expand(&args, spelling, None, &mut |_, _| None);
+    if let Some((name, m)) = e.errors.first() {
+        return Err(format!("{what}: {name}: {m}"));
+    }
+    if let Some((name, _)) = e.empty.first() {
+        return Err(format!(
+            "{what}: no YAML files (*.yaml, *.yml) found under `{name}`"
+        ));
+    }
+    let mut versions = Versions::default();
+    for input in &e.inputs {
+        let Origin::File(_) = &input.origin else {
+            continue;
+        };
+        let reader =
+            source::open(&input.origin).map_err(|m| format!("{what}: {}: {m}", input.name))?;
+        let name: Arc<str> = input.name.as_str().into();
+        let ctx = stream::first_pass(stream::Reader::new(reader), Some(name));
+        versions.extend(ctx.versions);
+    }
+    Ok(versions)
+}

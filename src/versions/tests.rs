@@ -1,0 +1,177 @@
+//! What a text says about versions, and how it is put together.
+
+use super::*;
+use crate::config::{MeshId, Version};
+use crate::decide::RunContext;
+use crate::mesh::found::Value;
+
+fn read(text: &str) -> Versions {
+    RunContext::of_stream(text, &crate::yaml::split::pieces(text), None).versions
+}
+
+fn istio(v: &Versions, settings: &Settings) -> Support {
+    v.support(MeshId::Istio.mesh(), settings)
+}
+
+const OPERATOR: &str =
+    "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  tag: 1.29.1\n";
+const HELM_RELEASE: &str = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: istiod}\nspec:\n  chart:\n    spec: {chart: istiod, version: 1.27.1}\n";
+
+#[test]
+fn the_oldest_read_decides_and_each_place_is_kept() {
+    let v = read(&format!("{OPERATOR}---\n{HELM_RELEASE}"));
+    let s = istio(&v, &Settings::default());
+    let found = s.mesh_version.expect("read");
+    assert_eq!(found.value, Release::Stable(Version::new(1, 27)));
+    let place = found.origin.place().expect("a place");
+    assert_eq!(
+        (place.line, place.field.as_str()),
+        (11, "spec.chart.spec.version")
+    );
+    let c = v.conflicts(&Settings::default());
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].what, What::Injector(MeshId::Istio));
+    assert_eq!(c[0].finding(0).rule, Rule::VersionsDisagree);
+}
+
+#[test]
+fn a_flag_beats_the_config_which_beats_what_was_read() {
+    let v = read(OPERATOR);
+    let mut settings = Settings::default();
+    let config = crate::config::parse(
+        "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nspec:\n  istioVersion: \"1.24\"\n",
+        "c.yaml",
+    )
+    .expect("config");
+    config.apply_to(&mut settings).expect("applies");
+    let s = istio(&v, &settings);
+    assert_eq!(s.release(), Some(Release::Stable(Version::new(1, 24))));
+    assert!(matches!(
+        s.mesh_version.unwrap().origin,
+        Origin::Config { line: 4, .. }
+    ));
+    let flags = crate::config::Flags {
+        istio_version: Some("1.26".into()),
+        ..Default::default()
+    };
+    flags.apply(&mut settings).expect("flags");
+    let s = istio(&v, &settings);
+    assert_eq!(s.release(), Some(Release::Stable(Version::new(1, 26))));
+    assert_eq!(
+        s.mesh_version.unwrap().origin,
+        Origin::Flag("--istio-version")
+    );
+}
+
+#[test]
+fn a_control_plane_bounds_its_kubelets_and_a_kubelet_wins_over_it() {
+    let kcp = "apiVersion: controlplane.cluster.x-k8s.io/v1beta2\nkind: KubeadmControlPlane\nmetadata: {name: cp}\nspec:\n  version: v1.32.0\n";
+    let node = "apiVersion: v1\nkind: Node\nmetadata: {name: n}\nstatus:\n  nodeInfo:\n    kubeletVersion: v1.30.5\n";
+    let s = istio(&read(kcp), &Settings::default());
+    assert_eq!(s.kubelets(), Some(Kubelets::AtLeast(Version::new(1, 29))));
+    let s = istio(&read(&format!("{kcp}---\n{node}")), &Settings::default());
+    assert_eq!(s.kubelets(), Some(Kubelets::Oldest(Version::new(1, 30))));
+}
+
+#[test]
+fn placeholders_are_read_as_unknown() {
+    for text in [
+        "apiVersion: cluster.x-k8s.io/v1beta2\nkind: MachineDeployment\nmetadata: {name: md}\nspec:\n  template:\n    spec:\n      version: \"${KUBERNETES_VERSION}\"\n",
+        "apiVersion: sailoperator.io/v1\nkind: Istio\nmetadata: {name: default}\nspec:\n  version: master\n",
+        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  tag: latest\n",
+        "global:\n  tag: \"{{ .Values.istioTag }}\"\n  istioNamespace: istio-system\n",
+        "linkerdVersion: linkerdVersionValue\n",
+    ] {
+        let v = read(text);
+        assert!(!v.is_empty(), "nothing read in {text}");
+        assert!(v.found().iter().all(|f| f.value.is_none()), "{text}: {v:?}");
+    }
+}
+
+#[test]
+fn injector_and_proxy_are_kept_apart() {
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio-sidecar-injector}\ndata:\n  values: |-\n    {\"global\": {\"tag\": \"1.26.1\"}}\n";
+    let dep = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: istiod}\nspec:\n  template:\n    spec:\n      containers:\n      - name: discovery\n        image: gcr.io/istio-release/pilot:1.29.1\n";
+    let v = read(&format!("{cm}---\n{dep}"));
+    let proxy = v.proxy(MeshId::Istio.mesh()).expect("proxy");
+    assert_eq!(proxy.value, Release::Stable(Version::new(1, 26)));
+    // The place inside the embedded values is mapped back onto the file.
+    assert_eq!(proxy.origin.place().map(|p| p.line), Some(6));
+    let s = istio(&v, &Settings::default());
+    assert_eq!(s.release(), Some(Release::Stable(Version::new(1, 29))));
+    let c = v.conflicts(&Settings::default());
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert!(c[0].drift);
+    assert_eq!(c[0].finding(0).rule, Rule::ProxyDrift);
+}
+
+#[test]
+fn compatibility_profiles_turn_native_off_unless_pilot_env_says_otherwise() {
+    let native = |text: &str| {
+        read(text)
+            .found()
+            .iter()
+            .find(|f| f.what == What::Native(MeshId::Istio))
+            .and_then(|f| f.value)
+    };
+    let off = Some(Value::Native(NativeMode::Off));
+    let on = Some(Value::Native(NativeMode::On));
+    assert_eq!(
+        native("compatibilityVersion: \"1.26\"\nglobal: {istioNamespace: x}\n"),
+        off
+    );
+    assert_eq!(
+        native(
+            "compatibilityVersion: \"1.26\"\nenv: {ENABLE_NATIVE_SIDECARS: \"true\"}\npilot: {}\n"
+        ),
+        off
+    );
+    assert_eq!(
+        native(
+            "compatibilityVersion: \"1.26\"\npilot: {env: {ENABLE_NATIVE_SIDECARS: \"true\"}}\n"
+        ),
+        on
+    );
+    assert_eq!(
+        native("compatibilityVersion: \"1.27\"\npilot: {enabled: true}\n"),
+        None
+    );
+}
+
+#[test]
+fn linkerd_edge_charts_and_values() {
+    let hr = "apiVersion: helm.toolkit.fluxcd.io/v2\nkind: HelmRelease\nmetadata: {name: l5d}\nspec:\n  chart:\n    spec: {chart: linkerd-control-plane, version: 2026.5.2}\n";
+    let s = read(hr).support(MeshId::Linkerd.mesh(), &Settings::default());
+    assert_eq!(
+        s.release(),
+        Some(Release::Edge(crate::version::Edge::new(26, 5, 2)))
+    );
+    assert_eq!(s.global_native(), Some(true));
+    let values = "linkerdVersion: edge-25.10.2\nproxy:\n  nativeSidecar: false\n";
+    let s = read(values).support(MeshId::Linkerd.mesh(), &Settings::default());
+    assert_eq!(s.global_native(), Some(false));
+    assert!(s.reads("config.beta.linkerd.io/proxy-enable-native-sidecar"));
+    assert!(!s.reads("config.linkerd.io/proxy-enable-native-sidecar"));
+}
+
+#[test]
+fn what_the_quick_scanner_shows_decides_what_is_parsed() {
+    let head = |t: &'static str| crate::yaml::simple::head(t);
+    let yes = [
+        "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: istiod-1-24-2\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: istio-sidecar-injector\n",
+        "global: {tag: 1.29.1}\n",
+    ];
+    for t in yes {
+        assert!(may_hold(head(t).as_ref(), t), "{t}");
+    }
+    let no = [
+        "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n",
+        "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: app\n",
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: ConfigMap\n",
+    ];
+    for t in no {
+        assert!(!may_hold(head(t).as_ref(), t), "{t}");
+    }
+}
