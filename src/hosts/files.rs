@@ -366,11 +366,13 @@ impl<'r> Run<'r> {
                     by.join(", ")
                 )
             };
-            self.reports.push(Located::run(Finding::warning(
-                Rule::NoYamlFiles,
-                0,
-                message,
-            )));
+            if self.run_rules().shows(Rule::NoYamlFiles) {
+                self.reports.push(Located::run(Finding::warning(
+                    Rule::NoYamlFiles,
+                    0,
+                    message,
+                )));
+            }
         }
         for (name, message) in &e.errors {
             self.stop(Located::at_start(
@@ -381,9 +383,18 @@ impl<'r> Run<'r> {
     }
 
     fn note(&mut self, l: Located) {
-        if !self.req.quiet {
+        if !self.req.quiet && self.run_rules().shows(l.finding.rule) {
             self.reports.push(l);
         }
+    }
+
+    /// The rules reported about the run's paths, before any file's config is read: those
+    /// of the flags (`--select`, `--ignore`).
+    fn run_rules(&self) -> crate::config::RuleSet {
+        let mut s = Settings::default();
+        // The flags were checked before the run.
+        let _ = self.req.flags.apply(&mut s);
+        s.rules
     }
 
     /// An input that could not be processed (or a path that could not be read).
