@@ -5,7 +5,7 @@ use crate::exit;
 use crate::hosts::{self, files, krm, kustomize};
 use crate::output::console::{self, ColorChoice};
 use crate::output::report::Format;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -47,6 +47,17 @@ pub enum Command {
     /// kustomize legacy exec plugin.
     #[command(subcommand)]
     Kustomize(KustomizeCommand),
+    /// Print a shell completion script: `meshjob completions bash >
+    /// ~/.local/share/bash-completion/completions/meshjob` (zsh: a `_meshjob` file on
+    /// `$fpath`; fish: `~/.config/fish/completions/meshjob.fish`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), for packagers: `meshjob manpage > meshjob.1`.
+    #[command(hide = true)]
+    Manpage,
 }
 
 #[derive(Subcommand, Debug)]
@@ -221,6 +232,20 @@ pub fn main() -> ExitCode {
             });
         }
         Command::Schema => return ExitCode::from(print(&crate::config::schema_json())),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "meshjob", &mut out);
+            return ExitCode::from(print(&String::from_utf8_lossy(&out)));
+        }
+        Command::Manpage => {
+            let mut out = Vec::new();
+            return ExitCode::from(
+                match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                    Ok(()) => print(&String::from_utf8_lossy(&out)),
+                    Err(e) => console::trouble(&format!("cannot render the man page: {e}")),
+                },
+            );
+        }
     };
     // Flag values are checked once, before any file is read.
     if let Err(m) = args.settings.apply(&mut Settings::default()) {

@@ -114,3 +114,58 @@ fn a_diff_of_a_file_outside_the_working_directory_applies_from_the_root() {
     );
     assert_eq!(out.code, 0, "{}", out.show());
 }
+
+/// `completions bash` is a script bash reads, for every subcommand; the other shells get
+/// theirs; an unknown shell is a usage error.
+#[test]
+fn completions_are_scripts_the_shells_read() {
+    let run = common::run(common::meshjob().args(["completions", "bash"]), None);
+    assert_eq!(run.code, 0, "{}", run.show());
+    let script = String::from_utf8_lossy(&run.stdout).into_owned();
+    for sub in [
+        "diff",
+        "check",
+        "fix",
+        "config",
+        "schema",
+        "krm",
+        "kustomize",
+        "--select",
+    ] {
+        assert!(script.contains(sub), "no {sub} in the bash completions");
+    }
+    if let Some(bash) = common::require_tool("bash", "parses the bash completion script") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("meshjob.bash");
+        std::fs::write(&file, &script).expect("write the script");
+        let status = Command::new(bash)
+            .arg("-n")
+            .arg(&file)
+            .status()
+            .expect("run bash");
+        assert!(status.success(), "bash -n rejects the completion script");
+    }
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let run = common::run(common::meshjob().args(["completions", shell]), None);
+        assert_eq!(run.code, 0, "{}", run.show());
+        assert!(String::from_utf8_lossy(&run.stdout).contains("meshjob"));
+    }
+    let run = common::run(common::meshjob().args(["completions", "tcsh"]), None);
+    assert_eq!(run.code, 2, "{}", run.show());
+}
+
+/// The hidden `manpage` renders a roff page that names every subcommand and flag group.
+#[test]
+fn the_man_page_is_roff_naming_the_subcommands() {
+    let run = common::run(common::meshjob().arg("manpage"), None);
+    assert_eq!(run.code, 0, "{}", run.show());
+    let page = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(page.contains(".TH meshjob 1"), "{page}");
+    for sub in ["meshjob\\-check", "meshjob\\-fix", "meshjob\\-completions"] {
+        assert!(page.contains(sub), "no {sub} in the man page:\n{page}");
+    }
+    assert!(
+        !page.contains("meshjob\\-manpage"),
+        "the hidden command is listed"
+    );
+}
