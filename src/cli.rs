@@ -97,7 +97,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
 
-    /// How to report: findings on stderr (human, github), or one JSON report on stdout.
+    /// How to report: findings on stderr (human, github), or one JSON report or SARIF 2.1.0
+    /// log on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 

@@ -255,21 +255,26 @@ impl fmt::Display for Rule {
     }
 }
 
+/// The anchor of a rule's section in `docs/rules.md` (`mj110-shared-node-refused`).
+pub(crate) fn anchor(r: &RuleInfo) -> String {
+    format!("{}-{}", r.code, r.title)
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            'a'..='z' | '0'..='9' | '-' | '_' => Some(c),
+            ' ' => Some('-'),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The index of `docs/rules.md`: a table of every rule, generated from [`TABLE`].
 pub fn docs_index() -> String {
     let mut s = String::from(
         "| code | title | what it is about | severity | refuses the pod | once per run |\n|---|---|---|---|---|---|\n",
     );
     for r in TABLE {
-        let anchor = format!("{}-{}", r.code, r.title)
-            .to_lowercase()
-            .chars()
-            .filter_map(|c| match c {
-                'a'..='z' | '0'..='9' | '-' | '_' => Some(c),
-                ' ' => Some('-'),
-                _ => None,
-            })
-            .collect::<String>();
+        let anchor = anchor(r);
         let sev: Vec<&str> = r.severities.iter().map(|s| s.as_str()).collect();
         let yes = |b: bool| if b { "yes" } else { "" };
         s.push_str(&format!(

@@ -169,3 +169,72 @@ fn the_man_page_is_roff_naming_the_subcommands() {
         "the hidden command is listed"
     );
 }
+
+/// `--format sarif` is a SARIF 2.1.0 log that the OASIS schema accepts (a copy in
+/// testdata/sarif/, validated with check-jsonschema), with the rules table as the driver's
+/// rules and each finding at its file, line and column.
+#[test]
+fn sarif_is_a_valid_sarif_log_of_the_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("job.yaml"), JOB).expect("write");
+    std::fs::write(dir.path().join("odd name.yaml"), "a: [b\n").expect("write");
+    let run = common::run(
+        common::meshjob()
+            .current_dir(dir.path())
+            .args(["check", "--format", "sarif", "."]),
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.show());
+    assert!(run.stderr.is_empty(), "{}", run.show());
+    let log: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+    assert_eq!(log["version"], "2.1.0");
+    let driver = &log["runs"][0]["tool"]["driver"];
+    assert_eq!(driver["name"], "meshjob");
+    let rules = driver["rules"].as_array().expect("rules");
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let place = |r: &serde_json::Value| {
+        let p = &r["locations"][0]["physicalLocation"];
+        (
+            p["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            p["region"]["startLine"].as_u64(),
+            p["region"]["startColumn"].as_u64(),
+        )
+    };
+    for r in results {
+        let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[index]["id"], r["ruleId"], "{r}");
+    }
+    let would = (results.iter())
+        .find(|r| r["ruleId"] == "MJ701")
+        .expect("MJ701");
+    assert_eq!(would["level"], "error");
+    assert_eq!(place(would), ("job.yaml".into(), Some(10), Some(9)));
+    let broken = (results.iter())
+        .find(|r| r["ruleId"] == "MJ001")
+        .expect("MJ001");
+    assert_eq!(place(broken), ("odd%20name.yaml".into(), Some(1), Some(4)));
+    let Some(tool) = common::require_tool(
+        "check-jsonschema",
+        "validates the SARIF log against the SARIF 2.1.0 schema; pip install check-jsonschema",
+    ) else {
+        return;
+    };
+    let file = dir.path().join("log.sarif");
+    std::fs::write(&file, &run.stdout).expect("write the log");
+    let schema = common::root().join("testdata/sarif/sarif-schema-2.1.0.json");
+    let out = Command::new(tool)
+        .arg("--schemafile")
+        .arg(schema)
+        .arg(&file)
+        .output()
+        .expect("run check-jsonschema");
+    assert!(
+        out.status.success(),
+        "the SARIF schema rejects the log:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

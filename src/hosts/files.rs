@@ -140,19 +140,27 @@ fn paths_of(req: &Request) -> Result<Vec<String>, String> {
     if req.stdin_filename.is_some() && !stdin {
         return Err("--stdin-filename names stdin, but `-` is not among the PATHs".into());
     }
-    if req.less.statistics && matches!(req.format, Format::Github) {
-        return Err(
-            "--statistics counts findings per rule; --format github reports each \
-                    finding, so the two do not go together"
-                .into(),
-        );
+    let each = match req.format {
+        Format::Github => Some("github"),
+        Format::Sarif => Some("sarif"),
+        Format::Human | Format::Json => None,
+    };
+    if let (true, Some(format)) = (req.less.statistics, each) {
+        return Err(format!(
+            "--statistics counts findings per rule; --format {format} reports each finding, \
+             so the two do not go together"
+        ));
     }
-    if stdin && req.mode == Mode::Fix && req.format == Format::Json {
-        return Err(
-            "`fix -` writes the fixed stream to stdout, which --format json needs for \
-                    its report; use `check --format json -` for the report"
-                .into(),
-        );
+    if stdin && req.mode == Mode::Fix && on_stdout(req.format) {
+        let name = if req.format == Format::Sarif {
+            "sarif"
+        } else {
+            "json"
+        };
+        return Err(format!(
+            "`fix -` writes the fixed stream to stdout, which --format {name} needs for its \
+             report; use `check --format {name} -` for the report"
+        ));
     }
     Ok(paths)
 }
@@ -602,7 +610,7 @@ impl<'r> Run<'r> {
         if self.req.quiet && f.severity == Severity::Info {
             return;
         }
-        if fix && said_per_change(f.rule) && self.req.format != Format::Json {
+        if fix && said_per_change(f.rule) && !on_stdout(self.req.format) {
             return;
         }
         self.reports.push(l);
@@ -612,7 +620,18 @@ impl<'r> Run<'r> {
     fn finish(mut self) -> u8 {
         let (req, fix) = (self.req, self.req.mode == Mode::Fix);
         self.reports.append(&mut self.problems);
-        if req.format == Format::Json {
+        if req.format == Format::Sarif {
+            let mut text =
+                serde_json::to_string_pretty(&crate::output::sarif::log(&self.reports, fix))
+                    .unwrap_or_default();
+            text.push('\n');
+            if let Some(m) = &self.stdout_failed {
+                return console::trouble(m);
+            }
+            if let Err(e) = console::stdout(text.as_bytes()) {
+                return console::trouble(&console::cannot_write_stdout(&e));
+            }
+        } else if req.format == Format::Json {
             let changed: Vec<serde_json::Value> = (self.changed.iter())
                 .map(|(path, diff)| match req.less.no_diff {
                     true => serde_json::json!({"path": path}),
@@ -802,7 +821,8 @@ fn process_file(
             return result;
         }
     };
-    let json = req.format == Format::Json;
+    // The report on stdout keeps the diff (JSON) or leaves it out (SARIF).
+    let json = on_stdout(req.format);
     let mut sink = FileSink {
         mode: req.mode,
         origin,
@@ -988,6 +1008,11 @@ impl FileSink<'_, '_> {
             self.replacement = Some(Err(m));
         }
     }
+}
+
+/// Whether the report goes to stdout, whole, at the end (so the diff cannot).
+fn on_stdout(format: Format) -> bool {
+    matches!(format, Format::Json | Format::Sarif)
 }
 
 /// Findings `fix` leaves out of its text report: it names the files it wrote instead of each
