@@ -219,6 +219,12 @@ rules! {
     ScuttleWithoutEnv = "MJ714", [Warning], "scuttle without ENVOY_ADMIN_API";
     /// A long-running sidecar among the containers.
     LongRunningSidecar = "MJ720", [Warning], "long-running sidecar";
+    /// A long-running sidecar of the user's moved to `initContainers` as a native sidecar, or
+    /// moved back.
+    SidecarMoved = "MJ721", [Info], "sidecar moved";
+    /// A long-running sidecar that meshjob does not move, because the move could change what
+    /// the pod does or its text cannot be moved exactly.
+    SidecarNotMoved = "MJ722", [Warning], "sidecar not moved";
 }
 
 impl Rule {

@@ -130,3 +130,29 @@ fn bad_strategy_flags_are_usage_errors() {
         assert!(out.stdout.is_empty(), "{args:?}");
     }
 }
+
+/// Every golden output in which meshjob moved a user's sidecar to `initContainers` comes back
+/// to its input, byte for byte, with `none` (which also takes out the native annotation), and
+/// `none` on that changes nothing.
+#[test]
+fn moved_sidecars_come_back_with_none() {
+    let mut n = 0;
+    for dir in common::golden_cases() {
+        let input = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
+        let Ok(fixed) = std::fs::read_to_string(dir.join("expected.yaml")) else {
+            continue;
+        };
+        if input.contains("# meshjob: moved from containers[")
+            || !fixed.contains("# meshjob: moved from containers[")
+        {
+            continue;
+        }
+        n += 1;
+        let back = process(&fixed, &in_case(&dir, StrategyChoice::None));
+        assert!(back.fatal.is_none(), "{}: {:?}", dir.display(), back.fatal);
+        assert_eq!(back.text, input, "{}", dir.display());
+        let again = process(&back.text, &in_case(&dir, StrategyChoice::None));
+        assert_eq!(again.text, back.text, "{}", dir.display());
+    }
+    assert!(n >= 5, "only {n} golden cases move a sidecar");
+}

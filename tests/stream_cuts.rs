@@ -323,3 +323,37 @@ fn the_diff_built_piece_by_piece_equals_the_whole_text_diff() {
     assert!(changed >= 20, "testdata has many inputs that change");
     report("diffs", &failures);
 }
+
+/// The reader in its own batch size, over every input and over all of them joined into one
+/// stream of several batches (each input after a `---` line): the pieces of
+/// `split::pieces`, which gives every line to the cutter, wherever the reader skims past
+/// lines that cannot cut.
+#[test]
+fn the_reader_cuts_where_split_does() {
+    let inputs = inputs();
+    let mut joined = String::new();
+    for (_, text) in &inputs {
+        joined.push_str("---\n");
+        joined.push_str(text);
+        if !text.ends_with('\n') {
+            joined.push('\n');
+        }
+    }
+    let mut failures = Vec::new();
+    for (label, text) in inputs.iter().chain([&("joined".to_string(), joined)]) {
+        let mut got = Vec::new();
+        for b in Reader::new(text.as_bytes()) {
+            let b = b.expect("no I/O error");
+            let base = b.offset as usize;
+            got.extend(
+                (b.pieces.iter())
+                    .filter(|r| !r.is_empty() || base == 0)
+                    .map(|r| r.start + base..r.end + base),
+            );
+        }
+        if got != meshjob::split_pieces(text) {
+            failures.push(label.clone());
+        }
+    }
+    report("reader cuts", &failures);
+}

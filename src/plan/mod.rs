@@ -11,6 +11,7 @@ mod peers;
 pub(crate) mod planner;
 pub(crate) mod revert;
 pub mod script;
+pub(crate) mod sidecar_moves;
 pub(crate) mod sidecars;
 pub(crate) mod stops;
 pub(crate) mod wrapped;
@@ -112,6 +113,9 @@ pub fn plan_doc_in<'a>(
                 kill_command::plan(&mut cx);
             }
         }
+        let mesh_changed = editor.edits.len() > mark;
+        let mut moves = sidecar_moves::plan(&mut editor, target, mesh, settings, &support);
+        moves.settle(&mut pod_findings, settings, &support);
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = editor.edits.len() > mark;
         changed_pods |= changed;
@@ -128,14 +132,18 @@ pub fn plan_doc_in<'a>(
             }
         } else if editor.edits.len() > mark {
             let native_key = mesh.native_key(support.release());
-            pod_findings.push(would_change(
-                editor.src,
-                target,
-                mesh,
-                strategy,
-                native_key,
-                &editor.edits[mark..],
-            ));
+            if !mesh_changed {
+                pod_findings.push(sidecar_moves::would_change(target, &moves));
+            } else {
+                pod_findings.push(would_change(
+                    editor.src,
+                    target,
+                    mesh,
+                    strategy,
+                    native_key,
+                    &editor.edits[mark..],
+                ));
+            }
         }
         findings.extend(pod_findings);
     }

@@ -194,16 +194,14 @@ pub(crate) fn sidecar_finding(
     settings: &Settings,
     oref: &ObjectRef,
 ) -> Option<Finding> {
-    let why = sidecars::sidecar(name, c.str("image"), &settings.sidecars)?;
+    let why = sidecars::sidecar(c, &settings.sidecars)?;
     Some(
         Finding::warning(
             Rule::LongRunningSidecar,
             c.start,
             format!(
                 "{}: container {name:?} is a long-running sidecar ({why}): it is not wrapped, \
-                 and it alone keeps the pod from finishing. On Kubernetes 1.29+ move it to \
-                 `initContainers` with `restartPolicy: Always`, which Kubernetes stops after \
-                 the task",
+                 and it alone keeps the pod from finishing",
                 describe(oref)
             ),
         )

@@ -145,6 +145,9 @@ impl<R: Read> Reader<R> {
 
     /// Gives the complete lines read so far to the cutter; a batch when one is due.
     fn scan(&mut self) -> Option<Result<Batch, ReadError>> {
+        if let Some(b) = self.skim() {
+            return Some(b);
+        }
         loop {
             let end = match memchr::memchr(b'\n', &self.buf[self.searched..]) {
                 Some(i) => self.searched + i + 1,
@@ -178,24 +181,86 @@ impl<R: Read> Reader<R> {
             let Some((s, line)) = new_start else {
                 continue;
             };
-            let (last, last_line) = self.starts.last().copied().unwrap_or((0, 0));
-            // A cut where a piece already starts (a `---` right after a `...` line, or the
-            // first line of a batch) changes nothing.
-            if s <= last {
-                continue;
-            }
-            if s - last > self.max_document {
-                self.done = true;
-                return Some(Err(ReadError::TooBig {
-                    offset: self.offset + last as u64,
-                    line: last_line,
-                }));
-            }
-            self.starts.push((s, line));
-            if s >= self.batch_bytes {
-                return Some(Ok(self.close(s)));
+            if let Some(b) = self.start_at(s, line) {
+                return Some(b);
             }
         }
+    }
+
+    /// The fast form of [`Self::scan`] over the complete lines read so far, when only `---`
+    /// lines can cut there: no directive pending, no CR (a lone one hides lines), and no
+    /// line that starts with `.`, `%` or a byte-order mark. Then the marker lines are found
+    /// by a vectorised search for `\n---` and the line breaks between them counted in bulk,
+    /// instead of giving the cutter every line; each line found goes to the cutter as in
+    /// `scan`, so the cuts are the same. Leaves anything else (and the last, unfinished
+    /// line) to `scan`.
+    fn skim(&mut self) -> Option<Result<Batch, ReadError>> {
+        if !self.cutter.settled() {
+            return None;
+        }
+        let from = self.scanned;
+        let end = from + memchr::memrchr(b'\n', &self.buf[from..])? + 1;
+        let region = &self.buf[from..end];
+        let quiet = !matches!(region.first(), Some(b'.' | b'%' | 0xEF))
+            && memchr::memchr(b'\r', region).is_none()
+            && [&b"\n."[..], b"\n%", b"\n\xEF"]
+                .iter()
+                .all(|n| memchr::memmem::find(region, n).is_none());
+        if !quiet {
+            return None;
+        }
+        let markers = memchr::memmem::Finder::new(b"\n---");
+        let mut next = if region.starts_with(b"---") {
+            Some(from)
+        } else {
+            markers.find(region).map(|i| from + i + 1)
+        };
+        while let Some(at) = next {
+            // `end` is a line end, so this line has its break.
+            let line_end =
+                at + memchr::memchr(b'\n', &self.buf[at..end]).map_or(end - at, |i| i + 1);
+            self.lines += count_line_breaks(&self.buf[self.scanned..at]);
+            let line_before = self.lines;
+            let cut = self.cutter.line(&self.buf[at..line_end]);
+            self.scanned = line_end;
+            self.searched = line_end;
+            self.lines += 1;
+            next = markers
+                .find(&self.buf[line_end - 1..end])
+                .map(|i| line_end + i);
+            if cut == Cut::Before
+                && let Some(b) = self.start_at(at, line_before)
+            {
+                return Some(b);
+            }
+        }
+        self.lines += count_line_breaks(&self.buf[self.scanned..end]);
+        self.scanned = end;
+        self.searched = end;
+        None
+    }
+
+    /// A piece starts at `s` (`line` line breaks before it): records it; a batch when one
+    /// is due, an error when the piece before it is too big.
+    fn start_at(&mut self, s: usize, line: u64) -> Option<Result<Batch, ReadError>> {
+        let (last, last_line) = self.starts.last().copied().unwrap_or((0, 0));
+        // A cut where a piece already starts (a `---` right after a `...` line, or the
+        // first line of a batch) changes nothing.
+        if s <= last {
+            return None;
+        }
+        if s - last > self.max_document {
+            self.done = true;
+            return Some(Err(ReadError::TooBig {
+                offset: self.offset + last as u64,
+                line: last_line,
+            }));
+        }
+        self.starts.push((s, line));
+        if s >= self.batch_bytes {
+            return Some(Ok(self.close(s)));
+        }
+        None
     }
 
     /// Closes the batch at `at`, a piece start (or the end of the buffer at the end).
@@ -239,6 +304,19 @@ impl<R: Read> Reader<R> {
         self.starts = vec![(0, next_line)];
         batch
     }
+}
+
+/// The line breaks in `b`, counted in blocks of 255 bytes with a byte-wide sum that the
+/// compiler vectorises.
+fn count_line_breaks(b: &[u8]) -> u64 {
+    b.chunks(255)
+        .map(|c| {
+            let n = c
+                .iter()
+                .fold(0u8, |n, &x| n.wrapping_add(u8::from(x == b'\n')));
+            u64::from(n)
+        })
+        .sum()
 }
 
 impl<R: Read> Iterator for Reader<R> {
@@ -301,6 +379,92 @@ mod tests {
                 "---\nc: 3\n".into()
             ]
         );
+    }
+
+    /// Gives at most `n` bytes per read, so that lines and markers straddle reads.
+    struct Trickle<'a>(&'a [u8], usize);
+
+    impl Read for Trickle<'_> {
+        fn read(&mut self, out: &mut [u8]) -> std::io::Result<usize> {
+            let n = self.1.min(out.len()).min(self.0.len());
+            out[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    /// The reader's pieces and the line each starts on, as positions in the whole text.
+    fn cuts(r: impl Read, batch: usize) -> Vec<(Range<usize>, u64)> {
+        let mut out = Vec::new();
+        for b in Reader::with_sizes(r, batch, usize::MAX) {
+            let b = b.expect("no limit, no I/O error");
+            let base = b.offset as usize;
+            let mut line = b.line;
+            // A batch closed at a `...` that ends the text leaves an empty last batch,
+            // which `split::pieces` does not have.
+            for p in b.pieces.iter().filter(|p| !p.is_empty() || base == 0) {
+                out.push((p.start + base..p.end + base, line));
+                line += count_line_breaks(&b.bytes[p.clone()]);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn skimming_cuts_where_the_cutter_does_line_by_line() {
+        // Streams of lines drawn from ones that cut, ones that stop the skim (a CR, a
+        // directive, a document end, a BOM) and ordinary ones, read whole and in small
+        // reads, in batches of every size: the pieces and their lines are those of
+        // `split::pieces`, which gives every line to the cutter.
+        let lines = [
+            "---\n",
+            "--- # c\n",
+            "----\n",
+            "a: 1\n",
+            "  ---\n",
+            "b: |\n",
+            "  --- x\n",
+            "...\n",
+            "%YAML 1.2\n",
+            "a: x\r\n",
+            "a\rb\n",
+            "\u{feff}%TAG ! x:\n",
+            "- c\n",
+            ".a\n",
+            "\n",
+        ];
+        let mut seed = 0x2545_f491_u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for round in 0..400 {
+            let quiet = round % 2 == 0;
+            let mut text = String::new();
+            for _ in 0..(next() % 60) {
+                let pick = (next() % lines.len() as u64) as usize;
+                // Half the streams hold only lines the skim reads past.
+                let pick = if quiet { pick % 5 } else { pick };
+                text.push_str(lines[pick]);
+            }
+            if next() % 3 == 0 {
+                text.push_str("a: end");
+            }
+            let pieces = crate::yaml::split::pieces(&text);
+            let want: Vec<(Range<usize>, u64)> = pieces
+                .iter()
+                .map(|p| (p.clone(), count_line_breaks(&text.as_bytes()[..p.start])))
+                .collect();
+            for batch in [1, 7, 40, 1 << 20] {
+                assert_eq!(cuts(text.as_bytes(), batch), want, "{text:?} {batch}");
+                for step in [1, 3, 16] {
+                    let got = cuts(Trickle(text.as_bytes(), step), batch);
+                    assert_eq!(got, want, "{text:?} {batch} {step}");
+                }
+            }
+        }
     }
 
     #[test]

@@ -14,7 +14,10 @@ use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::Value;
 use granit_parser::ScalarStyle;
 
+mod moves;
 mod remove;
+
+pub(crate) use moves::{Change, Gap, Source, Target};
 
 /// The order of new lines added at the end of a text that has no final line break: after
 /// every edit that extends the last line itself (those have order 0).

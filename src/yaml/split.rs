@@ -46,6 +46,11 @@ pub(crate) struct Cutter {
 }
 
 impl Cutter {
+    /// Whether no `%` line is pending: a `---` line cuts before itself.
+    pub(crate) fn settled(&self) -> bool {
+        !self.directives
+    }
+
     /// The boundary `line` (from its first byte, with or without its line break) makes.
     pub(crate) fn line(&mut self, line: &[u8]) -> Cut {
         if has_lone_cr(line) {

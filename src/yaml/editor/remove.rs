@@ -10,14 +10,14 @@ use crate::yaml::value::Value;
 
 impl Editor<'_> {
     /// Whether only spaces precede `at` on its line.
-    fn alone_on_line(&self, at: usize) -> bool {
+    pub(super) fn alone_on_line(&self, at: usize) -> bool {
         self.src[line_start(self.src, at)..at]
             .bytes()
             .all(|b| b == b' ')
     }
 
     /// Just past the line break that ends the line holding `at` (or the end of the text).
-    fn after_line(&self, at: usize) -> usize {
+    pub(super) fn after_line(&self, at: usize) -> usize {
         self.src[at..]
             .find('\n')
             .map_or(self.src.len(), |i| at + i + 1)
