@@ -354,7 +354,13 @@ fn process_piece(
                  then run again",
             ));
         }
-        findings.extend(p.findings);
+        // `select` / `ignore`: what is reported, never what is planned (a refusal of an
+        // ignored rule has already dropped its pod's edits).
+        findings.extend(
+            p.findings
+                .into_iter()
+                .filter(|f| settings.rules.shows(f.rule)),
+        );
         intended.push(apply::Intended {
             edited: !p.editor.edits.is_empty(),
             value: p.editor.intended,

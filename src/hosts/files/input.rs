@@ -8,7 +8,7 @@ use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
 use crate::output::hold::HoldBack;
 use crate::output::hunks::Hunks;
-use crate::output::report::{Format, Located};
+use crate::output::report::Located;
 use crate::output::write::Seen;
 use crate::run;
 use crate::source::{self, Input, Origin};
@@ -120,7 +120,8 @@ pub(super) fn process_file(
             return result;
         }
     };
-    let json = req.format == Format::Json;
+    // The report on stdout keeps the diff (JSON) or leaves it out (SARIF).
+    let json = super::on_stdout(req.format);
     let mut sink = FileSink {
         mode: req.mode,
         origin,
@@ -129,7 +130,7 @@ pub(super) fn process_file(
             Some(head) => HoldBack::giving_back(out, head),
             None => HoldBack::new(out),
         },
-        hunks: (req.mode != Mode::Fix || json).then(|| Hunks::new(name)),
+        hunks: ((req.mode != Mode::Fix || json) && !req.less.no_diff).then(|| Hunks::new(name)),
         json: json.then(String::new),
         color,
         replacement: None,

@@ -52,6 +52,17 @@ pub(crate) struct Request {
     pub format: Format,
     /// Show only warnings and errors: no info notes, no summary.
     pub quiet: bool,
+    /// What `check` leaves out.
+    pub less: Less,
+}
+
+/// What `check` can leave out of its report.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Less {
+    /// No diff (`--no-diff`); the JSON report's `changed` entries lose their `diff`.
+    pub no_diff: bool,
+    /// A count per rule instead of each finding (`--statistics`).
+    pub statistics: bool,
 }
 
 /// Runs `req`; the exit status.
@@ -140,14 +151,34 @@ fn paths_of(req: &Request) -> Result<Vec<String>, String> {
     if req.stdin_filename.is_some() && !stdin {
         return Err("--stdin-filename names stdin, but `-` is not among the PATHs".into());
     }
-    if stdin && req.mode == Mode::Fix && req.format == Format::Json {
-        return Err(
-            "`fix -` writes the fixed stream to stdout, which --format json needs for \
-                    its report; use `check --format json -` for the report"
-                .into(),
-        );
+    let each = match req.format {
+        Format::Github => Some("github"),
+        Format::Sarif => Some("sarif"),
+        Format::Human | Format::Json => None,
+    };
+    if let (true, Some(format)) = (req.less.statistics, each) {
+        return Err(format!(
+            "--statistics counts findings per rule; --format {format} reports each finding, \
+             so the two do not go together"
+        ));
+    }
+    if stdin && req.mode == Mode::Fix && on_stdout(req.format) {
+        let name = if req.format == Format::Sarif {
+            "sarif"
+        } else {
+            "json"
+        };
+        return Err(format!(
+            "`fix -` writes the fixed stream to stdout, which --format {name} needs for its \
+             report; use `check --format {name} -` for the report"
+        ));
     }
     Ok(paths)
+}
+
+/// Whether the report goes to stdout, whole, at the end (so the diff cannot).
+fn on_stdout(format: Format) -> bool {
+    matches!(format, Format::Json | Format::Sarif)
 }
 
 /// Whether stdin is a pipe or a socket: what a program piping into meshjob gives it (a

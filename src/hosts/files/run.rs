@@ -4,13 +4,14 @@ use super::configs::{Configs, Layer};
 use super::input::{FileResult, SMALL_FILE_BYTES, first_pass, process_file};
 use super::sink::said_per_change;
 use super::{Mode, Request};
-use crate::config::FailOn;
+use crate::config::{FailOn, Settings};
 use crate::decide::RunContext;
 use crate::exit;
 use crate::finding::{Finding, Rule, Severity};
 use crate::output::console;
 use crate::output::escape;
 use crate::output::report::{Format, Located};
+use crate::output::statistics;
 use crate::output::summary::{self, Counts};
 use crate::source::{self, Expansion, Input, Origin};
 use crate::stream::{self, stdin::Stdin};
@@ -101,11 +102,13 @@ impl<'r> Run<'r> {
                     by.join(", ")
                 )
             };
-            self.reports.push(Located::run(Finding::warning(
-                Rule::NoYamlFiles,
-                0,
-                message,
-            )));
+            if self.run_rules().shows(Rule::NoYamlFiles) {
+                self.reports.push(Located::run(Finding::warning(
+                    Rule::NoYamlFiles,
+                    0,
+                    message,
+                )));
+            }
         }
         for (name, message) in &e.errors {
             self.stop(Located::at_start(
@@ -116,9 +119,18 @@ impl<'r> Run<'r> {
     }
 
     fn note(&mut self, l: Located) {
-        if !self.req.quiet {
+        if !self.req.quiet && self.run_rules().shows(l.finding.rule) {
             self.reports.push(l);
         }
+    }
+
+    /// The rules reported about the run's paths, before any file's config is read: those
+    /// of the flags (`--select`, `--ignore`).
+    fn run_rules(&self) -> crate::config::RuleSet {
+        let mut s = Settings::default();
+        // The flags were checked before the run.
+        let _ = self.req.flags.apply(&mut s);
+        s.rules
     }
 
     /// An input that could not be processed (or a path that could not be read).
@@ -321,7 +333,7 @@ impl<'r> Run<'r> {
         if self.req.quiet && f.severity == Severity::Info {
             return;
         }
-        if fix && said_per_change(f.rule) && self.req.format != Format::Json {
+        if fix && said_per_change(f.rule) && !super::on_stdout(self.req.format) {
             return;
         }
         self.reports.push(l);
@@ -331,12 +343,36 @@ impl<'r> Run<'r> {
     pub(super) fn finish(mut self) -> u8 {
         let (req, fix) = (self.req, self.req.mode == Mode::Fix);
         self.reports.append(&mut self.problems);
-        if req.format == Format::Json {
+        if req.format == Format::Sarif {
+            let mut text =
+                serde_json::to_string_pretty(&crate::output::sarif::log(&self.reports, fix))
+                    .unwrap_or_default();
+            text.push('\n');
+            if let Some(m) = &self.stdout_failed {
+                return console::trouble(m);
+            }
+            if let Err(e) = console::stdout(text.as_bytes()) {
+                return console::trouble(&console::cannot_write_stdout(&e));
+            }
+        } else if req.format == Format::Json {
             let changed: Vec<serde_json::Value> = (self.changed.iter())
-                .map(|(path, diff)| serde_json::json!({"path": path, "diff": diff}))
+                .map(|(path, diff)| match req.less.no_diff {
+                    true => serde_json::json!({"path": path}),
+                    false => serde_json::json!({"path": path, "diff": diff}),
+                })
                 .collect();
+            let (key, findings) = match req.less.statistics {
+                true => ("statistics", statistics::json(&self.reports)),
+                false => (
+                    "findings",
+                    self.reports
+                        .iter()
+                        .map(crate::output::report::json)
+                        .collect(),
+                ),
+            };
             let doc = serde_json::json!({
-                "findings": self.reports.iter().map(crate::output::report::json).collect::<Vec<_>>(),
+                key: findings,
                 "changed": changed,
                 "summary": self.counts,
             });
@@ -349,7 +385,11 @@ impl<'r> Run<'r> {
                 return console::trouble(&console::cannot_write_stdout(&e));
             }
         } else {
-            console::findings(&self.reports, req.format, self.color_err, fix);
+            if req.less.statistics {
+                console::stderr(&statistics::text(&self.reports));
+            } else {
+                console::findings(&self.reports, req.format, self.color_err, fix);
+            }
             // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only
             // what is wrong, as `sed` would.
             let filter = fix && self.stdin_only;
