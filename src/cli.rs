@@ -5,7 +5,7 @@ use crate::exit;
 use crate::hosts::{self, files, krm, kustomize};
 use crate::output::console::{self, ColorChoice};
 use crate::output::report::Format;
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -29,7 +29,7 @@ pub enum Command {
     /// Print a unified diff of what `fix` would change; exit 0 (2 on trouble).
     Diff(RunArgs),
     /// Print the diff and findings; exit 1 if anything would change or an error is found.
-    Check(RunArgs),
+    Check(CheckArgs),
     /// Rewrite files in place (stdin to stdout); exit 1 if error findings remain.
     Fix(RunArgs),
     /// Print the effective configuration for the working directory (defaults, then the
@@ -51,6 +51,17 @@ pub enum Command {
     /// kustomize legacy exec plugin.
     #[command(subcommand)]
     Kustomize(KustomizeCommand),
+    /// Print a shell completion script: `meshjob completions bash >
+    /// ~/.local/share/bash-completion/completions/meshjob` (zsh: a `_meshjob` file on
+    /// `$fpath`; fish: `~/.config/fish/completions/meshjob.fish`).
+    Completions {
+        /// The shell.
+        #[arg(value_enum)]
+        shell: clap_complete::Shell,
+    },
+    /// Print the man page (roff), for packagers: `meshjob manpage > meshjob.1`.
+    #[command(hide = true)]
+    Manpage,
 }
 
 #[derive(Subcommand, Debug)]
@@ -90,7 +101,8 @@ pub struct RunArgs {
     #[arg(long, value_enum, default_value_t = ColorChoice::Auto, value_name = "WHEN")]
     pub color: ColorChoice,
 
-    /// How to report: findings on stderr (human, github), or one JSON report on stdout.
+    /// How to report: findings on stderr (human, github), or one JSON report or SARIF 2.1.0
+    /// log on stdout.
     #[arg(long, value_enum, default_value_t = Format::Human)]
     pub format: Format,
 
@@ -102,6 +114,21 @@ pub struct RunArgs {
     /// Show only warnings and errors: no info notes, no summary.
     #[arg(short, long)]
     pub quiet: bool,
+}
+
+/// `check` takes what `diff` and `fix` take, and can say less.
+#[derive(Args, Debug, Clone)]
+pub struct CheckArgs {
+    #[command(flatten)]
+    pub run: RunArgs,
+
+    /// Leave the diff out: print only the findings and the summary.
+    #[arg(long)]
+    pub no_diff: bool,
+
+    /// Print a count per rule code instead of each finding, as ruff does.
+    #[arg(long)]
+    pub statistics: bool,
 }
 
 /// `meshjob versions` reads paths with the settings flags; it edits nothing.
@@ -175,10 +202,16 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    let (mode, args) = match cli.command {
-        Command::Diff(a) => (files::Mode::Diff, a),
-        Command::Check(a) => (files::Mode::Check, a),
-        Command::Fix(a) => (files::Mode::Fix, a),
+    let (mode, args, less) = match cli.command {
+        Command::Diff(a) => (files::Mode::Diff, a, files::Less::default()),
+        Command::Check(a) => {
+            let less = files::Less {
+                no_diff: a.no_diff,
+                statistics: a.statistics,
+            };
+            (files::Mode::Check, a.run, less)
+        }
+        Command::Fix(a) => (files::Mode::Fix, a, files::Less::default()),
         Command::Config(a) => {
             // Paths read for versions are not a setting the rendered config could hold
             // (its `versionsFrom` is relative to the config file): refused, not ignored.
@@ -235,6 +268,20 @@ pub fn main() -> ExitCode {
             return ExitCode::from(crate::audit::run(&req));
         }
         Command::Schema => return ExitCode::from(print(&crate::config::schema_json())),
+        Command::Completions { shell } => {
+            let mut out = Vec::new();
+            clap_complete::generate(shell, &mut Cli::command(), "meshjob", &mut out);
+            return ExitCode::from(print(&String::from_utf8_lossy(&out)));
+        }
+        Command::Manpage => {
+            let mut out = Vec::new();
+            return ExitCode::from(
+                match clap_mangen::Man::new(Cli::command()).render(&mut out) {
+                    Ok(()) => print(&String::from_utf8_lossy(&out)),
+                    Err(e) => console::trouble(&format!("cannot render the man page: {e}")),
+                },
+            );
+        }
     };
     // Flag values are checked once, before any file is read.
     if let Err(m) = args.settings.apply(&mut Settings::default()) {
@@ -250,6 +297,7 @@ pub fn main() -> ExitCode {
         color: args.color,
         format: args.format,
         quiet: args.quiet,
+        less,
     };
     ExitCode::from(files::run(&req))
 }

@@ -31,6 +31,7 @@ mod rules;
 mod run;
 mod source;
 mod stream;
+mod verdict;
 mod version;
 mod versions;
 mod yaml;

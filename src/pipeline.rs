@@ -354,7 +354,13 @@ fn process_piece(
                  then run again",
             ));
         }
-        findings.extend(p.findings);
+        // `select` / `ignore`: what is reported, never what is planned (a refusal of an
+        // ignored rule has already dropped its pod's edits).
+        findings.extend(
+            p.findings
+                .into_iter()
+                .filter(|f| settings.rules.shows(f.rule)),
+        );
         intended.push(apply::Intended {
             edited: !p.editor.edits.is_empty(),
             value: p.editor.intended,
@@ -401,17 +407,8 @@ fn lone_cr(text: &str) -> Option<usize> {
 /// Keeps only the first of each note that is said once (the drain interaction, the
 /// versions that would decide the strategy).
 pub fn once_per_text(findings: &mut Vec<Finding>) {
-    let mut seen: Vec<Rule> = Vec::new();
-    findings.retain(|f| {
-        if !f.rule.once_per_run() {
-            return true;
-        }
-        if seen.contains(&f.rule) {
-            return false;
-        }
-        seen.push(f.rule);
-        true
-    });
+    let mut said = crate::verdict::Verdict::default();
+    findings.retain(|f| said.first(f));
 }
 
 #[cfg(test)]

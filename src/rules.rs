@@ -107,6 +107,8 @@ rules! {
     NativeSidecar = "MJ105", [Info], "native sidecar";
     /// An ambient pod: no sidecar.
     Ambient = "MJ106", [Info], "ambient";
+    /// A pod left out of meshjob by its `meshjob.dev/ignore` annotation.
+    Ignored = "MJ107", [Info], "ignored by annotation";
     /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
     SharedNode = "MJ110", [Error] refuses_pod, "shared node refused";
     /// A container with a key written twice.
@@ -133,6 +135,8 @@ rules! {
     KillCommand = "MJ143", [Warning], "Argo kill command";
     /// An object of a known kind at an apiVersion meshjob does not know: left alone.
     UnknownVersion = "MJ144", [Info], "unknown version of a known kind";
+    /// A `meshjob.dev/strategy` annotation that names no strategy: the pod is left as it is.
+    PinInvalid = "MJ145", [Error] refuses_pod, "strategy annotation invalid";
     /// A pod spec without containers to wrap.
     NoContainers = "MJ201", [Error], "no containers";
     /// A `command` that cannot be wrapped.
@@ -257,21 +261,26 @@ impl fmt::Display for Rule {
     }
 }
 
+/// The anchor of a rule's section in `docs/rules.md` (`mj110-shared-node-refused`).
+pub(crate) fn anchor(r: &RuleInfo) -> String {
+    format!("{}-{}", r.code, r.title)
+        .to_lowercase()
+        .chars()
+        .filter_map(|c| match c {
+            'a'..='z' | '0'..='9' | '-' | '_' => Some(c),
+            ' ' => Some('-'),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The index of `docs/rules.md`: a table of every rule, generated from [`TABLE`].
 pub fn docs_index() -> String {
     let mut s = String::from(
         "| code | title | what it is about | severity | refuses the pod | once per run |\n|---|---|---|---|---|---|\n",
     );
     for r in TABLE {
-        let anchor = format!("{}-{}", r.code, r.title)
-            .to_lowercase()
-            .chars()
-            .filter_map(|c| match c {
-                'a'..='z' | '0'..='9' | '-' | '_' => Some(c),
-                ' ' => Some('-'),
-                _ => None,
-            })
-            .collect::<String>();
+        let anchor = anchor(r);
         let sev: Vec<&str> = r.severities.iter().map(|s| s.as_str()).collect();
         let yes = |b: bool| if b { "yes" } else { "" };
         s.push_str(&format!(

@@ -38,7 +38,12 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -
         Ok(()) => {
             once_per_text(&mut sink.findings);
             Outcome {
-                text: sink.out.unwrap_or_else(|| text.to_string()),
+                // Pieces of a text, in order: text again.
+                text: match sink.out.map(String::from_utf8) {
+                    Some(Ok(out)) => out,
+                    Some(Err(e)) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+                    None => text.to_string(),
+                },
                 findings: sink.findings,
                 fatal: None,
             }
@@ -67,7 +72,7 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -
 struct Collect<'a> {
     text: &'a str,
     /// The output so far, from the first batch that changed on.
-    out: Option<String>,
+    out: Option<Vec<u8>>,
     findings: Vec<Finding>,
 }
 
@@ -81,10 +86,10 @@ impl crate::stream::Sink for Collect<'_> {
             }));
         let out = match &mut self.out {
             Some(out) => out,
-            None if done.changed() => self.out.insert(self.text[..base].to_string()),
+            None if done.changed() => self.out.insert(self.text.as_bytes()[..base].to_vec()),
             None => return Ok(()),
         };
-        done.write_to(out);
+        let Ok(()) = done.write_into(out);
         Ok(())
     }
 }

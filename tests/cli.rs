@@ -114,3 +114,127 @@ fn a_diff_of_a_file_outside_the_working_directory_applies_from_the_root() {
     );
     assert_eq!(out.code, 0, "{}", out.show());
 }
+
+/// `completions bash` is a script bash reads, for every subcommand; the other shells get
+/// theirs; an unknown shell is a usage error.
+#[test]
+fn completions_are_scripts_the_shells_read() {
+    let run = common::run(common::meshjob().args(["completions", "bash"]), None);
+    assert_eq!(run.code, 0, "{}", run.show());
+    let script = String::from_utf8_lossy(&run.stdout).into_owned();
+    for sub in [
+        "diff",
+        "check",
+        "fix",
+        "config",
+        "schema",
+        "krm",
+        "kustomize",
+        "--select",
+    ] {
+        assert!(script.contains(sub), "no {sub} in the bash completions");
+    }
+    if let Some(bash) = common::require_tool("bash", "parses the bash completion script") {
+        let dir = tempfile::tempdir().expect("temp dir");
+        let file = dir.path().join("meshjob.bash");
+        std::fs::write(&file, &script).expect("write the script");
+        let status = Command::new(bash)
+            .arg("-n")
+            .arg(&file)
+            .status()
+            .expect("run bash");
+        assert!(status.success(), "bash -n rejects the completion script");
+    }
+    for shell in ["zsh", "fish", "elvish", "powershell"] {
+        let run = common::run(common::meshjob().args(["completions", shell]), None);
+        assert_eq!(run.code, 0, "{}", run.show());
+        assert!(String::from_utf8_lossy(&run.stdout).contains("meshjob"));
+    }
+    let run = common::run(common::meshjob().args(["completions", "tcsh"]), None);
+    assert_eq!(run.code, 2, "{}", run.show());
+}
+
+/// The hidden `manpage` renders a roff page that names every subcommand and flag group.
+#[test]
+fn the_man_page_is_roff_naming_the_subcommands() {
+    let run = common::run(common::meshjob().arg("manpage"), None);
+    assert_eq!(run.code, 0, "{}", run.show());
+    let page = String::from_utf8_lossy(&run.stdout).into_owned();
+    assert!(page.contains(".TH meshjob 1"), "{page}");
+    for sub in ["meshjob\\-check", "meshjob\\-fix", "meshjob\\-completions"] {
+        assert!(page.contains(sub), "no {sub} in the man page:\n{page}");
+    }
+    assert!(
+        !page.contains("meshjob\\-manpage"),
+        "the hidden command is listed"
+    );
+}
+
+/// `--format sarif` is a SARIF 2.1.0 log that the OASIS schema accepts (a copy in
+/// testdata/sarif/, validated with check-jsonschema), with the rules table as the driver's
+/// rules and each finding at its file, line and column.
+#[test]
+fn sarif_is_a_valid_sarif_log_of_the_findings() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    std::fs::write(dir.path().join("job.yaml"), JOB).expect("write");
+    std::fs::write(dir.path().join("odd name.yaml"), "a: [b\n").expect("write");
+    let run = common::run(
+        common::meshjob()
+            .current_dir(dir.path())
+            .args(["check", "--format", "sarif", "."]),
+        None,
+    );
+    assert_eq!(run.code, 2, "{}", run.show());
+    assert!(run.stderr.is_empty(), "{}", run.show());
+    let log: serde_json::Value = serde_json::from_slice(&run.stdout).expect("JSON");
+    assert_eq!(log["version"], "2.1.0");
+    let driver = &log["runs"][0]["tool"]["driver"];
+    assert_eq!(driver["name"], "meshjob");
+    let rules = driver["rules"].as_array().expect("rules");
+    let results = log["runs"][0]["results"].as_array().expect("results");
+    let place = |r: &serde_json::Value| {
+        let p = &r["locations"][0]["physicalLocation"];
+        (
+            p["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap_or_default()
+                .to_string(),
+            p["region"]["startLine"].as_u64(),
+            p["region"]["startColumn"].as_u64(),
+        )
+    };
+    for r in results {
+        let index = r["ruleIndex"].as_u64().expect("ruleIndex") as usize;
+        assert_eq!(rules[index]["id"], r["ruleId"], "{r}");
+    }
+    let would = (results.iter())
+        .find(|r| r["ruleId"] == "MJ701")
+        .expect("MJ701");
+    assert_eq!(would["level"], "error");
+    assert_eq!(place(would), ("job.yaml".into(), Some(10), Some(9)));
+    let broken = (results.iter())
+        .find(|r| r["ruleId"] == "MJ001")
+        .expect("MJ001");
+    assert_eq!(place(broken), ("odd%20name.yaml".into(), Some(1), Some(4)));
+    let Some(tool) = common::require_tool(
+        "check-jsonschema",
+        "validates the SARIF log against the SARIF 2.1.0 schema; pip install check-jsonschema",
+    ) else {
+        return;
+    };
+    let file = dir.path().join("log.sarif");
+    std::fs::write(&file, &run.stdout).expect("write the log");
+    let schema = common::root().join("testdata/sarif/sarif-schema-2.1.0.json");
+    let out = Command::new(tool)
+        .arg("--schemafile")
+        .arg(schema)
+        .arg(&file)
+        .output()
+        .expect("run check-jsonschema");
+    assert!(
+        out.status.success(),
+        "the SARIF schema rejects the log:\n{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+}

@@ -260,6 +260,31 @@ pub struct ConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fail_on: Option<FailOn>,
 
+    /// The rules whose findings are reported, by code or prefix (`MJ701`, `MJ7`, `MJ`, or
+    /// `ALL`), as ruff selects rules: given, only these are reported. Findings of the other
+    /// rules are not shown, counted, or failed on; what is written does not change (a pod an
+    /// ignored rule refuses is still left as it is), and errors that stop a file (invalid
+    /// YAML, an unreadable file, a broken config) are always reported. Flag: `--select`
+    /// (replaces this and `ignore`). Default: `[ALL]`.
+    ///
+    /// ```yaml
+    /// select: [MJ1, MJ2, MJ7]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("items" = { "type": "string", "pattern": "^(ALL|MJ[0-9]{0,3})$" }))]
+    pub select: Option<Located<Vec<String>>>,
+
+    /// Rules whose findings are not reported, by code or prefix, taken out of `select`; a
+    /// more specific code or prefix in `select` wins (`select: [MJ701]` with `ignore: [MJ7]`
+    /// still reports MJ701). Flag: `--ignore` (adds to these). Default: none.
+    ///
+    /// ```yaml
+    /// ignore: [MJ120, MJ121]
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(extend("items" = { "type": "string", "pattern": "^(ALL|MJ[0-9]{0,3})$" }))]
+    pub ignore: Option<Located<Vec<String>>>,
+
     /// The Istio that will inject the pods (istiod, or `istioctl kube-inject`), as
     /// `MAJOR.MINOR`; with several revisions, the oldest. A string: quote it, since an
     /// unquoted `1.30` is the number 1.3 in YAML. Flag: `--istio-version`. Default: unknown.

@@ -64,6 +64,15 @@ pub struct Flags {
     #[arg(long, value_enum, value_name = "LEVEL")]
     pub fail_on: Option<FailOn>,
 
+    /// Report only these rules: codes or prefixes (MJ701, MJ7, MJ, ALL), comma-separated;
+    /// replaces the config's `select` and `ignore`.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub select: Option<Vec<String>>,
+
+    /// Do not report these rules: codes or prefixes, comma-separated; adds to the config's.
+    #[arg(long, value_name = "CODES", value_delimiter = ',')]
+    pub ignore: Vec<String>,
+
     /// Configuration file for every input (default: the nearest .meshjob.yaml, looked up
     /// from each file's directory upward).
     #[arg(long, value_name = "FILE")]
@@ -127,6 +136,15 @@ impl Flags {
         }
         if let Some(p) = self.versions_from.iter().find(|p| p.is_empty()) {
             return Err(format!("--versions-from: {p:?} is not a path"));
+        }
+        if self.select.is_some() || !self.ignore.is_empty() {
+            let select = (self.select.as_deref())
+                .map(super::select::parse_all)
+                .transpose()
+                .map_err(|m| format!("--select: {m}"))?;
+            let ignore =
+                super::select::parse_all(&self.ignore).map_err(|m| format!("--ignore: {m}"))?;
+            s.rules.apply(select.as_deref(), &ignore);
         }
         if let Some(strategy) = self.strategy {
             s.strategy = strategy;

@@ -10,6 +10,7 @@ mod flags;
 mod kinds;
 mod parse;
 pub(crate) mod quit_url;
+mod select;
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -25,6 +26,7 @@ pub(crate) use parse::ConfigError;
 pub(crate) use parse::closest;
 pub use parse::parse;
 pub(crate) use quit_url::QuitUrl;
+pub(crate) use select::RuleSet;
 
 /// The config file looked up from each input's directory upward.
 pub(crate) const CONFIG_FILE_NAME: &str = ".meshjob.yaml";
@@ -59,6 +61,8 @@ pub struct Settings {
     pub exclude: Vec<String>,
     /// The lowest severity that fails a run.
     pub fail_on: FailOn,
+    /// The rules whose findings are reported (`select`, `ignore`).
+    pub rules: RuleSet,
     /// The Istio that injects the pods, when known.
     pub istio_version: Option<Version>,
     /// The oldest kubelet of the cluster, when known.
@@ -91,6 +95,7 @@ impl Default for Settings {
             force: false,
             exclude: Vec::new(),
             fail_on: FailOn::Error,
+            rules: RuleSet::default(),
             istio_version: None,
             linkerd_version: None,
             kubernetes_version: None,
@@ -252,6 +257,16 @@ impl MeshJobConfig {
                 ));
             }
         }
+        for (key, list, slot) in [
+            ("select", &spec.select, &mut checked.select),
+            ("ignore", &spec.ignore, &mut checked.ignore),
+        ] {
+            if let Some(list) = list {
+                let parsed = select::parse_all(list)
+                    .map_err(|why| error(position(list), format!("invalid `{key}`: {why}")))?;
+                *slot = Some(parsed);
+            }
+        }
         if let Some(patterns) = &spec.exclude {
             for p in patterns.iter() {
                 crate::exclude::Pattern::new(p, std::path::Path::new("/")).map_err(|why| {
@@ -305,6 +320,10 @@ impl MeshJobConfig {
         }
         if let Some(level) = spec.fail_on {
             settings.fail_on = level;
+        }
+        if spec.select.is_some() || spec.ignore.is_some() {
+            let ignore = checked.ignore.unwrap_or_default();
+            settings.rules.apply(checked.select.as_deref(), &ignore);
         }
         let origin = |key: &'static str, line: usize| Origin::Config {
             file: self.origin.as_str().into(),
@@ -364,6 +383,8 @@ impl MeshJobConfig {
                 force: Some(settings.force),
                 exclude: Some(settings.exclude.clone().into()),
                 fail_on: Some(settings.fail_on),
+                select: Some(vec!["ALL".to_string()].into()),
+                ignore: Some(settings.rules.ignored_codes().into()),
                 istio_version: (settings.istio_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 kubernetes_version: (settings.kubernetes_version)
@@ -400,6 +421,8 @@ struct Checked {
     kubernetes: Option<Version>,
     linkerd: Option<Release>,
     kinds: Option<Vec<crate::kinds::KindRow>>,
+    select: Option<Vec<select::Selector>>,
+    ignore: Option<Vec<select::Selector>>,
 }
 
 fn position<T>(value: &Located<T>) -> (usize, usize) {

@@ -8,6 +8,7 @@
 
 mod context;
 mod markers;
+mod pin;
 mod why;
 
 pub(crate) use context::Lines;
@@ -20,6 +21,7 @@ use crate::finding::Finding;
 use crate::kinds::{Fallback, Wrapper};
 use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
+use pin::{By, Place};
 use why::Blocked;
 
 /// How a pod is fixed.
@@ -59,7 +61,12 @@ pub(crate) enum Decision {
 struct Facts<'a, 'd> {
     pod: &'a Pod<'d>,
     mesh: &'static Mesh,
+    /// The pod's strategy: its own pin, else the run's.
     choice: StrategyChoice,
+    /// Where `choice` comes from.
+    by: By,
+    /// A strategy pin whose value is not a strategy, and where it is.
+    bad_pin: Option<(String, Place)>,
     support: Support,
     ctx: &'a RunContext,
     /// Whether its kind allows the wrapper for this pod; why not.
@@ -79,6 +86,7 @@ type Step = fn(&Facts<'_, '_>) -> Option<Outcome>;
 
 /// The conditions, in order; the first that holds decides. The last always holds.
 const STEPS: &[Step] = &[
+    pin_invalid,
     host_network,
     every_variant_opts_out,
     ambient,
@@ -109,14 +117,24 @@ pub(crate) fn decide(
     ctx: &RunContext,
     run_notes: &mut Vec<Finding>,
 ) -> Decision {
+    // Before the mesh: a pod left out of meshjob gets no finding about its markers either.
+    if let Some((reason, place)) = pin::ignored(pod) {
+        return Decision::Skip(Why::Ignored { reason, place });
+    }
     let mesh = match markers::which_mesh(pod, settings.mesh, &ctx.namespaces) {
         Ok(m) => m,
         Err(why) => return Decision::Skip(why),
     };
+    let (choice, by, bad_pin) = match pin::strategy(pod, settings.strategy) {
+        Ok((choice, by)) => (choice, by, None),
+        Err(bad) => (settings.strategy, By::Setting, Some(bad)),
+    };
     let facts = Facts {
         pod,
         mesh,
-        choice: settings.strategy,
+        choice,
+        by,
+        bad_pin,
         support: ctx.versions.support(mesh, settings),
         ctx,
         wrapper: wrapper_allowed(pod),
@@ -146,6 +164,13 @@ pub(crate) fn decide(
             Why::Unknown(Box::new(facts.support.clone())),
         ),
     }
+}
+
+/// A strategy pin that names no strategy: the pod is left as it is, since the owner asked
+/// for something meshjob cannot tell.
+fn pin_invalid(f: &Facts<'_, '_>) -> Option<Outcome> {
+    let (value, place) = f.bad_pin.clone()?;
+    Some(Outcome::Skip(Why::PinInvalid { value, place }))
 }
 
 /// A `hostNetwork` pod is never injected, whatever its mesh.
@@ -191,15 +216,17 @@ fn proxy_is_native(f: &Facts<'_, '_>) -> Option<Outcome> {
 }
 
 fn chosen_none(f: &Facts<'_, '_>) -> Option<Outcome> {
-    (f.choice == StrategyChoice::None).then_some(Outcome::Fix(
-        Strategy::Remove { keep_native: false },
-        Why::ChosenNone,
-    ))
+    (f.choice == StrategyChoice::None).then(|| {
+        Outcome::Fix(
+            Strategy::Remove { keep_native: false },
+            Why::ChosenNone(f.by.clone()),
+        )
+    })
 }
 
 fn chosen_wrapper(f: &Facts<'_, '_>) -> Option<Outcome> {
     (f.choice == StrategyChoice::Wrapper)
-        .then_some(Outcome::Fix(Strategy::Wrapper, Why::ChosenWrapper))
+        .then(|| Outcome::Fix(Strategy::Wrapper, Why::ChosenWrapper(f.by.clone())))
 }
 
 /// `--strategy native`: refused where the versions are known to be too old or the proxy
@@ -209,14 +236,15 @@ fn chosen_native(f: &Facts<'_, '_>) -> Option<Outcome> {
         return None;
     }
     let s = Box::new(f.support.clone());
+    let by = f.by.clone();
     Some(if !s.too_old().is_empty() {
-        Outcome::Skip(Why::NativeTooOld(s))
+        Outcome::Skip(Why::NativeTooOld(s, by))
     } else if f.pod.container(f.mesh.proxy_container).is_some() {
         Outcome::Skip(Why::NativeInjected(f.mesh))
     } else if !s.known() {
-        Outcome::FixUnknown(Strategy::Native, Why::ChosenNative(s))
+        Outcome::FixUnknown(Strategy::Native, Why::ChosenNative(s, by))
     } else {
-        Outcome::Fix(Strategy::Native, Why::ChosenNative(s))
+        Outcome::Fix(Strategy::Native, Why::ChosenNative(s, by))
     })
 }
 
@@ -346,13 +374,18 @@ fn every_variant_opts_out(f: &Facts<'_, '_>) -> Option<Outcome> {
 /// `--strategy wrapper` on a pod whose kind does not allow it.
 fn wrapper_not_allowed(f: &Facts<'_, '_>) -> Option<Outcome> {
     let why = f.wrapper.err()?;
-    (f.choice == StrategyChoice::Wrapper).then_some(Outcome::Skip(Why::WrapperNotAllowed { why }))
+    (f.choice == StrategyChoice::Wrapper).then(|| {
+        Outcome::Skip(Why::WrapperNotAllowed {
+            why,
+            by: f.by.clone(),
+        })
+    })
 }
 
 /// `--strategy native` on a pod whose kind does not allow it (a config row).
 fn native_not_allowed(f: &Facts<'_, '_>) -> Option<Outcome> {
     (f.choice == StrategyChoice::Native && !f.pod.fixes.native)
-        .then_some(Outcome::Skip(Why::NativeNotAllowed))
+        .then(|| Outcome::Skip(Why::NativeNotAllowed(f.by.clone())))
 }
 
 /// Only native sidecars could fix the pod, and they are out: the kind's fallback, or

@@ -441,3 +441,40 @@ fn only_batch_pods_are_targets() {
     assert_eq!(count(&tf("restartPolicy: Always\n      ")), 0);
     assert_eq!(count(&tf("restartPolicy: ExitCode\n      ")), 1);
 }
+
+#[test]
+fn a_pin_on_the_pod_template_wins_over_the_objects_and_the_runs() {
+    let pinned = |object: &str, template: &str| {
+        format!(
+            "apiVersion: batch/v1\nkind: Job\nmetadata: {{name: j, annotations: {object}}}\n\
+             spec:\n  template:\n    metadata: {{annotations: {template}}}\n    spec: \
+             {{containers: [{{name: a, command: [x]}}]}}\n"
+        )
+    };
+    let new = with(Some((1, 24)), Some((1, 30)), StrategyChoice::Wrapper);
+    let both = pinned(
+        "{meshjob.dev/strategy: wrapper}",
+        "{meshjob.dev/strategy: native}",
+    );
+    assert_eq!(strategy(&both, &new), Some(Strategy::Native));
+    let object = pinned("{meshjob.dev/strategy: native}", "{}");
+    assert_eq!(strategy(&object, &new), Some(Strategy::Native));
+    // `auto` is a pin too: the versions decide, whatever the run's strategy.
+    let auto = pinned("{}", "{meshjob.dev/strategy: auto}");
+    assert_eq!(strategy(&auto, &new), Some(Strategy::Native));
+    let none = pinned("{}", "{meshjob.dev/strategy: none}");
+    assert_eq!(
+        strategy(&none, &new),
+        Some(Strategy::Remove { keep_native: false })
+    );
+    // Ignored, or a value that is no strategy: left alone.
+    assert_eq!(
+        strategy(&pinned("{meshjob.dev/ignore: x}", "{}"), &new),
+        None
+    );
+    let bad = pinned("{}", "{meshjob.dev/strategy: Native}");
+    assert!(matches!(
+        decision(&bad, &new),
+        Decision::Skip(Why::PinInvalid { .. })
+    ));
+}

@@ -1,6 +1,8 @@
 //! Why a pod gets its fix, or none: typed reasons, and the one function that words them.
 
 use super::markers::Seen;
+use super::pin::{By, IGNORE_KEY, Place, STRATEGY_KEY};
+use crate::config::StrategyChoice;
 use crate::finding::{Finding, Rule, Severity};
 use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
@@ -21,11 +23,22 @@ pub(crate) enum Why {
         by: String,
     },
     ProxyIsNative(&'static Mesh),
-    ChosenNone,
-    ChosenWrapper,
-    ChosenNative(Box<Support>),
-    /// `--strategy native` with versions known to be too old: left alone.
-    NativeTooOld(Box<Support>),
+    /// The pod's annotation [`IGNORE_KEY`] (its value is the reason): left alone.
+    Ignored {
+        reason: String,
+        place: Place,
+    },
+    /// The pod's annotation [`STRATEGY_KEY`] names no strategy: left alone.
+    PinInvalid {
+        value: String,
+        place: Place,
+    },
+    /// `none`, `wrapper` or `native` from `--strategy` or the pod's pin (`By`).
+    ChosenNone(By),
+    ChosenWrapper(By),
+    ChosenNative(Box<Support>, By),
+    /// Native sidecars asked for, with versions known to be too old: left alone.
+    NativeTooOld(Box<Support>, By),
     /// `--strategy native` on a pod whose proxy is injected already: left alone.
     NativeInjected(&'static Mesh),
     ProxyInjected(&'static Mesh),
@@ -58,12 +71,13 @@ pub(crate) enum Why {
         first: String,
         seen: Seen,
     },
-    /// `--strategy wrapper` on a pod whose kind does not allow it: left alone.
+    /// The wrapper asked for on a pod whose kind does not allow it: left alone.
     WrapperNotAllowed {
         why: &'static str,
+        by: By,
     },
-    /// `--strategy native` on a pod whose kind does not allow it: left alone.
-    NativeNotAllowed,
+    /// Native sidecars asked for on a pod whose kind does not allow them: left alone.
+    NativeNotAllowed(By),
     /// The kind allows only the wrapper.
     OnlyWrapper,
     /// Only native sidecars fix the pod, and the versions are not known: nothing written.
@@ -128,18 +142,20 @@ impl Why {
             Why::HostNetwork => Rule::HostNetwork,
             Why::Ambient { .. } => Rule::Ambient,
             Why::ProxyIsNative(_) | Why::PodIsNative { .. } => Rule::NativeSidecar,
-            Why::NativeTooOld(_) => Rule::NativeTooOld,
+            Why::NativeTooOld(..) => Rule::NativeTooOld,
+            Why::Ignored { .. } => Rule::Ignored,
+            Why::PinInvalid { .. } => Rule::PinInvalid,
             Why::NativeInjected(_) => Rule::NativeInjected,
             Why::VersionsUnknown { .. } => Rule::VersionsUnknown,
             Why::EveryVariantOptsOut { .. } => Rule::OptedOut,
-            Why::WrapperNotAllowed { .. } | Why::NativeNotAllowed => Rule::FixNotAllowed,
+            Why::WrapperNotAllowed { .. } | Why::NativeNotAllowed(_) => Rule::FixNotAllowed,
             Why::NativeOnlyUnknown { .. } => Rule::NativeOnlyUnknown,
             Why::NoFix { .. } => Rule::NoFixPossible,
             Why::Fallback { .. } => Rule::KillCommand,
             Why::OnlyWrapper
-            | Why::ChosenNone
-            | Why::ChosenWrapper
-            | Why::ChosenNative(_)
+            | Why::ChosenNone(_)
+            | Why::ChosenWrapper(_)
+            | Why::ChosenNative(..)
             | Why::ProxyInjected(_)
             | Why::PodTurnsNativeOff { .. }
             | Why::TooOld(_)
@@ -154,10 +170,11 @@ impl Why {
         let at = pod.template.start;
         let severity = match self {
             Why::MeshConflict(..)
-            | Why::NativeTooOld(_)
+            | Why::NativeTooOld(..)
             | Why::NativeInjected(_)
+            | Why::PinInvalid { .. }
             | Why::WrapperNotAllowed { .. }
-            | Why::NativeNotAllowed => Severity::Error,
+            | Why::NativeNotAllowed(_) => Severity::Error,
             Why::NativeOnlyUnknown { .. } | Why::NoFix { .. } | Why::Fallback { .. } => {
                 Severity::Warning
             }
@@ -206,14 +223,39 @@ impl Why {
                  itself; {REMOVE_NOTE}",
                 mesh.proxy_container
             ),
-            Why::ChosenNone => format!("strategy none: {REMOVE_NOTE}"),
-            Why::ChosenWrapper => "the wrapper (--strategy wrapper)".to_string(),
-            Why::ChosenNative(s) => {
-                format!("native sidecar (--strategy native; {})", s.versions_text())
+            Why::Ignored { reason, place } => {
+                let reason = match reason.trim() {
+                    "" => String::new(),
+                    r => format!(": {r}"),
+                };
+                format!(
+                    "left alone: {IGNORE_KEY} {}{reason}; nothing is written",
+                    place.text()
+                )
             }
-            Why::NativeTooOld(s) => format!(
-                "--strategy native needs {}, but {}; the pod is left as it is (use the \
-                 wrapper, or upgrade)",
+            Why::PinInvalid { value, place } => format!(
+                "{STRATEGY_KEY}: {value:?} {} is not a strategy (auto, wrapper, native or \
+                 none); the pod is left as it is",
+                place.text()
+            ),
+            Why::ChosenNone(by) => {
+                let pin = match by {
+                    By::Setting => String::new(),
+                    By::Pin { .. } => format!(" ({})", by.text(StrategyChoice::None)),
+                };
+                format!("strategy none{pin}: {REMOVE_NOTE}")
+            }
+            Why::ChosenWrapper(by) => {
+                format!("the wrapper ({})", by.text(StrategyChoice::Wrapper))
+            }
+            Why::ChosenNative(s, by) => format!(
+                "native sidecar ({}; {})",
+                by.text(StrategyChoice::Native),
+                s.versions_text()
+            ),
+            Why::NativeTooOld(s, by) => format!(
+                "{} needs {}, but {}; the pod is left as it is (use the wrapper, or upgrade)",
+                by.text(StrategyChoice::Native),
                 s.needs_text(),
                 s.too_old_text().unwrap_or_default()
             ),
@@ -260,13 +302,19 @@ impl Why {
                     seen.what
                 )
             }
-            Why::WrapperNotAllowed { why } => format!(
-                "--strategy wrapper cannot fix this pod: {why}; the pod is left as it is (use \
-                 --strategy auto or native)"
+            Why::WrapperNotAllowed { why, by } => format!(
+                "{} cannot fix this pod: {why}; the pod is left as it is ({})",
+                by.text(StrategyChoice::Wrapper),
+                match by {
+                    By::Setting => "use --strategy auto or native",
+                    By::Pin { .. } => "pin auto or native instead",
+                }
             ),
-            Why::NativeNotAllowed => "--strategy native: its entry in the config's `kinds` does \
-                 not allow native sidecars; the pod is left as it is"
-                .to_string(),
+            Why::NativeNotAllowed(by) => format!(
+                "{}: its entry in the config's `kinds` does not allow native sidecars; the pod \
+                 is left as it is",
+                by.text(StrategyChoice::Native)
+            ),
             Why::OnlyWrapper => {
                 "the wrapper (its entry in the config's `kinds` allows only the wrapper)"
                     .to_string()
@@ -312,12 +360,8 @@ impl Why {
     /// The versions the reason rests on, if it rests on any.
     fn support(&self) -> Option<&Support> {
         match self {
-            Why::ChosenNative(s)
-            | Why::NativeTooOld(s)
-            | Why::TooOld(s)
-            | Why::MeshNative(s)
-            | Why::Native(s)
-            | Why::Unknown(s) => Some(s),
+            Why::ChosenNative(s, _) | Why::NativeTooOld(s, _) => Some(s),
+            Why::TooOld(s) | Why::MeshNative(s) | Why::Native(s) | Why::Unknown(s) => Some(s),
             _ => None,
         }
     }

@@ -18,7 +18,7 @@ mod versions_from;
 
 use crate::config::{FailOn, Settings};
 use crate::exit;
-use crate::finding::{Rule, Severity};
+use crate::finding::Rule;
 use crate::output::console::{self, Reply};
 use crate::output::hold::HoldBack;
 use crate::output::report;
@@ -26,6 +26,7 @@ use crate::run::{self, Outcome};
 use crate::source::{self, LoadError, Origin};
 use crate::stream::stdin::Stdin;
 use crate::stream::{self, Done, Sink, Stop};
+use crate::verdict::Verdict;
 use std::io::IsTerminal;
 
 /// A program that pipes a resource stream through meshjob.
@@ -82,11 +83,14 @@ pub(crate) fn run_text(host: &impl Host, text: &str) -> Reply {
             .splice(0..0, crate::pipeline::conflicts(text, &settings));
         // A stream host returns the fixed stream: what "would change" has changed.
         outcome.findings.retain(|f| f.rule != Rule::WouldChange);
-        // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
-        let warned = settings.fail_on == FailOn::Warning
-            && (outcome.findings.iter()).any(|f| f.severity == Severity::Warning && !f.fixed);
+        // `failOn: warning`: kubectl shows a plugin's stderr only when it fails. (An error
+        // left fails the host's own reply.)
+        let mut verdict = Verdict::default();
+        for f in &outcome.findings {
+            verdict.take(f, settings.fail_on);
+        }
         let mut reply = host.reply(text, input, outcome)?;
-        if warned && reply.code == exit::OK {
+        if verdict.fails_left && reply.code == exit::OK {
             reply.code = exit::FINDINGS;
         }
         Ok(reply)
@@ -116,10 +120,8 @@ pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
     let mut sink = Plain {
         out: HoldBack::new(&mut stdout),
         stderr: String::new(),
-        errors_left: false,
-        warned: false,
         fail_on: settings.fail_on,
-        noted: Vec::new(),
+        verdict: Verdict::default(),
     };
     let opts = run::ProcessOptions::default();
     let mut stopped = match stream::process(input.reader(), settings, opts, ns, &mut sink) {
@@ -139,7 +141,7 @@ pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         return console::reply(label, &Reply::trouble(label, &m));
     }
     // `failOn: warning`: kubectl shows a plugin's stderr only when it fails.
-    let code = if sink.errors_left || sink.warned {
+    let code = if sink.verdict.fails_left {
         exit::FINDINGS
     } else {
         exit::OK
@@ -158,36 +160,22 @@ pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
 struct Plain<'a> {
     out: HoldBack<'a>,
     stderr: String,
-    errors_left: bool,
-    /// A warning is left and `failOn: warning` fails the run.
-    warned: bool,
     fail_on: FailOn,
-    /// The rules whose once-per-run note has been said.
-    noted: Vec<Rule>,
+    /// What the findings said: an error left, or a warning under `failOn: warning`, fails.
+    verdict: Verdict,
 }
 
 impl Sink for Plain<'_> {
     fn batch(&mut self, done: &Done) -> Result<(), String> {
         for f in &done.result.findings {
             // A stream host returns the fixed stream: what "would change" has changed.
-            if f.rule == Rule::WouldChange {
+            if f.rule == Rule::WouldChange || !self.verdict.take(f, self.fail_on) {
                 continue;
             }
-            if f.rule.once_per_run() {
-                if self.noted.contains(&f.rule) {
-                    continue;
-                }
-                self.noted.push(f.rule);
-            }
-            self.errors_left |= f.severity == Severity::Error && !f.fixed;
-            self.warned |=
-                self.fail_on == FailOn::Warning && f.severity == Severity::Warning && !f.fixed;
             self.stderr.push_str(&report::plain(f));
             self.stderr.push('\n');
         }
-        let out = &mut self.out;
-        done.output()
-            .try_for_each(|o| out.write(o))
+        done.write_into(&mut self.out)
             .map_err(|e| console::cannot_write_stdout(&e))
     }
 }

@@ -47,7 +47,7 @@ pub(crate) fn run(req: &Request) -> u8 {
             t.push('\n');
             t
         }
-        Format::Human | Format::Github => {
+        Format::Human | Format::Github | Format::Sarif => {
             let warnings: String = (report.conflicts.iter())
                 .map(|c| format!("{}\n", crate::output::report::plain(&c.finding(0))))
                 .collect();

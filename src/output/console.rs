@@ -120,7 +120,7 @@ pub(crate) fn findings(reports: &[Located], format: Format, color: bool, fix_mod
     for l in reports {
         let line = match format {
             Format::Github => report::github(l),
-            Format::Human | Format::Json => report::human(l, color, fix_mode),
+            Format::Human | Format::Json | Format::Sarif => report::human(l, color, fix_mode),
         };
         text.push_str(&line);
         text.push('\n');

@@ -141,6 +141,13 @@ impl<'a> HoldBack<'a> {
     }
 }
 
+impl crate::stream::Output for HoldBack<'_> {
+    type Error = std::io::Error;
+    fn put(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        self.write(bytes)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -6,5 +6,7 @@ pub(crate) mod escape;
 pub(crate) mod hold;
 pub(crate) mod hunks;
 pub(crate) mod report;
+pub(crate) mod sarif;
+pub(crate) mod statistics;
 pub(crate) mod summary;
 pub(crate) mod write;

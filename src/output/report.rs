@@ -12,6 +12,8 @@ pub enum Format {
     Human,
     Json,
     Github,
+    /// One SARIF 2.1.0 log on stdout, for code scanning.
+    Sarif,
 }
 
 /// A finding placed in a file, ready to show. `line` 0 means a finding about the whole

@@ -319,3 +319,10 @@ fn debug_hook(stage: &str, tmp: &Path, text: &[u8]) {
 
 #[cfg(not(debug_assertions))]
 fn debug_hook(_stage: &str, _tmp: &Path, _text: &[u8]) {}
+
+impl crate::stream::Output for Replacement {
+    type Error = String;
+    fn put(&mut self, bytes: &[u8]) -> Result<(), String> {
+        self.write(bytes)
+    }
+}

@@ -223,15 +223,24 @@ impl Done {
         whole.into_iter().chain(pieces)
     }
 
-    /// Appends the batch's output.
-    pub(crate) fn write_to(&self, out: &mut String) {
-        if !self.changed() {
-            out.push_str(self.text());
-            return;
-        }
-        for (old, new) in self.pieces() {
-            out.push_str(new.unwrap_or(old));
-        }
+    /// Writes the batch's output ([`Done::output`]) to `out`: the one loop every host's
+    /// output (stdout, a file's replacement, a text in memory) goes through.
+    pub(crate) fn write_into<O: Output + ?Sized>(&self, out: &mut O) -> Result<(), O::Error> {
+        self.output().try_for_each(|o| out.put(o))
+    }
+}
+
+/// Where a batch's output is written ([`Done::write_into`]).
+pub(crate) trait Output {
+    type Error;
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Self::Error>;
+}
+
+impl Output for Vec<u8> {
+    type Error = std::convert::Infallible;
+    fn put(&mut self, bytes: &[u8]) -> Result<(), Self::Error> {
+        self.extend_from_slice(bytes);
+        Ok(())
     }
 }
 

@@ -1,0 +1,161 @@
+//! Where the batches of one input go: the diff, stdout, or the file's replacement.
+
+use super::Mode;
+use crate::finding::Rule;
+use crate::output::console;
+use crate::output::diff;
+use crate::output::hold::HoldBack;
+use crate::output::hunks::Hunks;
+use crate::output::report::Located;
+use crate::output::write::{Replacement, Seen};
+use crate::source::Origin;
+use crate::stream::{self, Done, Sink};
+
+/// Where the batches of one input go: the diff, stdout, or the file's replacement.
+pub(super) struct FileSink<'a, 'o> {
+    pub(super) mode: Mode,
+    pub(super) origin: &'a Origin,
+    pub(super) name: &'a str,
+    pub(super) out: HoldBack<'o>,
+    /// The diff (`diff`, `check`, and `fix` for the JSON report).
+    pub(super) hunks: Option<Hunks>,
+    /// `--format json`: the diff is kept for the report, not printed.
+    pub(super) json: Option<String>,
+    pub(super) color: bool,
+    /// `fix FILE`: the replacement, begun at the first change (or why it could not be).
+    pub(super) replacement: Option<Result<Replacement, String>>,
+    /// `fix FILE`: what the file held, to check before replacing it.
+    pub(super) seen: Seen,
+    pub(super) findings: Vec<Located>,
+    pub(super) changed: bool,
+    /// The input read so far holds `{{` (a template, when it does not parse).
+    pub(super) braces: bool,
+    /// Stdout did not take the output (why).
+    pub(super) stdout_failed: Option<String>,
+}
+
+impl FileSink<'_, '_> {
+    fn diff(&mut self, s: String) -> std::io::Result<()> {
+        if s.is_empty() {
+            return Ok(());
+        }
+        if let Some(kept) = &mut self.json {
+            kept.push_str(&s);
+            return Ok(());
+        }
+        let s = if self.color { diff::colorize(&s) } else { s };
+        self.out.write(s.as_bytes())
+    }
+
+    /// The end of the input: the diff's last lines, and what is held, go out.
+    pub(super) fn finish(&mut self) -> std::io::Result<()> {
+        if let Some(h) = self.hunks.take() {
+            let mut s = String::new();
+            h.finish(&mut s);
+            self.diff(s)?;
+        }
+        self.out.finish()
+    }
+
+    /// Keeps the first reason stdout failed; the message for the sink's error.
+    pub(super) fn stdout_failed(&mut self, e: &std::io::Error) -> String {
+        self.stdout_failed
+            .get_or_insert_with(|| console::cannot_write_stdout(e))
+            .clone()
+    }
+
+    /// `fix FILE`: the batch into the replacement, begun at the first change.
+    fn replace(&mut self, path: &std::path::Path, done: &Done) {
+        if self.replacement.is_none() && done.changed() {
+            self.replacement = Some(Replacement::begin(path).and_then(|mut r| {
+                r.copy_prefix(done.batch.offset)?;
+                Ok(r)
+            }));
+        }
+        let Some(Ok(r)) = &mut self.replacement else {
+            return;
+        };
+        if let Err(m) = done.write_into(r) {
+            self.replacement = Some(Err(m));
+        }
+    }
+}
+
+/// Findings `fix` leaves out of its text report: it names the files it wrote instead of each
+/// pod it changed (and the strategy that changed it: `check` and `diff` explain that). Each
+/// is an info or a fixed error, so in `fix` it counts for nothing either.
+pub(super) fn said_per_change(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
+    )
+}
+
+impl Sink for FileSink<'_, '_> {
+    fn batch(&mut self, done: &Done) -> Result<(), String> {
+        let b = &done.batch;
+        let mut found = done.result.findings.clone();
+        if self.mode == Mode::Fix && self.json.is_none() {
+            // Not kept to the end of a long stream only to be left out of the report.
+            found.retain(|f| !said_per_change(f.rule));
+        }
+        found.sort_by_key(|f| f.offset);
+        let offsets: Vec<usize> = found.iter().map(|f| f.offset).collect();
+        let places = stream::line_cols(b.line, &b.bytes, &offsets);
+        for (mut f, (line, col)) in found.into_iter().zip(places) {
+            f.offset += b.offset as usize;
+            self.findings.push(Located {
+                path: self.name.to_string(),
+                line,
+                col,
+                finding: f,
+            });
+        }
+        self.changed |= done.changed();
+        self.braces |= memchr::memmem::find(&b.bytes, b"{{").is_some();
+        if let Some(h) = &mut self.hunks {
+            let mut s = String::new();
+            if done.changed() {
+                for (old, new) in done.pieces() {
+                    match new {
+                        Some(new) => h.change(old, new, &mut s),
+                        None => h.equal(old, &mut s),
+                    }
+                }
+            } else {
+                h.equal(done.text(), &mut s);
+            }
+            self.diff(s).map_err(|e| self.stdout_failed(&e))?;
+        }
+        match self.mode {
+            Mode::Diff | Mode::Check => {}
+            Mode::Fix => match self.origin {
+                Origin::Stdin => {
+                    let out = &mut self.out;
+                    let written = out.input(b.bytes.len()).and_then(|()| done.write_into(out));
+                    written.map_err(|e| self.stdout_failed(&e))?;
+                }
+                Origin::File(p) => {
+                    self.seen.update(&b.bytes);
+                    self.replace(p, done);
+                }
+            },
+        }
+        Ok(())
+    }
+
+    fn gives_back(&self) -> bool {
+        self.out.gives_back()
+    }
+
+    fn rest(&mut self, bytes: &[u8]) -> bool {
+        self.braces |= memchr::memmem::find(bytes, b"{{").is_some();
+        match self.out.echo(bytes) {
+            Ok(()) => true,
+            Err(e) => {
+                self.stdout_failed(&e);
+                false
+            }
+        }
+    }
+}

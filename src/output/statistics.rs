@@ -1,0 +1,106 @@
+//! `check --statistics`: a count per rule code instead of each finding, as ruff prints it
+//! (astral-sh/ruff `crates/ruff/src/printer.rs`, `write_statistics`): the count right-aligned,
+//! the code, `[*]` when `fix` repairs findings of that rule (`[ ]` otherwise; neither when no
+//! rule is fixable), and the rule's title, one rule a line, the most frequent first.
+
+use super::report::Located;
+use crate::finding::Rule;
+
+/// One rule's count.
+struct Count {
+    rule: Rule,
+    count: usize,
+    fixable: bool,
+}
+
+/// The counts of the findings in `reports`: by count, most first, then by code.
+fn counts(reports: &[Located]) -> Vec<Count> {
+    let mut by_rule: Vec<Count> = Vec::new();
+    for l in reports {
+        let f = &l.finding;
+        match by_rule.iter_mut().find(|c| c.rule == f.rule) {
+            Some(c) => {
+                c.count += 1;
+                c.fixable |= f.fixed;
+            }
+            None => by_rule.push(Count {
+                rule: f.rule,
+                count: 1,
+                fixable: f.fixed,
+            }),
+        }
+    }
+    by_rule.sort_by(|a, b| b.count.cmp(&a.count).then(a.rule.cmp(&b.rule)));
+    by_rule
+}
+
+/// The lines for stderr, each ending in `\n`; empty when there is no finding.
+pub(crate) fn text(reports: &[Located]) -> String {
+    let counts = counts(reports);
+    let width = counts.iter().map(|c| c.count.to_string().len()).max();
+    let any_fixable = counts.iter().any(|c| c.fixable);
+    let mut out = String::new();
+    for c in &counts {
+        let mark = match (any_fixable, c.fixable) {
+            (false, _) => "",
+            (true, true) => "[*] ",
+            (true, false) => "[ ] ",
+        };
+        let info = c.rule.info();
+        out.push_str(&format!(
+            "{:>w$}\t{}\t{mark}{}\n",
+            c.count,
+            info.code,
+            info.title,
+            w = width.unwrap_or(1)
+        ));
+    }
+    out
+}
+
+/// The `statistics` list of the JSON report: `{code, title, count, fixable}` per rule.
+pub(crate) fn json(reports: &[Located]) -> serde_json::Value {
+    (counts(reports).iter())
+        .map(|c| {
+            serde_json::json!({
+                "code": c.rule.code(),
+                "title": c.rule.info().title,
+                "count": c.count,
+                "fixable": c.fixable,
+            })
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::finding::Finding;
+
+    fn at(f: Finding) -> Located {
+        Located::at_path("a.yaml", f)
+    }
+
+    #[test]
+    fn most_frequent_first_then_by_code_with_fix_marks() {
+        let reports = vec![
+            at(Finding::warning(Rule::KeptUserValue, 0, "x")),
+            at(Finding::error(Rule::WouldChange, 0, "x").fixed()),
+            at(Finding::error(Rule::UnknownEntrypoint, 0, "x")),
+            at(Finding::error(Rule::WouldChange, 0, "x").fixed()),
+            at(Finding::info(Rule::StrategyChosen, 0, "x")),
+            at(Finding::info(Rule::StrategyChosen, 0, "x")),
+            at(Finding::info(Rule::StrategyChosen, 0, "x")),
+        ];
+        assert_eq!(
+            text(&reports),
+            "3\tMJ120\t[ ] strategy chosen\n\
+             2\tMJ701\t[*] pod would change\n\
+             1\tMJ204\t[ ] entrypoint unknown\n\
+             1\tMJ520\t[ ] your value kept\n"
+        );
+        let plain = vec![at(Finding::warning(Rule::KeptUserValue, 0, "x"))];
+        assert_eq!(text(&plain), "1\tMJ520\tyour value kept\n");
+        assert_eq!(text(&[]), "");
+    }
+}
