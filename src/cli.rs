@@ -169,6 +169,12 @@ pub struct AuditArgs {
     /// How to report: text, or one JSON document on stdout.
     #[arg(long, value_enum, default_value_t = VersionsFormat::Text)]
     pub format: VersionsFormat,
+
+    /// A file or directory of the repository to find each held pod's workload in (by kind,
+    /// name and namespace; repeat for more); the text report then prints the fix of the
+    /// matched files as `meshjob diff` would.
+    #[arg(long, value_name = "PATH")]
+    pub repo: Vec<String>,
 }
 
 /// `meshjob config` takes the settings flags only: nothing else changes what it prints.
@@ -264,6 +270,7 @@ pub fn main() -> ExitCode {
                 flags: a.settings,
                 now: a.now,
                 json: a.format == VersionsFormat::Json,
+                repo: a.repo,
             };
             return ExitCode::from(crate::audit::run(&req));
         }

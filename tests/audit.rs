@@ -150,3 +150,60 @@ fn a_dump_larger_than_a_document_is_read_item_by_item() {
     assert!(out.contains(&format!("{n} pods: {n} succeeded")), "{out}");
     assert!(Path::new(&expected("dump.txt")).exists() || golden::updating());
 }
+
+/// Runs `meshjob audit ARGS` in testdata/audit, beside its `repo/` (the diff writes nothing).
+fn audit_in_testdata(args: &[&str]) -> Output {
+    let mut cmd = meshjob();
+    cmd.arg("audit")
+        .args(args)
+        .current_dir(common::root().join("testdata/audit"));
+    run_stdin(&mut cmd, b"")
+}
+
+#[test]
+fn the_repository_holds_some_owners_and_their_fix_is_shown() {
+    let o = audit_in_testdata(&["--now", NOW, "dump.yaml", "--repo", "repo"]);
+    check("repo.txt", &o, 1);
+    let out = String::from_utf8_lossy(&o.stdout);
+    // The CronJob by its own namespace; the Job by its kustomization's; the others nowhere.
+    assert!(
+        out.contains("  source:  repo/cronjobs/nightly.yaml:2\n"),
+        "{out}"
+    );
+    assert!(
+        out.contains("repo/data/export-job.yaml:2 (no namespace of its own; repo/data/kustomization.yaml sets `namespace: data`)"),
+        "{out}"
+    );
+    assert_eq!(
+        out.matches("  source:  not in the repository").count(),
+        4,
+        "{out}"
+    );
+    // Each matched file's fix, as `meshjob diff` prints it (the dump's kubelets let the
+    // user sidecar move).
+    assert!(out.contains("+++ b/repo/cronjobs/nightly.yaml\n"), "{out}");
+    assert!(
+        out.contains("restartPolicy: Always # meshjob: moved from containers[1]"),
+        "{out}"
+    );
+    let o = audit_in_testdata(&[
+        "--now",
+        NOW,
+        "--format",
+        "json",
+        "dump.yaml",
+        "--repo",
+        "repo",
+    ]);
+    let v = json(&o);
+    let sources: Vec<&serde_json::Value> = (v["held"].as_array().into_iter().flatten())
+        .map(|h| &h["source"])
+        .collect();
+    assert_eq!(sources[0]["path"], "repo/cronjobs/nightly.yaml");
+    assert_eq!(sources[0]["line"], 2);
+    assert!(sources[1].is_null(), "{sources:?}");
+    assert_eq!(v["repositorySearched"], true);
+    // A --repo path that does not exist is bad input.
+    let o = audit_in_testdata(&["dump.yaml", "--repo", "nowhere"]);
+    assert_eq!(o.status.code(), Some(2));
+}

@@ -9,6 +9,7 @@
 
 mod pod;
 mod read;
+mod repo;
 mod report;
 mod time;
 
@@ -35,6 +36,8 @@ pub(crate) struct Request {
     /// `--now`, as given.
     pub now: Option<String>,
     pub json: bool,
+    /// `--repo` paths: where the top owners' manifests are looked for.
+    pub repo: Vec<String>,
 }
 
 /// A held pod, put together: what the report says of it.
@@ -53,6 +56,9 @@ pub(crate) struct Finding {
     pub mesh: Option<MeshId>,
     pub wrapped: bool,
     pub fix: Fix,
+    /// The top owner's document in the repository (`--repo`); `None` there when it is in
+    /// none of its files, or when no `--repo` was given.
+    pub source: Option<repo::Source>,
 }
 
 /// The fix meshjob would write for a held pod's workload.
@@ -110,19 +116,92 @@ pub(crate) fn run(req: &Request) -> u8 {
         }
     }
     let now = now.or(all.newest);
-    let found = findings(&all, &settings, now);
+    let mut found = findings(&all, &settings, now);
+    let mut repo = None;
+    if !req.repo.is_empty() {
+        let mut r = match repo::Repo::read(&req.repo, &spelling) {
+            Ok(r) => r,
+            Err(m) => return console::trouble(&m),
+        };
+        for f in &mut found {
+            let (kind, name) = match f.owners.last() {
+                Some((k, n)) => (k.as_str(), n.as_str()),
+                None => ("Pod", f.name.as_str()),
+            };
+            f.source = r.find(kind, name, &f.namespace);
+        }
+        repo = Some(r);
+    }
     let counts: Vec<(State, u64)> = (State::ALL.iter().copied())
         .zip(all.counts.iter().copied())
         .collect();
+    let searched = repo.is_some();
     let text = if req.json {
-        report::json(&found, &counts, now)
+        report::json(&found, &counts, now, searched)
     } else {
-        report::text(&found, &counts, now)
+        report::text(&found, &counts, now, searched)
     };
-    match console::stdout(text.as_bytes()) {
-        Ok(()) if found.is_empty() => exit::OK,
-        Ok(()) => exit::FINDINGS,
-        Err(e) => console::trouble(&console::cannot_write_stdout(&e)),
+    if let Err(e) = console::stdout(text.as_bytes()) {
+        return console::trouble(&console::cannot_write_stdout(&e));
+    }
+    if let Some(r) = &repo {
+        for (name, why) in &r.skipped {
+            console::stderr(&format!(
+                "meshjob: warning: --repo {name}: skipped: {why}\n"
+            ));
+        }
+        // The text report goes on with the fix of each matched file, as `meshjob diff`
+        // prints it; the JSON report names the files (`source`) and stays one document.
+        if !req.json
+            && !r.files.is_empty()
+            && let Some(code) = repo_diff(req, &r.files, &all)
+        {
+            return code;
+        }
+    }
+    if found.is_empty() {
+        exit::OK
+    } else {
+        exit::FINDINGS
+    }
+}
+
+/// Prints the fix of `files` as `meshjob diff` does, with the audit's settings flags and,
+/// where they name no Kubernetes version, the oldest kubelet of the dumps' Nodes (the
+/// version the audit's fix was decided with). `Some` exit status when the diff could not
+/// be made.
+fn repo_diff(req: &Request, files: &[String], all: &Dump) -> Option<u8> {
+    use crate::hosts::files;
+    let mut flags = req.flags.clone();
+    if flags.kubernetes_version.is_none() {
+        // Only an exact oldest kubelet: a control plane's bound is not a kubelet's version.
+        if let Some(crate::version::Kubelets::Oldest(k)) = all.versions.kubelets().map(|k| k.value)
+        {
+            flags.kubernetes_version = Some(format!("{}.{}", k.major, k.minor));
+        }
+    }
+    let heading = match files.len() {
+        1 => "\nThe fix in the repository (meshjob diff on the matched file):\n".to_string(),
+        n => format!("\nThe fix in the repository (meshjob diff on the {n} matched files):\n"),
+    };
+    if let Err(e) = console::stdout(heading.as_bytes()) {
+        return Some(console::trouble(&console::cannot_write_stdout(&e)));
+    }
+    let diff = files::Request {
+        mode: files::Mode::Diff,
+        paths: files.to_vec(),
+        flags,
+        exclude: Vec::new(),
+        stdin_filename: None,
+        force_mesh: false,
+        color: console::ColorChoice::Never,
+        format: crate::output::report::Format::Human,
+        quiet: true,
+        less: files::Less::default(),
+    };
+    match files::run(&diff) {
+        exit::OK | exit::FINDINGS => None,
+        code => Some(code),
     }
 }
 
@@ -204,6 +283,7 @@ fn findings(d: &Dump, settings: &Settings, now: Option<i64>) -> Vec<Finding> {
             mesh,
             wrapped: p.wrapped,
             fix,
+            source: None,
         });
     }
     out
@@ -221,15 +301,7 @@ fn fix(
     settings: &Settings,
 ) -> Fix {
     let Some(mesh) = mesh.map(MeshId::mesh) else {
-        return Fix {
-            strategy: "none",
-            what: "none from meshjob: a sidecar that is no mesh's proxy holds the pod; stop \
-                   it from the task (or move it to `initContainers` with `restartPolicy: \
-                   Always`, a native sidecar)"
-                .into(),
-            why: "meshjob's wrapper stops the mesh's proxy only".into(),
-            support: None,
-        };
+        return user_sidecar_fix(d, settings);
     };
     let mut support = d.versions.support(mesh, settings);
     if support.mesh_version.is_none() {
@@ -301,5 +373,54 @@ fn fix(
         what,
         why,
         support: Some(support),
+    }
+}
+
+/// The fix for a pod that one of the user's own sidecars holds (no mesh proxy): on Kubernetes
+/// 1.29+ meshjob moves the sidecar to `initContainers` as a native sidecar
+/// (`plan::sidecar_moves`, decided by the same `mode`); otherwise it writes nothing for it.
+fn user_sidecar_fix(d: &Dump, settings: &Settings) -> Fix {
+    use crate::plan::sidecar_moves::{self, KUBERNETES_SINCE, Mode};
+    // The kubelets do not depend on the mesh: any mesh's Support carries them.
+    let mut support = d.versions.support(MeshId::Istio.mesh(), settings);
+    support.mesh_version = None;
+    let kubelets = support.kubernetes.as_ref().map(|k| {
+        let v = match k.value {
+            crate::version::Kubelets::Oldest(v) => v.to_string(),
+            crate::version::Kubelets::AtLeast(v) => format!("{v}+"),
+        };
+        format!("the oldest kubelet is {v} (from {})", k.origin)
+    });
+    if sidecar_moves::mode(settings, &support) == Mode::Move {
+        return Fix {
+            strategy: "native",
+            what: "a native sidecar: meshjob moves the sidecar from `containers` to \
+                   `initContainers` with `restartPolicy: Always`, and the kubelet stops it \
+                   after the tasks (`meshjob fix` on the workload's manifest)"
+                .into(),
+            why: format!(
+                "{}: Kubernetes {KUBERNETES_SINCE} and later run native sidecars",
+                kubelets.unwrap_or_default()
+            ),
+            support: Some(support),
+        };
+    }
+    Fix {
+        strategy: "none",
+        what: "none from meshjob: a sidecar that is no mesh's proxy holds the pod; stop it from \
+               the task, or run Kubernetes 1.29+ (a native sidecar, which meshjob writes)"
+            .into(),
+        why: match kubelets {
+            Some(k) => format!(
+                "meshjob's wrapper stops the mesh's proxy only, and {k}: native sidecars need \
+                 Kubernetes {KUBERNETES_SINCE}"
+            ),
+            None => format!(
+                "meshjob's wrapper stops the mesh's proxy only, and no Node in the dumps (nor \
+                 --kubernetes-version) says the kubelets run Kubernetes {KUBERNETES_SINCE}+, \
+                 which native sidecars need"
+            ),
+        },
+        support: None,
     }
 }

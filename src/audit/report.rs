@@ -91,8 +91,31 @@ fn summary(counts: &[(State, u64)]) -> String {
     }
 }
 
+/// Where the top owner is in the repository (`--repo`), or that it is in none of its files.
+fn source(f: &Finding) -> String {
+    match &f.source {
+        Some(s) => {
+            let note = s
+                .note
+                .as_ref()
+                .map(|n| format!(" ({n})"))
+                .unwrap_or_default();
+            format!("{}:{}{note}", s.path, s.line)
+        }
+        None => "not in the repository: the workload comes from a chart or an operator, so \
+                 its fix goes there (or in the values that render it)"
+            .into(),
+    }
+}
+
 /// The text report: one line per top owner, then its held pods; a summary line last.
-pub(crate) fn text(found: &[Finding], counts: &[(State, u64)], now: Option<i64>) -> String {
+/// `searched`: a repository was searched for the top owners (`--repo`).
+pub(crate) fn text(
+    found: &[Finding],
+    counts: &[(State, u64)],
+    now: Option<i64>,
+    searched: bool,
+) -> String {
     let mut t = String::new();
     let mut groups: Vec<((String, String), Vec<&Finding>)> = Vec::new();
     for f in found {
@@ -106,6 +129,9 @@ pub(crate) fn text(found: &[Finding], counts: &[(State, u64)], now: Option<i64>)
         let n = pods.len();
         let s = if n == 1 { "" } else { "s" };
         let _ = writeln!(t, "{owner} in {ns}: {n} held pod{s}");
+        if let (true, Some(f)) = (searched, pods.first()) {
+            let _ = writeln!(t, "  source:  {}", source(f));
+        }
         for f in pods {
             let held = f.held_seconds.map_or("for an unknown time".into(), |h| {
                 format!("for {}", time::human(h))
@@ -150,8 +176,14 @@ fn origin(o: &Origin) -> serde_json::Value {
     o.json()
 }
 
-/// The JSON report: `held` (one entry per held pod), `summary`, `now`.
-pub(crate) fn json(found: &[Finding], counts: &[(State, u64)], now: Option<i64>) -> String {
+/// The JSON report: `held` (one entry per held pod), `summary`, `now`. `source` is the top
+/// owner's document in the repository, or null (always null without `--repo`: `searched`).
+pub(crate) fn json(
+    found: &[Finding],
+    counts: &[(State, u64)],
+    now: Option<i64>,
+    searched: bool,
+) -> String {
     let held: Vec<serde_json::Value> = (found.iter())
         .map(|f| {
             let s = f.fix.support.as_ref();
@@ -185,7 +217,9 @@ pub(crate) fn json(found: &[Finding], counts: &[(State, u64)], now: Option<i64>)
                     "meshVersion": mesh_version,
                     "oldestKubelet": kubelet,
                 },
-                "source": serde_json::Value::Null,
+                "source": f.source.as_ref().map(|s| serde_json::json!({
+                    "path": s.path, "line": s.line, "note": s.note,
+                })),
             })
         })
         .collect();
@@ -194,6 +228,7 @@ pub(crate) fn json(found: &[Finding], counts: &[(State, u64)], now: Option<i64>)
         summary.insert(s.word().replace(' ', "_"), serde_json::json!(n));
     }
     let doc = serde_json::json!({
+        "repositorySearched": searched,
         "held": held,
         "summary": summary,
         "now": now.map(time::format),

@@ -183,7 +183,7 @@ impl Versions {
 
     /// The oldest kubelet read; else the bound the oldest control plane read puts on its
     /// kubelets.
-    fn kubelets(&self) -> Option<Sourced<Kubelets>> {
+    pub(crate) fn kubelets(&self) -> Option<Sourced<Kubelets>> {
         let oldest = |what: What| {
             (self.found.iter().filter(|f| f.what == what))
                 .filter_map(|f| f.kubernetes().map(|v| (v, f)))
