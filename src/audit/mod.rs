@@ -23,8 +23,10 @@ use crate::paths::Spelling;
 use crate::source::{self, Origin};
 use crate::version::{Release, Sourced};
 use pod::{Holder, Ref, State};
+use read::HeldAt;
 use read::{Dump, Owner};
 use std::collections::HashMap;
+use std::io::Write;
 use std::sync::Arc;
 
 /// One run of `meshjob audit`.
@@ -59,6 +61,8 @@ pub(crate) struct Finding {
     /// The top owner's document in the repository (`--repo`); `None` there when it is in
     /// none of its files, or when no `--repo` was given.
     pub source: Option<repo::Source>,
+    /// A repository was searched (`--repo`), so `source: None` means found nowhere.
+    pub searched: bool,
 }
 
 /// The fix meshjob would write for a held pod's workload.
@@ -116,32 +120,33 @@ pub(crate) fn run(req: &Request) -> u8 {
         }
     }
     let now = now.or(all.newest);
-    let mut found = findings(&all, &settings, now);
     let mut repo = None;
     if !req.repo.is_empty() {
-        let mut r = match repo::Repo::read(&req.repo, &spelling) {
-            Ok(r) => r,
+        match repo::Repo::read(&req.repo, &spelling) {
+            Ok(r) => repo = Some(r),
             Err(m) => return console::trouble(&m),
-        };
-        for f in &mut found {
-            let (kind, name) = match f.owners.last() {
-                Some((k, n)) => (k.as_str(), n.as_str()),
-                None => ("Pod", f.name.as_str()),
-            };
-            f.source = r.find(kind, name, &f.namespace);
         }
-        repo = Some(r);
     }
     let counts: Vec<(State, u64)> = (State::ALL.iter().copied())
         .zip(all.counts.iter().copied())
         .collect();
-    let searched = repo.is_some();
-    let text = if req.json {
-        report::json(&found, &counts, now, searched)
-    } else {
-        report::text(&found, &counts, now, searched)
+    let mut judge = Judge {
+        d: &all,
+        owners: Owners::new(&all.owners),
+        settings: &settings,
+        now,
+        repo: repo.as_mut(),
     };
-    if let Err(e) = console::stdout(text.as_bytes()) {
+    // Each held pod is put together as it is written, never all of them at once: what
+    // waits in memory is the dump's small record of each.
+    let mut out = console::stdout_writer();
+    let written = match req.json {
+        true => judge.json(&mut out, &counts),
+        false => judge.text(&mut out, &counts),
+    }
+    .and_then(|()| out.flush());
+    drop(out);
+    if let Err(e) = written {
         return console::trouble(&console::cannot_write_stdout(&e));
     }
     if let Some(r) = &repo {
@@ -159,7 +164,7 @@ pub(crate) fn run(req: &Request) -> u8 {
             return code;
         }
     }
-    if found.is_empty() {
+    if all.held.is_empty() {
         exit::OK
     } else {
         exit::FINDINGS
@@ -251,42 +256,112 @@ impl<'d> Owners<'d> {
     }
 }
 
-/// The held pods, put together, in dump order.
-fn findings(d: &Dump, settings: &Settings, now: Option<i64>) -> Vec<Finding> {
-    let owners = Owners::new(&d.owners);
-    let mut out = Vec::with_capacity(d.held.len());
-    for h in &d.held {
-        let p = &h.pod;
-        let chain = match &p.owner {
-            Some(o) => owners.chain(o, &p.namespace),
+/// What puts a held pod together: the dumps, their owners, the settings, the time held
+/// pods are measured against, and the repository (`--repo`).
+struct Judge<'d> {
+    d: &'d Dump,
+    owners: Owners<'d>,
+    settings: &'d Settings,
+    now: Option<i64>,
+    repo: Option<&'d mut repo::Repo>,
+}
+
+impl Judge<'_> {
+    /// The owner chain of a held pod, from its owner up.
+    fn chain(&self, h: &HeldAt) -> Vec<Ref> {
+        match &h.pod.owner {
+            Some(o) => self.owners.chain(o, &h.pod.namespace),
             None => Vec::new(),
-        };
+        }
+    }
+
+    /// The held pod `h`, put together.
+    fn finding(&mut self, h: &HeldAt) -> Finding {
+        let p = &h.pod;
+        let chain = self.chain(h);
         let mesh = p.holding.iter().find_map(|x| match x {
             Holder::Proxy { mesh, .. } => Some(*mesh),
             Holder::Sidecar { .. } => None,
         });
         let proxy = mesh.and_then(|m| h.proxy.proxy(m.mesh()));
-        let fix = fix(mesh, proxy.as_ref(), chain.last(), d, settings);
+        let fix = fix(mesh, proxy.as_ref(), chain.last(), self.d, self.settings);
         let at = match &h.file {
             Some(f) => format!("{f}:{}", h.line),
             None => format!("line {}", h.line),
         };
-        out.push(Finding {
+        let (kind, name) = match chain.last() {
+            Some(r) => (r.kind.as_str(), r.name.as_str()),
+            None => ("Pod", p.name.as_str()),
+        };
+        let source = (self.repo.as_mut()).and_then(|r| r.find(kind, name, &p.namespace));
+        Finding {
             namespace: p.namespace.clone(),
             name: p.name.clone(),
             at,
             owners: chain.into_iter().map(|r| (r.kind, r.name)).collect(),
             holding: p.holding.clone(),
             tasks: p.tasks.clone(),
-            held_seconds: now.zip(p.last_finished).map(|(n, f)| (n - f).max(0)),
+            held_seconds: self.now.zip(p.last_finished).map(|(n, f)| (n - f).max(0)),
             proxy,
             mesh,
             wrapped: p.wrapped,
             fix,
-            source: None,
-        });
+            source,
+            searched: self.repo.is_some(),
+        }
     }
-    out
+
+    /// The text report: the held pods grouped by top owner (`CronJob/b in ns`, or the pod
+    /// itself), the groups in the order of their first pod in the dumps; a summary line.
+    fn text(&mut self, out: &mut impl Write, counts: &[(State, u64)]) -> std::io::Result<()> {
+        let d = self.d;
+        let mut index: HashMap<(String, String), usize> = HashMap::new();
+        let mut groups: Vec<((String, String), Vec<usize>)> = Vec::new();
+        for (i, h) in d.held.iter().enumerate() {
+            let top = match self.chain(h).pop() {
+                Some(r) => format!("{}/{}", r.kind, r.name),
+                None => format!("Pod/{}", h.pod.name),
+            };
+            let key = (top, h.pod.namespace.clone());
+            match index.get(&key) {
+                Some(&g) => groups[g].1.push(i),
+                None => {
+                    index.insert(key.clone(), groups.len());
+                    groups.push((key, vec![i]));
+                }
+            }
+        }
+        drop(index);
+        let mut t = String::new();
+        for ((owner, ns), pods) in &groups {
+            for (n, &i) in pods.iter().enumerate() {
+                let f = self.finding(&d.held[i]);
+                if n == 0 {
+                    report::text_owner(&mut t, (owner, ns), pods.len(), &f);
+                }
+                report::text_pod(&mut t, &f);
+                out.write_all(t.as_bytes())?;
+                t.clear();
+            }
+        }
+        out.write_all(report::text_summary(d.held.len(), counts, self.now).as_bytes())
+    }
+
+    /// The JSON report: one entry per held pod, in dump order.
+    fn json(&mut self, out: &mut impl Write, counts: &[(State, u64)]) -> std::io::Result<()> {
+        let d = self.d;
+        out.write_all(report::JSON_HEAD.as_bytes())?;
+        for (i, h) in d.held.iter().enumerate() {
+            if i > 0 {
+                out.write_all(b",")?;
+            }
+            let f = self.finding(h);
+            out.write_all(report::json_entry(&f).as_bytes())?;
+        }
+        let searched = self.repo.is_some();
+        let tail = report::json_tail(d.held.len(), counts, self.now, searched);
+        out.write_all(tail.as_bytes())
+    }
 }
 
 /// The fix meshjob would write for a workload whose top owner is `top`, decided by the
