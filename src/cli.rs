@@ -39,6 +39,10 @@ pub enum Command {
     /// its proxy, the oldest kubelet, the mesh's global native-sidecar setting), where each
     /// was read, and what `auto` does with them. Nothing is edited.
     Versions(VersionsArgs),
+    /// Read saved `kubectl get pods,nodes,jobs,cronjobs -A -o yaml|json` dumps and report
+    /// the batch pods a sidecar holds after their tasks ended, what holds each, and the fix
+    /// meshjob would give its workload; exit 1 when a pod is held. Never talks to a cluster.
+    Audit(AuditArgs),
     /// Print the JSON Schema of the configuration file and KRM functionConfig.
     Schema,
     /// KRM function: read a ResourceList on stdin, write it back with its items rewritten
@@ -148,6 +152,31 @@ pub enum VersionsFormat {
     Json,
 }
 
+/// `meshjob audit` reads dumps with the settings flags.
+#[derive(Args, Debug, Clone)]
+pub struct AuditArgs {
+    /// Dump files (`kubectl get ... -o yaml` or `-o json`); `-` reads stdin [default: -].
+    pub dumps: Vec<String>,
+
+    #[command(flatten)]
+    pub settings: Flags,
+
+    /// The time held pods are measured against (RFC 3339) [default: the newest time in the
+    /// dumps].
+    #[arg(long, value_name = "TIME")]
+    pub now: Option<String>,
+
+    /// How to report: text, or one JSON document on stdout.
+    #[arg(long, value_enum, default_value_t = VersionsFormat::Text)]
+    pub format: VersionsFormat,
+
+    /// A file or directory of the repository to find each held pod's workload in (by kind,
+    /// name and namespace; repeat for more); the text report then prints the fix of the
+    /// matched files as `meshjob diff` would.
+    #[arg(long, value_name = "PATH")]
+    pub repo: Vec<String>,
+}
+
 /// `meshjob config` takes the settings flags only: nothing else changes what it prints.
 #[derive(Args, Debug, Clone)]
 pub struct ConfigArgs {
@@ -231,6 +260,19 @@ pub fn main() -> ExitCode {
                 )),
                 Err(m) => console::trouble(&m),
             });
+        }
+        Command::Audit(a) => {
+            if let Err(m) = a.settings.apply(&mut Settings::default()) {
+                return ExitCode::from(console::trouble(&m));
+            }
+            let req = crate::audit::Request {
+                dumps: a.dumps,
+                flags: a.settings,
+                now: a.now,
+                json: a.format == VersionsFormat::Json,
+                repo: a.repo,
+            };
+            return ExitCode::from(crate::audit::run(&req));
         }
         Command::Schema => return ExitCode::from(print(&crate::config::schema_json())),
         Command::Completions { shell } => {

@@ -10,6 +10,7 @@
 #![warn(clippy::print_stdout, clippy::print_stderr, unreachable_pub)]
 
 mod apply;
+mod audit;
 mod cli;
 mod config;
 mod decide;

@@ -63,7 +63,7 @@ pub(crate) fn run(req: &Request) -> u8 {
 
 /// The settings of the working directory, and the directory of the config file they come
 /// from.
-fn settings(
+pub(crate) fn settings(
     flags: &Flags,
     spelling: &Spelling,
 ) -> Result<(Settings, Option<std::path::PathBuf>), String> {

@@ -120,6 +120,15 @@ pub(crate) fn sidecar(c: &Node, configured: &[String]) -> Option<String> {
         .map(|n| format!("its name is {n}, a sidecar that runs until it is stopped"))
 }
 
+/// The mesh whose proxy image `image` is (`Mesh::proxy_images`), whatever its container is
+/// called.
+pub(crate) fn proxy_image_mesh(image: &str) -> Option<crate::mesh::MeshId> {
+    let repo = repository(image);
+    (crate::mesh::ALL.iter())
+        .find(|m| m.proxy_images.iter().any(|k| ends_with_components(repo, k)))
+        .map(|m| m.id)
+}
+
 #[cfg(test)]
 mod tests {
     use super::{repository, sidecar};
@@ -171,6 +180,20 @@ mod tests {
         ] {
             assert!(!is(name, image, &[]), "{name} {image}");
         }
+    }
+
+    #[test]
+    fn proxy_images_name_their_mesh() {
+        use super::proxy_image_mesh;
+        use crate::mesh::MeshId;
+        let istio = proxy_image_mesh("docker.io/istio/proxyv2:1.22.3@sha256:ab");
+        assert_eq!(istio, Some(MeshId::Istio));
+        let linkerd = proxy_image_mesh("cr.l5d.io/linkerd/proxy:edge-24.1.1");
+        assert_eq!(linkerd, Some(MeshId::Linkerd));
+        assert_eq!(
+            proxy_image_mesh("gcr.io/cloud-sql-connectors/cloud-sql-proxy:2"),
+            None
+        );
     }
 
     #[test]

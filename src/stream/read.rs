@@ -80,6 +80,19 @@ impl<R: Read> Reader<R> {
         }
     }
 
+    /// A reader that cuts with `cutter` (one that also cuts lists into items,
+    /// `Cutter::with_items`).
+    pub(crate) fn with_cutter(inner: R, cutter: Cutter) -> Self {
+        let mut r = Self::new(inner);
+        r.cutter = cutter;
+        r
+    }
+
+    /// The cutter, for what it records of the pieces it cut.
+    pub(crate) fn cutter_mut(&mut self) -> &mut Cutter {
+        &mut self.cutter
+    }
+
     /// After a stop: the bytes read but not given in a batch, then the rest of the input as
     /// it is read, to `f`, until the input ends or fails or `f` returns false.
     pub fn drain(&mut self, mut f: impl FnMut(&[u8]) -> bool) {

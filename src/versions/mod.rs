@@ -146,8 +146,20 @@ impl Versions {
     /// Reads one parsed document of `src` (a piece of a stream, at `base`): its objects, at
     /// the top level or in a list. Returns whether it said anything.
     pub(crate) fn read_doc(&mut self, src: &str, root: &Node, base: &Base) -> bool {
+        let objects = crate::locate::objects(root);
+        self.read_objects(src, objects.iter().map(|(obj, _, _)| *obj), base)
+    }
+
+    /// Reads objects of `src` (a piece of a stream, at `base`) wherever they sit in it.
+    /// Returns whether they said anything.
+    pub(crate) fn read_objects<'n>(
+        &mut self,
+        src: &str,
+        objects: impl IntoIterator<Item = &'n Node>,
+        base: &Base,
+    ) -> bool {
         let mut f = Finder::new(src, base);
-        for (obj, _, _) in crate::locate::objects(root) {
+        for obj in objects {
             f.object = object_name(obj);
             kubernetes::read(obj, &mut f);
             for m in mesh::ALL.iter() {
@@ -171,7 +183,7 @@ impl Versions {
 
     /// The oldest kubelet read; else the bound the oldest control plane read puts on its
     /// kubelets.
-    fn kubelets(&self) -> Option<Sourced<Kubelets>> {
+    pub(crate) fn kubelets(&self) -> Option<Sourced<Kubelets>> {
         let oldest = |what: What| {
             (self.found.iter().filter(|f| f.what == what))
                 .filter_map(|f| f.kubernetes().map(|v| (v, f)))

@@ -3,6 +3,7 @@
 pub(crate) mod editor;
 pub(crate) mod embedded;
 pub(crate) mod emit;
+pub(crate) mod items;
 pub(crate) mod path;
 pub(crate) mod simple;
 pub(crate) mod split;

@@ -12,6 +12,7 @@
 //! (`stream::Reader`) alike. `tests/stream_cuts.rs` and `tests/quick_path.rs` hold the pieces
 //! to the whole-stream parse.
 
+use super::items::Items;
 use std::ops::Range;
 
 const BOM: &[u8] = "\u{feff}".as_bytes();
@@ -43,16 +44,54 @@ pub(crate) enum Cut {
 pub(crate) struct Cutter {
     /// A `%` line came since the last cut, and no `---` since.
     directives: bool,
+    /// Cuts at the items of list documents as well (`items`), for readers of dumps.
+    items: Option<Box<Items>>,
 }
 
 impl Cutter {
-    /// Whether no `%` line is pending: a `---` line cuts before itself.
+    /// A cutter that also cuts list documents into their items ([`Items`]).
+    pub(crate) fn with_items() -> Self {
+        Cutter {
+            directives: false,
+            items: Some(Box::default()),
+        }
+    }
+
+    /// The item cuts' state, with the tags of the pieces cut so far.
+    pub(crate) fn items_mut(&mut self) -> Option<&mut Items> {
+        self.items.as_deref_mut()
+    }
+
+    /// Whether no `%` line is pending, so that a `---` line cuts before itself, and only
+    /// marker lines cut (no item cuts, which need every line).
     pub(crate) fn settled(&self) -> bool {
-        !self.directives
+        !self.directives && self.items.is_none()
     }
 
     /// The boundary `line` (from its first byte, with or without its line break) makes.
     pub(crate) fn line(&mut self, line: &[u8]) -> Cut {
+        let cut = self.document_line(line);
+        let Some(items) = self.items.as_deref_mut() else {
+            return cut;
+        };
+        match cut {
+            Cut::Before => {
+                items.document(items.offset());
+                items.skip(line);
+            }
+            Cut::After => {
+                items.skip(line);
+                items.document(items.offset());
+            }
+            Cut::None if has_lone_cr(line) => items.give_up(line),
+            Cut::None if items.line(line) => return Cut::Before,
+            Cut::None => {}
+        }
+        cut
+    }
+
+    /// The document boundary `line` makes.
+    fn document_line(&mut self, line: &[u8]) -> Cut {
         if has_lone_cr(line) {
             // A lone CR is a line break to YAML, so this holds more than one line, and a
             // marker may hide after it. Cut nowhere on it, and let the next `---` not cut
