@@ -9,9 +9,7 @@
 use std::io::Write;
 use std::sync::Arc;
 
-/// Output held back before any is written. `fix -` keeps as much input to give back (it
-/// reads that much of stdin ahead, see `stream::stdin`), counted apart from the output.
-pub const HOLD_BYTES: usize = 8 << 20;
+pub use crate::stream::stdin::HOLD_BYTES;
 
 /// Output that is held until it passes [`HOLD_BYTES`], then written as it comes.
 pub(crate) struct HoldBack<'a> {

@@ -380,7 +380,7 @@ fn late_namespace(done: &Done, pods: &mut BTreeMap<String, usize>) -> Option<Fai
                          first {} MiB of stdin that meshjob reads ahead: that pod was decided \
                          without this Namespace, so the output would be wrong; give the stream \
                          as a file (or redirect stdin from one), or put its Namespaces first",
-                        crate::output::hold::HOLD_BYTES >> 20
+                        stdin::HOLD_BYTES >> 20
                     ),
                 ),
                 decode: false,

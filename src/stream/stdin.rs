@@ -26,10 +26,14 @@
 
 use super::{Namespaces, Reader};
 use crate::decide::RunContext;
-use crate::output::hold::HOLD_BYTES;
 use std::fs::File;
 use std::io::{Read, Seek, SeekFrom};
 use std::sync::Arc;
+
+/// Output held back before any is written (`output::hold`), and as much of stdin read ahead
+/// before any of it is processed: `fix -` keeps that much input to give back, counted apart
+/// from the output.
+pub const HOLD_BYTES: usize = 8 << 20;
 
 /// Stdin, its start read ahead, and what its context documents say.
 pub(crate) struct Stdin {
