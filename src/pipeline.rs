@@ -113,6 +113,9 @@ pub struct Pieces {
     /// the namespaces its own `Namespace` documents say something new about, for the check
     /// that no Namespace comes after a pod it would have placed.
     pub grown: Vec<Grown>,
+    /// A piece holds something meshjob handles ([`crate::plan::DocPlan::handled`]); a
+    /// piece passed through unparsed holds nothing it handles.
+    pub handled: bool,
 }
 
 /// What one piece says about namespaces, under [`Growth::From`].
@@ -224,6 +227,7 @@ pub fn process_pieces(
         if part.pods {
             run.first_pod.get_or_insert(p.start);
         }
+        run.handled |= part.handled;
         if let Some(mut said) = said {
             said.pods = part.namespaces;
             if !said.pods.is_empty() || !said.marks.is_empty() {
@@ -287,6 +291,8 @@ struct Part {
     pods: bool,
     /// The namespaces of its pods, when asked for.
     namespaces: Vec<String>,
+    /// It holds something meshjob handles.
+    handled: bool,
 }
 
 /// Parses, plans, splices and verifies one piece of text. `list_namespaces`: list the
@@ -320,6 +326,7 @@ fn process_piece(
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     let mut pods = false;
+    let mut handled = false;
     let mut namespaces = Vec::new();
     for doc in docs.iter().filter(|_| list_namespaces) {
         for t in crate::locate::locate(&doc.root, &settings.kinds).pods {
@@ -331,6 +338,7 @@ fn process_piece(
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
         pods |= p.pods > 0;
+        handled |= p.handled;
         // The lines of the document's content, from its first node's line to its last
         // node's line end: the comments around it belong to the stream, and where the
         // stream is cut into documents does not change them.
@@ -372,6 +380,7 @@ fn process_piece(
             findings,
             pods,
             namespaces,
+            handled,
             ..Part::default()
         };
     }
@@ -384,6 +393,7 @@ fn process_piece(
             first_edit,
             pods,
             namespaces,
+            handled,
         },
         Err(e) => Part {
             first_edit,
