@@ -458,4 +458,45 @@ mod tests {
             assert!(!may_matter(k, kind, None), "{kind}");
         }
     }
+
+    #[test]
+    fn what_a_text_holds_that_meshjob_handles() {
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n    \
+                   spec:\n      restartPolicy: Never\n      containers:\n      - name: a\n        \
+                   image: x\n        command: [a]\n";
+        let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  \
+                          template:\n    spec:\n      containers:\n      - {name: d, image: x}\n";
+        let server = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: \
+                      Always\n  containers:\n  - {name: p, image: x}\n";
+        let operator = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: \
+                        {name: o}\nspec:\n  meshConfig: {}\n";
+        let untyped = "defaultConfig: {}\nsomething: else\n";
+        let handled = |text: &str, force_mesh: bool| {
+            let settings = Settings::default();
+            let opts = ProcessOptions {
+                force_mesh,
+                namespaces: None,
+            };
+            let all = 0..text.len();
+            let whole = std::slice::from_ref(&all);
+            let ctx = RunContext::default();
+            let by = |quick| {
+                let p = process_pieces(text, whole, &settings, opts, &ctx, Growth::None, quick);
+                p.handled
+            };
+            assert_eq!(by(true), by(false), "{text}");
+            by(true)
+        };
+        assert!(handled(job, false));
+        assert!(handled(&format!("{deployment}---\n{job}"), false));
+        assert!(handled(operator, false));
+        assert!(!handled("", false));
+        assert!(!handled(deployment, false));
+        assert!(!handled(server, false));
+        assert!(!handled(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
+            false
+        ));
+        assert!(handled(untyped, true));
+    }
 }
