@@ -61,15 +61,12 @@ pub(crate) fn line(c: &Counts, fix: bool, stdin: bool) -> Option<String> {
     } else {
         count(&mut files, c.changed, "would be changed");
     }
-    match idle {
-        0 => count(&mut files, unchanged, "unchanged"),
-        _ if none => count(&mut files, unchanged, "unchanged"),
-        k => count(
-            &mut files,
-            unchanged,
-            &format!("unchanged ({k} with no workload meshjob handles)"),
-        ),
-    }
+    let unchanged_what = match idle {
+        0 => "unchanged".to_string(),
+        _ if none => "unchanged".to_string(),
+        k => format!("unchanged ({k} with no workload meshjob handles)"),
+    };
+    count(&mut files, unchanged, &unchanged_what);
     let failed = if fix {
         "could not be fixed"
     } else {
