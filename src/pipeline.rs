@@ -113,6 +113,9 @@ pub struct Pieces {
     /// the namespaces its own `Namespace` documents say something new about, for the check
     /// that no Namespace comes after a pod it would have placed.
     pub grown: Vec<Grown>,
+    /// A piece holds something meshjob handles ([`crate::plan::DocPlan::handled`]); a
+    /// piece passed through unparsed holds nothing it handles.
+    pub handled: bool,
 }
 
 /// What one piece says about namespaces, under [`Growth::From`].
@@ -224,6 +227,7 @@ pub fn process_pieces(
         if part.pods {
             run.first_pod.get_or_insert(p.start);
         }
+        run.handled |= part.handled;
         if let Some(mut said) = said {
             said.pods = part.namespaces;
             if !said.pods.is_empty() || !said.marks.is_empty() {
@@ -287,6 +291,8 @@ struct Part {
     pods: bool,
     /// The namespaces of its pods, when asked for.
     namespaces: Vec<String>,
+    /// It holds something meshjob handles.
+    handled: bool,
 }
 
 /// Parses, plans, splices and verifies one piece of text. `list_namespaces`: list the
@@ -320,6 +326,7 @@ fn process_piece(
     let mut findings = Vec::new();
     let mut intended = Vec::with_capacity(docs.len());
     let mut pods = false;
+    let mut handled = false;
     let mut namespaces = Vec::new();
     for doc in docs.iter().filter(|_| list_namespaces) {
         for t in crate::locate::locate(&doc.root, &settings.kinds).pods {
@@ -331,6 +338,7 @@ fn process_piece(
     for doc in &docs {
         let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
         pods |= p.pods > 0;
+        handled |= p.handled;
         // The lines of the document's content, from its first node's line to its last
         // node's line end: the comments around it belong to the stream, and where the
         // stream is cut into documents does not change them.
@@ -372,6 +380,7 @@ fn process_piece(
             findings,
             pods,
             namespaces,
+            handled,
             ..Part::default()
         };
     }
@@ -384,6 +393,7 @@ fn process_piece(
             first_edit,
             pods,
             namespaces,
+            handled,
         },
         Err(e) => Part {
             first_edit,
@@ -447,5 +457,46 @@ mod tests {
         ] {
             assert!(!may_matter(k, kind, None), "{kind}");
         }
+    }
+
+    #[test]
+    fn what_a_text_holds_that_meshjob_handles() {
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n    \
+                   spec:\n      restartPolicy: Never\n      containers:\n      - name: a\n        \
+                   image: x\n        command: [a]\n";
+        let deployment = "apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: d}\nspec:\n  \
+                          template:\n    spec:\n      containers:\n      - {name: d, image: x}\n";
+        let server = "apiVersion: v1\nkind: Pod\nmetadata: {name: p}\nspec:\n  restartPolicy: \
+                      Always\n  containers:\n  - {name: p, image: x}\n";
+        let operator = "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata: \
+                        {name: o}\nspec:\n  meshConfig: {}\n";
+        let untyped = "defaultConfig: {}\nsomething: else\n";
+        let handled = |text: &str, force_mesh: bool| {
+            let settings = Settings::default();
+            let opts = ProcessOptions {
+                force_mesh,
+                namespaces: None,
+            };
+            let all = 0..text.len();
+            let whole = std::slice::from_ref(&all);
+            let ctx = RunContext::default();
+            let by = |quick| {
+                let p = process_pieces(text, whole, &settings, opts, &ctx, Growth::None, quick);
+                p.handled
+            };
+            assert_eq!(by(true), by(false), "{text}");
+            by(true)
+        };
+        assert!(handled(job, false));
+        assert!(handled(&format!("{deployment}---\n{job}"), false));
+        assert!(handled(operator, false));
+        assert!(!handled("", false));
+        assert!(!handled(deployment, false));
+        assert!(!handled(server, false));
+        assert!(!handled(
+            "apiVersion: v1\nkind: Service\nmetadata: {name: s}\n",
+            false
+        ));
+        assert!(handled(untyped, true));
     }
 }

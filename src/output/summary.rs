@@ -1,6 +1,8 @@
 //! The one summary line after `diff`, `check` and `fix`, on stderr, as black and ruff end
 //! their runs: `2 files would be changed, 1 unchanged; 3 errors (2 fixable), 1 warning`, or
-//! `fixed 2 files, 1 unchanged; 1 error left`.
+//! `fixed 2 files, 1 unchanged; 1 error left`. Unchanged files that hold nothing meshjob
+//! handles (a directory of Deployments) are said to: `1 file unchanged: it holds no workload
+//! meshjob handles (...)`, or `3 unchanged (2 with no workload meshjob handles)`.
 
 /// What a run did, counted.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize)]
@@ -17,7 +19,14 @@ pub(crate) struct Counts {
     pub fixable: usize,
     /// Warning-level findings.
     pub warnings: usize,
+    /// Of the unchanged files, those that hold nothing meshjob handles: no pod of a kind of
+    /// the kinds table, no mesh-wide values.
+    pub no_workload: usize,
 }
+
+/// What meshjob handles, for a run whose files hold none of it.
+const HANDLED: &str = "Jobs, CronJobs, batch Pods, Argo Workflows, Kubeflow jobs, ... and mesh \
+                       config; see docs/changes.md#kinds";
 
 fn n(count: usize, one: &str, many: &str) -> String {
     format!("{count} {}", if count == 1 { one } else { many })
@@ -36,19 +45,28 @@ fn count(files: &mut Vec<String>, k: usize, what: &str) {
     }
 }
 
-/// The summary line, or `None` for a run that looked at no file.
-pub(crate) fn line(c: &Counts, fix: bool) -> Option<String> {
+/// The summary line, or `None` for a run that looked at no file. `stdin`: the run's only
+/// input is stdin.
+pub(crate) fn line(c: &Counts, fix: bool, stdin: bool) -> Option<String> {
     if c.files == 0 {
         return None;
     }
     let unchanged = c.files.saturating_sub(c.changed + c.unprocessed);
+    let idle = c.no_workload.min(unchanged);
+    // Every file is one: said after the count, with what meshjob handles.
+    let none = idle > 0 && idle == c.files;
     let mut files: Vec<String> = Vec::new();
     if fix && c.changed > 0 {
         files.push(format!("fixed {}", n(c.changed, "file", "files")));
     } else {
         count(&mut files, c.changed, "would be changed");
     }
-    count(&mut files, unchanged, "unchanged");
+    let unchanged_what = match idle {
+        0 => "unchanged".to_string(),
+        _ if none => "unchanged".to_string(),
+        k => format!("unchanged ({k} with no workload meshjob handles)"),
+    };
+    count(&mut files, unchanged, &unchanged_what);
     let failed = if fix {
         "could not be fixed"
     } else {
@@ -69,6 +87,14 @@ pub(crate) fn line(c: &Counts, fix: bool) -> Option<String> {
         findings.push(n(c.warnings, "warning", "warnings"));
     }
     let mut out = files.join(", ");
+    if none {
+        let who = match (stdin, c.files) {
+            (true, _) => "stdin holds no workload",
+            (false, 1) => "it holds no workload",
+            (false, _) => "none of them holds a workload",
+        };
+        out.push_str(&format!(": {who} meshjob handles ({HANDLED})"));
+    }
     if !findings.is_empty() {
         out.push_str("; ");
         out.push_str(&findings.join(", "));
@@ -94,12 +120,13 @@ mod tests {
             errors,
             fixable,
             warnings: 0,
+            no_workload: 0,
         }
     }
 
     #[test]
     fn wording() {
-        let s = |c: Counts, fix| line(&c, fix).unwrap_or_default();
+        let s = |c: Counts, fix| line(&c, fix, false).unwrap_or_default();
         assert_eq!(
             s(c(3, 2, 0, 2, 2), false),
             "2 files would be changed, 1 unchanged; 2 errors (2 fixable)"
@@ -124,6 +151,45 @@ mod tests {
             ..c(1, 0, 0, 1, 0)
         };
         assert_eq!(s(w, true), "1 file unchanged; 1 error left, 1 warning");
-        assert_eq!(line(&Counts::default(), false), None);
+        assert_eq!(line(&Counts::default(), false, false), None);
+    }
+
+    #[test]
+    fn files_with_nothing_meshjob_handles() {
+        let idle = |k: usize, base: Counts| Counts {
+            no_workload: k,
+            ..base
+        };
+        let s = |c: Counts, stdin| line(&c, false, stdin).unwrap_or_default();
+        let tail = format!("meshjob handles ({HANDLED})");
+        assert_eq!(
+            s(idle(1, c(1, 0, 0, 0, 0)), false),
+            format!("1 file unchanged: it holds no workload {tail}")
+        );
+        assert_eq!(
+            s(idle(1, c(1, 0, 0, 0, 0)), true),
+            format!("1 file unchanged: stdin holds no workload {tail}")
+        );
+        assert_eq!(
+            s(idle(3, c(3, 0, 0, 0, 0)), false),
+            format!("3 files unchanged: none of them holds a workload {tail}")
+        );
+        assert_eq!(
+            s(idle(1, c(3, 0, 0, 0, 0)), false),
+            "3 files unchanged (1 with no workload meshjob handles)"
+        );
+        assert_eq!(
+            s(idle(2, c(3, 1, 0, 1, 1)), false),
+            "1 file would be changed, 2 unchanged (2 with no workload meshjob handles); \
+             1 error (1 fixable)"
+        );
+        let w = Counts {
+            warnings: 1,
+            ..idle(1, c(1, 0, 0, 0, 0))
+        };
+        assert_eq!(
+            line(&w, true, false).unwrap_or_default(),
+            format!("1 file unchanged: it holds no workload {tail}; 1 warning")
+        );
     }
 }

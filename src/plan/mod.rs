@@ -43,6 +43,10 @@ pub struct DocPlan<'a> {
     pub findings: Vec<Finding>,
     /// How many pods it decided.
     pub pods: usize,
+    /// It holds something meshjob handles: a pod of the kinds table, an object of such a
+    /// kind that locating reported on, or mesh-wide values (whether or not anything
+    /// changes).
+    pub handled: bool,
 }
 
 /// Plans one document of `src`.
@@ -69,6 +73,7 @@ pub fn plan_doc_in<'a>(
         pod.inherited =
             (ctx.namespaces).inherited(pod, &|m| ctx.versions.support(m, settings).release());
     }
+    let mut handled = !located.pods.is_empty() || !located.findings.is_empty();
     let mut findings = located.findings;
     let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
     let mut run_notes = Vec::new();
@@ -152,6 +157,9 @@ pub fn plan_doc_in<'a>(
     }
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
+    if !handled {
+        handled = (mesh::ALL.iter()).any(|m| planner(m.id).holds_values(&doc.root, force_mesh));
+    }
     if settings.strategy != crate::config::StrategyChoice::None {
         for m in mesh::ALL.iter() {
             let support = ctx.versions.support(m, settings);
@@ -177,6 +185,7 @@ pub fn plan_doc_in<'a>(
         editor,
         findings,
         pods: located.pods.len(),
+        handled,
     }
 }
 

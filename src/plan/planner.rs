@@ -50,4 +50,8 @@ pub(crate) trait Planner: Sync {
         force_mesh: bool,
         out: &mut Vec<Finding>,
     );
+
+    /// Whether one document holds mesh-wide values that [`Planner::values`] edits or reports
+    /// on (the same documents, whether or not they need an edit).
+    fn holds_values(&self, root: &Node, force_mesh: bool) -> bool;
 }

@@ -20,11 +20,21 @@ pub fn require_tool(name: &str, why: &str) -> Option<PathBuf> {
 }
 
 /// Reports a skipped test loudly, or fails it when [`REQUIRE_ENV`] is set.
+///
+/// The message is written to the process's stderr itself, not through `eprintln!`: the test
+/// harness captures what the print macros write (and shows it only for a failing test), but
+/// not writes to the stderr handle, so a plain `cargo test` shows every skip next to its
+/// test's result line.
 pub fn skip(reason: &str) {
     if std::env::var_os(REQUIRE_ENV).is_some_and(|v| !v.is_empty() && v != "0") {
         panic!("{REQUIRE_ENV} is set, so this test may not skip: {reason}");
     }
-    eprintln!("\n!!!!!!!! SKIPPED: {reason} !!!!!!!!\n");
+    let test = std::thread::current()
+        .name()
+        .map_or(String::new(), |n| format!(" {n}:"));
+    let line = format!("\n!!!!!!!! SKIPPED{test} {reason} !!!!!!!!\n");
+    // One write, so that tests on other threads do not cut into the line.
+    let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
 pub fn which(name: &str) -> Option<PathBuf> {

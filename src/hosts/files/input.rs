@@ -48,6 +48,8 @@ pub(super) struct FileResult {
     /// What stopped it (it then counts as not processed), or the write that failed.
     pub(super) problem: Option<Located>,
     pub(super) changed: bool,
+    /// It holds something meshjob handles (a pod of the kinds table, mesh-wide values).
+    pub(super) handled: bool,
     /// Its diff, for the JSON report (empty otherwise).
     pub(super) diff: String,
     /// Stdout did not take its output (why).
@@ -93,6 +95,7 @@ pub(super) fn process_file(
         findings: Vec::new(),
         problem: None,
         changed: false,
+        handled: false,
         diff: String::new(),
         stdout_failed: None,
     };
@@ -137,6 +140,7 @@ pub(super) fn process_file(
         seen: Seen::default(),
         findings: Vec::new(),
         changed: false,
+        handled: false,
         braces: false,
         stdout_failed: None,
     };
@@ -152,6 +156,7 @@ pub(super) fn process_file(
             }
             result.findings = std::mem::take(&mut sink.findings);
             result.changed = sink.changed;
+            result.handled = sink.handled;
             result.diff = sink.json.take().unwrap_or_default();
             let written = match sink.replacement.take() {
                 Some(Ok(r)) => r.commit(&sink.seen),

@@ -308,6 +308,7 @@ impl<'r> Run<'r> {
         for l in r.findings {
             self.finding(l, layer.settings.fail_on);
         }
+        self.counts.no_workload += usize::from(!r.handled && !r.changed);
         if r.changed {
             self.counts.changed += 1;
             self.changed.push((input.name.clone(), r.diff));
@@ -401,7 +402,7 @@ impl<'r> Run<'r> {
                         tail.push_str(&format!("fixed {}\n", escape::controls(name)));
                     }
                 }
-                if let Some(line) = summary::line(&self.counts, fix) {
+                if let Some(line) = summary::line(&self.counts, fix, self.stdin_only) {
                     tail.push_str(&line);
                     tail.push('\n');
                 }

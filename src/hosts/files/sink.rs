@@ -28,6 +28,8 @@ pub(super) struct FileSink<'a, 'o> {
     pub(super) seen: Seen,
     pub(super) findings: Vec<Located>,
     pub(super) changed: bool,
+    /// The input read so far holds something meshjob handles (`Pieces::handled`).
+    pub(super) handled: bool,
     /// The input read so far holds `{{` (a template, when it does not parse).
     pub(super) braces: bool,
     /// Stdout did not take the output (why).
@@ -112,6 +114,7 @@ impl Sink for FileSink<'_, '_> {
             });
         }
         self.changed |= done.changed();
+        self.handled |= done.result.handled;
         self.braces |= memchr::memmem::find(&b.bytes, b"{{").is_some();
         if let Some(h) = &mut self.hunks {
             let mut s = String::new();

@@ -61,4 +61,8 @@ impl Planner for Istio {
         let d = Desired::from_settings(settings);
         super::values::plan(ed, root, &d, force_mesh, out);
     }
+
+    fn holds_values(&self, root: &Node, force_mesh: bool) -> bool {
+        super::values::holds(root, force_mesh)
+    }
 }

@@ -66,6 +66,13 @@ pub(super) fn plan(
     }
 }
 
+/// Whether a document holds an object that [`plan`] edits or reports on.
+pub(super) fn holds(root: &Node, force_mesh: bool) -> bool {
+    objects(root)
+        .into_iter()
+        .any(|(obj, _, listed)| !matches!(classify(obj, force_mesh && !listed), Verdict::Ignore))
+}
+
 fn group(api_version: &str) -> &str {
     api_version.split_once('/').map_or("", |(g, _)| g)
 }

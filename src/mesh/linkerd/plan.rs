@@ -71,4 +71,8 @@ impl Planner for Linkerd {
     ) {
         super::values::plan(ed, root, settings, native, out);
     }
+
+    fn holds_values(&self, root: &Node, _force_mesh: bool) -> bool {
+        super::values::holds(root)
+    }
 }

@@ -61,6 +61,13 @@ pub(super) fn plan(
     }
 }
 
+/// Whether a document holds a values document that [`plan`] edits or reports on.
+pub(super) fn holds(root: &Node) -> bool {
+    objects(root).into_iter().any(|(obj, _, listed)| {
+        !listed && obj.str("apiVersion").is_none() && obj.str("kind").is_none() && is_values(obj)
+    })
+}
+
 /// Whether a document without a kind holds the control-plane chart's values (its own
 /// defaults too).
 pub(super) fn is_values(obj: &Node) -> bool {
