@@ -13,6 +13,7 @@ use crate::kinds::{Fixes, KindRow, Kinds, Layers, Lookup, Pattern, RestartPolicy
 use crate::pod::{Pod, Variant};
 use crate::yaml::path::{Path, Seg, key};
 use crate::yaml::tree::{Kind, Node};
+use crate::yaml::value::string_key;
 use std::fmt;
 
 /// What locating found in one document.
@@ -228,7 +229,25 @@ impl<'d> Walk<'_, 'd> {
             }
             Step::EveryValue => {
                 for e in node.entries().unwrap_or(&[]) {
-                    let Some(k) = e.key.key_str() else { continue };
+                    // Under a key that is no string (`null:`, `7:`, an empty key) an edit's
+                    // path would not lead back to it: left alone, and said.
+                    let Some(k) = string_key(&e.key) else {
+                        let msg = format!(
+                            "{}: the key `{}` under {} is not a string, so meshjob does not \
+                             edit the pod template under it; quote the key",
+                            describe(self.oref),
+                            match e.key.empty {
+                                true => "",
+                                false => e.key.as_str().unwrap_or_default(),
+                            },
+                            describe_path(&path)
+                        );
+                        self.out.findings.push(
+                            Finding::warning(Rule::NoPodTemplate, e.key.start, msg)
+                                .with_object(Some(self.oref.clone())),
+                        );
+                        continue;
+                    };
                     let mut p = path.clone();
                     p.push(key(k));
                     self.follow(pattern, rest, &e.value, Some(node), p);

@@ -255,6 +255,22 @@ const TRUE_WORDS: [&str; 11] = [
     "y", "Y", "yes", "Yes", "YES", "true", "True", "TRUE", "on", "On", "ON",
 ];
 
+/// `node`'s text when it is a key that reads as a string: untagged or `!!str`, and plain
+/// only when its text is no null, boolean or number (`7:`, `null:` and an empty key are not
+/// string keys). An edit that names a path through such a key would not find it again
+/// when the result is read back as values.
+pub(crate) fn string_key(node: &Node) -> Option<&str> {
+    let text = node.key_str()?;
+    match &node.kind {
+        Kind::Scalar { style, .. }
+            if resolve(text, *style, node.tag.as_deref(), node.empty) == ScalarType::Str =>
+        {
+            Some(text)
+        }
+        _ => None,
+    }
+}
+
 /// Whether `node` is a boolean that Kubernetes reads as true (`hostNetwork: True`).
 pub(crate) fn is_true(node: &Node) -> bool {
     match &node.kind {

@@ -13,7 +13,7 @@ use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Kind, Node};
-use crate::yaml::value::{ScalarType, resolve};
+use crate::yaml::value::{ScalarType, resolve, string_key};
 
 /// What the ProxyConfig should hold.
 #[derive(Clone, Debug)]
@@ -297,9 +297,16 @@ fn metadata(ed: &mut Editor<'_>, map: &Node, path: &[Seg], d: &Desired, out: &mu
     };
     let exit_key = istio::EXIT_ON_ZERO_ACTIVE_CONNECTIONS;
     for me in entries {
-        // A key with a tag of its own (`!t k`), or a null one, is not a string key: left
-        // alone.
-        let Some(k) = me.key.key_str().filter(|_| !me.key.is_null()) else {
+        // A key with a tag of its own (`!t k`), a null, a boolean or a number is not a
+        // string key: the entry is left alone, and said to be wrong (istiod reads
+        // `proxyMetadata` as a map of strings).
+        let Some(k) = string_key(&me.key) else {
+            out.push(Finding::error(
+                Rule::MetadataNotStrings,
+                me.key.start,
+                "a `proxyMetadata` key must be a string; quote it (meshjob leaves this entry \
+                 alone)",
+            ));
             continue;
         };
         let v = &me.value;
