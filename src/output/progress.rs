@@ -1,7 +1,8 @@
 //! A one-line progress report on stderr for a long run: the documents and files done and the
-//! time taken, drawn only when stderr is a terminal, once the run has lasted [`AFTER`],
-//! redrawn at most every [`EVERY`], and erased before anything else is written to stderr
-//! ([`erase`], called by `console::stderr`) and at the end of the run.
+//! time taken, drawn only when stderr is a terminal (and stdout is not, see [`shown`]), once
+//! the run has lasted [`AFTER`], redrawn at most every [`EVERY`], and erased before anything
+//! else is written to stderr ([`erase`], called by `console::stderr`) and at the end of the
+//! run.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
@@ -41,10 +42,14 @@ impl Progress {
         }
     }
 
-    /// The progress of a run that starts now, drawn when stderr is a terminal.
+    /// The progress of a run that starts now, drawn when [`shown`] says so.
     pub(crate) fn on_stderr() -> Self {
         use std::io::IsTerminal;
-        Self::new(std::io::stderr().is_terminal(), Instant::now())
+        let terminals = (
+            std::io::stderr().is_terminal(),
+            std::io::stdout().is_terminal(),
+        );
+        Self::new(shown(terminals.0, terminals.1), Instant::now())
     }
 
     /// Counts `documents` and `files` more done at `now`; the line to draw when it is due:
@@ -74,6 +79,12 @@ impl Progress {
             draw(&l);
         }
     }
+}
+
+/// Whether the progress line is drawn: when stderr is a terminal, and stdout is not (on the
+/// same terminal, the line would be drawn over the diff, and the diff shows the progress).
+pub(crate) fn shown(stderr_terminal: bool, stdout_terminal: bool) -> bool {
+    stderr_terminal && !stdout_terminal
 }
 
 /// The progress line: `meshjob: 12,345 documents, 3 files, 4.2 s`.
@@ -149,6 +160,14 @@ mod tests {
         assert_eq!(p.add(1, 0, at(1249)), None, "throttled");
         let next = p.add(1, 0, at(1300)).expect("due again");
         assert_eq!(next, "meshjob: 33 documents, 1 file, 1.3 s");
+    }
+
+    #[test]
+    fn drawn_only_on_a_terminal_that_stdout_does_not_share() {
+        assert!(shown(true, false));
+        assert!(!shown(false, false));
+        assert!(!shown(false, true));
+        assert!(!shown(true, true));
     }
 
     #[test]
