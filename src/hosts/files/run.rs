@@ -214,6 +214,7 @@ impl<'r> Run<'r> {
                             self.stdout_failed = Some(console::cannot_write_stdout(&e));
                             return false;
                         }
+                        self.rep.done(0, 1);
                         self.take(input, layer.as_deref(), r, None);
                         true
                     },
@@ -222,6 +223,8 @@ impl<'r> Run<'r> {
                 continue;
             }
             let input = &inputs[i];
+            // The progress line counts the files begun.
+            self.rep.done(0, 1);
             let layer = configs.layer(&input.dir).ok();
             let (ctx, conflicts) = context(i, layer.as_deref());
             self.conflicts(conflicts);
@@ -261,7 +264,7 @@ impl<'r> Run<'r> {
         stdin: Option<Result<Stdin, String>>,
     ) {
         self.rep.counts.files += 1;
-        self.rep.done(r.as_ref().map_or(0, |r| r.documents), 1);
+        self.rep.done(r.as_ref().map_or(0, |r| r.documents), 0);
         let (Some(layer), Some(r)) = (layer, r) else {
             self.rep.counts.unprocessed += 1;
             self.trouble = true;
