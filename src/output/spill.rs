@@ -136,6 +136,11 @@ impl Spill {
         }
     }
 
+    /// The first write into the spill that failed: the report cannot be made.
+    pub(crate) fn error(&self) -> Option<&std::io::Error> {
+        self.error.as_ref()
+    }
+
     /// The array's spaces of indentation.
     pub(crate) fn indent(&self) -> usize {
         self.indent
@@ -145,10 +150,7 @@ impl Spill {
     /// indented by `close` spaces.
     fn copy_to(&mut self, out: &mut dyn Write, close: usize) -> std::io::Result<()> {
         if let Some(e) = self.error.take() {
-            return Err(std::io::Error::new(
-                e.kind(),
-                format!("cannot keep the report in a temporary file: {e}"),
-            ));
+            return Err(e);
         }
         if self.entries == 0 {
             return out.write_all(b"[]");

@@ -148,7 +148,8 @@ impl Reporter {
             changed.raw(&format!("{pad}{{\n{pad}  \"diff\": \""));
         }
         let quoted = serde_json::to_string(s).unwrap_or_default();
-        changed.raw(quoted.get(1..quoted.len() - 1).unwrap_or_default());
+        let inner = quoted.strip_prefix('"').and_then(|q| q.strip_suffix('"'));
+        changed.raw(inner.unwrap_or_default());
     }
 
     /// Input `name` changed (`fix`: was written); `diff`: its diff, when it was kept rather
@@ -196,9 +197,22 @@ impl Reporter {
     }
 
     /// The end of the run: the findings left go out; the report on stdout (JSON and SARIF)
-    /// is written, or the counts per rule on stderr (`--statistics`). An error: stdout did
-    /// not take the report.
-    pub(super) fn finish(&mut self) -> std::io::Result<()> {
+    /// is written, or the counts per rule on stderr (`--statistics`). An error: why the
+    /// report could not be made, or stdout did not take it.
+    pub(super) fn finish(&mut self) -> Result<(), String> {
+        let kept = match &self.out {
+            Out::Lines(_) => None,
+            Out::Json { changed, findings } => changed.error().or(findings.error()),
+            Out::Sarif(results) => results.error(),
+        };
+        if let Some(e) = kept {
+            return Err(format!("cannot keep the report in a temporary file: {e}"));
+        }
+        self.write().map_err(|e| console::cannot_write_stdout(&e))
+    }
+
+    /// Writes what is left ([`Reporter::finish`]); an error: stdout did not take it.
+    fn write(&mut self) -> std::io::Result<()> {
         self.flush();
         crate::output::progress::erase();
         let (tally, counts) = (self.tally.take(), &self.counts);

@@ -319,8 +319,8 @@ impl<'r> Run<'r> {
         if let Some(m) = &self.stdout_failed {
             return console::trouble(m);
         }
-        if let Err(e) = reported {
-            return console::trouble(&console::cannot_write_stdout(&e));
+        if let Err(m) = reported {
+            return console::trouble(&m);
         }
         // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only what
         // is wrong, as `sed` would. The report on stdout has the summary in it.
