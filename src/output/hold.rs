@@ -9,7 +9,9 @@
 use std::io::Write;
 use std::sync::Arc;
 
-/// Output held back before any is written. `fix -` keeps as much input to give back (it
+/// Output held back before any is written. The findings of the first `HOLD_BYTES` of an
+/// input are held as well (`hosts::files`), so that an input that fails within them shows
+/// only its error. `fix -` keeps as much input to give back (it
 /// reads that much of stdin ahead, see `stream::stdin`), counted apart from the output.
 pub const HOLD_BYTES: usize = 8 << 20;
 
