@@ -1,7 +1,8 @@
 //! `check` of a long stream reports as it goes: its findings reach stderr, and its diff
 //! stdout, while stdin is still open; the JSON and SARIF reports, kept in temporary files
 //! meanwhile, have the shape they have for a small input, with the same diff and findings
-//! as the human format.
+//! as the human format. An input that fails within its first 8 MiB shows only its error, as
+//! it always did; past them, what it reported stays.
 
 mod common;
 
@@ -172,4 +173,31 @@ fn the_reports_of_a_long_stream_say_what_the_human_format_says() {
     );
     let again = serde_json::to_string_pretty(&log).expect("json") + "\n";
     assert!(again == sarif, "printed as serde_json prints it");
+}
+
+#[test]
+fn an_input_that_fails_past_its_start_keeps_what_it_reported() {
+    let bad = "---\nkey: [unclosed\n";
+    // Within the start held back, only the error is shown, as for any small input.
+    let small = format!("{JOB}{bad}");
+    let o = common::run_stdin(common::meshjob().args(["check", "-"]), small.as_bytes());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(o.stdout.is_empty(), "no diff of an input that failed");
+    assert!(
+        !err.contains("[MJ701]"),
+        "no finding of an input that failed: {err}"
+    );
+    assert!(err.contains("error: invalid YAML"), "{err}");
+    // Past it, what was reported stays, and the error comes after it.
+    let long = format!("{}{bad}", jobs(9 << 20));
+    let o = common::run_stdin(common::meshjob().args(["check", "-"]), long.as_bytes());
+    let err = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{err}");
+    assert!(o.stdout.starts_with(b"--- a/-\n"), "the diff so far");
+    let (found, failed) = (err.find("[MJ701]"), err.find("error: invalid YAML"));
+    assert!(
+        matches!((found, failed), (Some(f), Some(e)) if f < e),
+        "findings, then the error: {err}"
+    );
 }
