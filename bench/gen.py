@@ -26,6 +26,10 @@ Usage: bench/gen.py --stream BYTES
   of its documents, repeated); first prints to stderr "documents<TAB>bytes<TAB>largest
   document" of what it is going to write.
 
+Usage: bench/gen.py --jobs BYTES
+  The same, with a stream of CronJobs only (every document is edited): the input of
+  bench/check.sh.
+
 Only the standard library is used; no YAML parser is needed since the templates are edited
 as text (only the metadata.name line changes).
 """
@@ -240,17 +244,18 @@ def rendered_docs(cron, service, deployment, n, start=1):
             yield service.copy(i) if others % 2 else deployment.copy(i)
 
 
-def stream_to_stdout(limit, cron, service, deployment):
-    """Writes about `limit` bytes of the rendered stream to stdout: one block of documents,
-    repeated (names repeat from block to block, which meshjob does not mind), so that the
-    generator costs little CPU beside the program it feeds."""
-    block = "".join(
-        "---\n" + d for d in rendered_docs(cron, service, deployment, STREAM_BLOCK_DOCS)
-    ).encode("utf-8")
-    largest = max(
-        len(("---\n" + d).encode("utf-8"))
-        for d in rendered_docs(cron, service, deployment, STREAM_BLOCK_DOCS)
-    )
+def stream_to_stdout(limit, cron, service, deployment, jobs_only=False):
+    """Writes about `limit` bytes of the rendered stream (`jobs_only`: of CronJobs only) to
+    stdout: one block of documents, repeated (names repeat from block to block, which meshjob
+    does not mind), so that the generator costs little CPU beside the program it feeds."""
+
+    def docs():
+        if jobs_only:
+            return (cron.copy(i) for i in range(1, STREAM_BLOCK_DOCS + 1))
+        return rendered_docs(cron, service, deployment, STREAM_BLOCK_DOCS)
+
+    block = "".join("---\n" + d for d in docs()).encode("utf-8")
+    largest = max(len(("---\n" + d).encode("utf-8")) for d in docs())
     blocks = max(1, -(-limit // len(block)))
     # Said first: the reader may stop before the end, and the caller still wants the figures.
     print(
@@ -298,20 +303,30 @@ def parse_args(argv):
         help="write at least BYTES of the rendered stream to stdout instead (no OUTDIR); "
         "first print 'documents<TAB>bytes<TAB>largest document' to stderr",
     )
+    ap.add_argument(
+        "--jobs",
+        type=int,
+        metavar="BYTES",
+        help="the same as --stream, with CronJobs only (every document is edited)",
+    )
     args = ap.parse_args(argv)
-    if (args.stream is None) == (args.outdir is None):
-        ap.error("give either OUTDIR or --stream BYTES")
-    if args.stream is not None and args.stream < 0:
-        ap.error("--stream BYTES must not be negative")
+    given = [a for a in (args.stream, args.jobs, args.outdir) if a is not None]
+    if len(given) != 1:
+        ap.error("give one of OUTDIR, --stream BYTES and --jobs BYTES")
+    if (args.stream or 0) < 0 or (args.jobs or 0) < 0:
+        ap.error("BYTES must not be negative")
     return args
 
 
 def main():
     args = parse_args(sys.argv[1:])
-    if args.stream is not None:
+    if args.stream is not None or args.jobs is not None:
         with open(CRON_TEMPLATE, encoding="utf-8") as f:
             cron = Kind(split_documents(f.read())[0])
-        stream_to_stdout(args.stream, cron, Kind(RENDERED_SERVICE), Kind(RENDERED_DEPLOYMENT))
+        jobs = args.jobs is not None
+        limit = args.jobs if jobs else args.stream
+        service, deployment = Kind(RENDERED_SERVICE), Kind(RENDERED_DEPLOYMENT)
+        stream_to_stdout(limit, cron, service, deployment, jobs_only=jobs)
         return
     out = args.outdir
     os.makedirs(os.path.join(out, "small"), exist_ok=True)

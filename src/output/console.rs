@@ -1,6 +1,5 @@
 //! The only writer of stdout and stderr. Every host hands its output here.
 
-use super::report::{self, Format, Located};
 use crate::exit;
 use std::io::Write;
 
@@ -94,8 +93,9 @@ pub(crate) fn stdout_writer() -> std::io::BufWriter<std::io::StdoutLock<'static>
     std::io::BufWriter::with_capacity(256 << 10, std::io::stdout().lock())
 }
 
-/// Writes text to stderr as it is.
+/// Writes text to stderr as it is (the progress line, if drawn, erased first).
 pub(crate) fn stderr(text: &str) {
+    super::progress::erase();
     let _ = std::io::stderr().lock().write_all(text.as_bytes());
 }
 
@@ -111,19 +111,4 @@ pub(crate) fn trouble(msg: &str) -> u8 {
 pub(crate) fn trouble_shown(shown: &impl std::fmt::Display) -> u8 {
     stderr(&format!("{shown}\n"));
     exit::TROUBLE
-}
-
-/// Writes the findings of a run on stderr, in the human or GitHub format (the JSON report
-/// goes to stdout whole; see `hosts::files`).
-pub(crate) fn findings(reports: &[Located], format: Format, color: bool, fix_mode: bool) {
-    let mut text = String::new();
-    for l in reports {
-        let line = match format {
-            Format::Github => report::github(l),
-            Format::Human | Format::Json | Format::Sarif => report::human(l, color, fix_mode),
-        };
-        text.push_str(&line);
-        text.push('\n');
-    }
-    stderr(&text);
 }

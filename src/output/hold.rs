@@ -90,6 +90,15 @@ impl<'a> HoldBack<'a> {
         Ok(())
     }
 
+    /// The input is past what is held at its start: what is held goes out, and from now on
+    /// the output goes out as each batch is settled (flushed here, not when a block is full).
+    pub(crate) fn release(&mut self) -> std::io::Result<()> {
+        if !self.flushed {
+            self.flush_held()?;
+        }
+        self.flush()
+    }
+
     /// The input failed: drop what is held; `fix -` writes the input back unchanged while it
     /// still can (nothing written yet), the rest following through [`HoldBack::echo`].
     pub(crate) fn fail(&mut self) -> std::io::Result<()> {

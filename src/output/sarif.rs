@@ -13,8 +13,9 @@ use serde_json::{Value, json};
 /// Where the rules are documented; each rule's anchor follows.
 const RULES_URI: &str = "https://github.com/meshjob/meshjob/blob/main/docs/rules.md";
 
-/// The SARIF log of a run's findings. `applied`: the run wrote its fixes (`fix`).
-pub(crate) fn log(reports: &[Located], applied: bool) -> Value {
+/// The SARIF log of a run, its `results` (an array of [`result`]s, or a stand-in for one that
+/// is written apart, see `output::spill`).
+pub(crate) fn log(results: Value) -> Value {
     let rules: Vec<Value> = TABLE
         .iter()
         .map(|r| {
@@ -28,7 +29,6 @@ pub(crate) fn log(reports: &[Located], applied: bool) -> Value {
             })
         })
         .collect();
-    let results: Vec<Value> = reports.iter().map(|l| result(l, applied)).collect();
     json!({
         "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
         "version": "2.1.0",
@@ -52,7 +52,8 @@ fn level(s: Severity) -> &'static str {
     }
 }
 
-fn result(l: &Located, applied: bool) -> Value {
+/// The SARIF result of one finding. `applied`: the run wrote its fixes (`fix`).
+pub(crate) fn result(l: &Located, applied: bool) -> Value {
     let f = &l.finding;
     let mut r = json!({
         "ruleId": f.rule.code(),

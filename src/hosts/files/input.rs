@@ -1,6 +1,7 @@
 //! One input through the pipeline: opened, streamed into a [`FileSink`], and what became
 //! of it.
 
+use super::emit::Reporter;
 use super::sink::FileSink;
 use super::{Mode, Request};
 use crate::config::Settings;
@@ -43,7 +44,7 @@ pub(super) const SMALL_FILE_BYTES: u64 = stream::BATCH_BYTES as u64;
 
 /// What one input gave.
 pub(super) struct FileResult {
-    /// Its findings, in text order.
+    /// Its findings, in text order (those not given to the reporter as they came).
     pub(super) findings: Vec<Located>,
     /// What stopped it (it then counts as not processed), or the write that failed.
     pub(super) problem: Option<Located>,
@@ -54,6 +55,8 @@ pub(super) struct FileResult {
     pub(super) diff: String,
     /// Stdout did not take its output (why).
     pub(super) stdout_failed: Option<String>,
+    /// Its documents not counted by the reporter as they came.
+    pub(super) documents: u64,
 }
 
 /// The first pass over a file (`stream::first_pass`): what its `Namespace` documents and the
@@ -75,12 +78,15 @@ pub(super) fn first_pass(input: &Input) -> Option<RunContext> {
 }
 
 /// Streams one input through the pipeline; its diff or fixed text goes to `out` (a fixed
-/// file goes back to the file; the JSON report keeps the diff instead).
+/// file goes back to the file; the JSON report keeps the diff instead). With the run's
+/// reporter (`live`), its findings and its diff for the JSON report go there as they come
+/// (see [`FileSink`]); else they are kept in the result.
 ///
 /// A file is read twice: a first pass over every input of the run collects what their
 /// `Namespace` documents say ([`first_pass`]), then the file is processed with `ctx`. Stdin
 /// (`stdin`, its first pass done) is read ahead, and past its read-ahead a `Namespace`
 /// document applies to the documents after it, added to `ctx` (`stream::stdin`).
+#[allow(clippy::too_many_arguments)]
 pub(super) fn process_file(
     input: &Input,
     req: &Request,
@@ -88,6 +94,7 @@ pub(super) fn process_file(
     ctx: &RunContext,
     stdin: Option<Result<Stdin, String>>,
     color: bool,
+    live: Option<&mut Reporter>,
     out: &mut dyn Write,
 ) -> FileResult {
     let (origin, name) = (&input.origin, input.name.as_str());
@@ -98,6 +105,7 @@ pub(super) fn process_file(
         handled: false,
         diff: String::new(),
         stdout_failed: None,
+        documents: 0,
     };
     let fix_stdin = req.mode == Mode::Fix && *origin == Origin::Stdin;
     let opened = match origin {
@@ -135,6 +143,10 @@ pub(super) fn process_file(
         },
         hunks: ((req.mode != Mode::Fix || json) && !req.less.no_diff).then(|| Hunks::new(name)),
         json: json.then(String::new),
+        live,
+        fail_on: settings.fail_on,
+        released: false,
+        documents: 0,
         color,
         replacement: None,
         seen: Seen::default(),
@@ -155,6 +167,7 @@ pub(super) fn process_file(
                 sink.stdout_failed(&e);
             }
             result.findings = std::mem::take(&mut sink.findings);
+            result.documents = sink.documents;
             result.changed = sink.changed;
             result.handled = sink.handled;
             result.diff = sink.json.take().unwrap_or_default();

@@ -3,11 +3,14 @@
 //! stdout.
 //!
 //! [`run`] expands the PATHs (`source::expand`) with the excludes of the flags and of each
-//! directory's config file ([`configs`]); a [`run::Run`] takes the inputs in order and keeps
-//! what is reported; each input is streamed through the pipeline by [`input`], its batches
-//! going to a [`sink::FileSink`] (the diff, stdout, or the file's replacement).
+//! directory's config file ([`configs`]); a [`run::Run`] takes the inputs in order; each
+//! input is streamed through the pipeline by [`input`], its batches going to a
+//! [`sink::FileSink`] (the diff, stdout, or the file's replacement), and what it finds to an
+//! [`emit::Reporter`], which reports it as it comes: memory follows the largest batch, not
+//! the input, in every format.
 
 mod configs;
+mod emit;
 mod input;
 mod run;
 mod sink;

@@ -1,21 +1,19 @@
 //! The state of one run: the inputs in order, what they gave, and the report.
 
 use super::configs::{Configs, Layer};
+use super::emit::Reporter;
 use super::input::{FileResult, SMALL_FILE_BYTES, first_pass, process_file};
-use super::sink::said_per_change;
 use super::{Mode, Request};
-use crate::config::{FailOn, Settings};
+use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::exit;
-use crate::finding::{Finding, Rule, Severity};
+use crate::finding::{Finding, Rule};
 use crate::output::console;
 use crate::output::escape;
-use crate::output::report::{Format, Located};
-use crate::output::statistics;
-use crate::output::summary::{self, Counts};
+use crate::output::report::Located;
+use crate::output::summary;
 use crate::source::{self, Expansion, Input, Origin};
 use crate::stream::{self, stdin::Stdin};
-use crate::verdict::Verdict;
 use crate::versions::Versions;
 use std::io::{IsTerminal, Write};
 
@@ -23,17 +21,11 @@ use std::io::{IsTerminal, Write};
 pub(super) struct Run<'r> {
     req: &'r Request,
     color_out: bool,
-    color_err: bool,
-    counts: Counts,
     trouble: bool,
-    /// What the findings said: said once, failing the run, left after `fix`.
-    verdict: Verdict,
-    /// Run-level notes, then per-file findings, in order.
-    reports: Vec<Located>,
+    /// Run-level notes, then per-file findings, reported as they come; the counts.
+    rep: Reporter,
     /// Problems that stopped an input, shown last.
     problems: Vec<Located>,
-    /// Files that would change (`fix`: were written), with their diffs.
-    changed: Vec<(String, String)>,
     /// The only input is stdin.
     pub(super) stdin_only: bool,
     /// Stdout did not take the output (why): the run stops, and fails.
@@ -45,13 +37,9 @@ impl<'r> Run<'r> {
         Run {
             req,
             color_out: req.color.enabled(std::io::stdout().is_terminal()),
-            color_err: req.color.enabled(std::io::stderr().is_terminal()),
-            counts: Counts::default(),
             trouble: false,
-            verdict: Verdict::default(),
-            reports: Vec::new(),
+            rep: Reporter::new(req, req.color.enabled(std::io::stderr().is_terminal())),
             problems: Vec::new(),
-            changed: Vec::new(),
             stdin_only: false,
             stdout_failed: None,
         }
@@ -103,11 +91,8 @@ impl<'r> Run<'r> {
                 )
             };
             if self.run_rules().shows(Rule::NoYamlFiles) {
-                self.reports.push(Located::run(Finding::warning(
-                    Rule::NoYamlFiles,
-                    0,
-                    message,
-                )));
+                let l = Located::run(Finding::warning(Rule::NoYamlFiles, 0, message));
+                self.rep.show(&l);
             }
         }
         for (name, message) in &e.errors {
@@ -120,7 +105,7 @@ impl<'r> Run<'r> {
 
     fn note(&mut self, l: Located) {
         if !self.req.quiet && self.run_rules().shows(l.finding.rule) {
-            self.reports.push(l);
+            self.rep.show(&l);
         }
     }
 
@@ -136,7 +121,7 @@ impl<'r> Run<'r> {
     /// An input that could not be processed (or a path that could not be read).
     pub(super) fn stop(&mut self, l: Located) {
         self.trouble = true;
-        self.counts.errors += 1;
+        self.rep.counts.errors += 1;
         self.problems.push(l);
     }
 
@@ -203,6 +188,7 @@ impl<'r> Run<'r> {
                 .take_while(|o| source::file_len(&o.origin).is_some_and(|n| n <= SMALL_FILE_BYTES))
                 .count();
             if small > 1 && threads > 1 {
+                self.rep.flush();
                 let run = &inputs[i..i + small];
                 let layers: Vec<_> = run.iter().map(|o| configs.layer(&o.dir).ok()).collect();
                 let mut contexts = Vec::new();
@@ -218,7 +204,8 @@ impl<'r> Run<'r> {
                     |((input, layer), ctx)| {
                         let mut out = Vec::new();
                         let r = (layer.as_ref()).map(|l| {
-                            process_file(input, req, &l.settings, &ctx, None, color, &mut out)
+                            let (live, color) = (None, color);
+                            process_file(input, req, &l.settings, &ctx, None, color, live, &mut out)
                         });
                         (input, layer, r, out)
                     },
@@ -227,6 +214,7 @@ impl<'r> Run<'r> {
                             self.stdout_failed = Some(console::cannot_write_stdout(&e));
                             return false;
                         }
+                        self.rep.done(0, 1);
                         self.take(input, layer.as_deref(), r, None);
                         true
                     },
@@ -235,6 +223,8 @@ impl<'r> Run<'r> {
                 continue;
             }
             let input = &inputs[i];
+            // The progress line counts the files begun.
+            self.rep.done(0, 1);
             let layer = configs.layer(&input.dir).ok();
             let (ctx, conflicts) = context(i, layer.as_deref());
             self.conflicts(conflicts);
@@ -245,7 +235,8 @@ impl<'r> Run<'r> {
             let (r, own) = match &layer {
                 Some(l) => {
                     let mut out = console::stdout_writer();
-                    let r = process_file(input, req, &l.settings, &ctx, own, color, &mut out);
+                    let live = Some(&mut self.rep);
+                    let r = process_file(input, req, &l.settings, &ctx, own, color, live, &mut out);
                     (Some(r), None)
                 }
                 None => (None, own),
@@ -258,15 +249,11 @@ impl<'r> Run<'r> {
     /// Reports the conflicts between versions read, each once in the run.
     fn conflicts(&mut self, conflicts: Vec<crate::versions::Conflict>) {
         for c in conflicts {
-            let f = c.finding(0);
-            if self.reports.iter().any(|r| r.finding.message == f.message) {
-                continue;
-            }
-            self.finding(Located::run(f), FailOn::Error);
+            self.rep.conflict(c.finding(0));
         }
     }
 
-    /// Counts and keeps what one input gave; `None` when its config file is broken (that
+    /// Counts and reports what one input gave; `None` when its config file is broken (that
     /// error is reported once, with the others). `stdin`: stdin, read ahead and not
     /// processed (for `fix -` to write back).
     fn take(
@@ -276,9 +263,10 @@ impl<'r> Run<'r> {
         r: Option<FileResult>,
         stdin: Option<Result<Stdin, String>>,
     ) {
-        self.counts.files += 1;
+        self.rep.counts.files += 1;
+        self.rep.done(r.as_ref().map_or(0, |r| r.documents), 0);
         let (Some(layer), Some(r)) = (layer, r) else {
-            self.counts.unprocessed += 1;
+            self.rep.counts.unprocessed += 1;
             self.trouble = true;
             if let (Some(Ok(stdin)), Mode::Fix) = (stdin, self.req.mode) {
                 // `fix -` writes its input back unchanged when it cannot process it.
@@ -294,131 +282,68 @@ impl<'r> Run<'r> {
         if let Some(m) = &r.stdout_failed {
             self.stdout_failed = Some(m.clone());
         }
+        let fail_on = layer.settings.fail_on;
         if let Some(p) = r.problem {
             // A failed write comes after the findings; anything else stopped the input.
             let written = p.finding.rule == Rule::Unwritable;
             if written {
                 for l in r.findings {
-                    self.finding(l, layer.settings.fail_on);
+                    self.rep.finding(l, fail_on);
                 }
             }
-            self.counts.unprocessed += 1;
+            self.rep.unchanged();
+            self.rep.counts.unprocessed += 1;
             return self.stop(p);
         }
         for l in r.findings {
-            self.finding(l, layer.settings.fail_on);
+            self.rep.finding(l, fail_on);
         }
-        self.counts.no_workload += usize::from(!r.handled && !r.changed);
+        self.rep.counts.no_workload += usize::from(!r.handled && !r.changed);
         if r.changed {
-            self.counts.changed += 1;
-            self.changed.push((input.name.clone(), r.diff));
+            self.rep.changed(&input.name, &r.diff);
+        } else {
+            self.rep.unchanged();
         }
     }
 
-    /// Counts one finding and keeps it for the report.
-    fn finding(&mut self, l: Located, fail_on: FailOn) {
-        let f = &l.finding;
-        if !self.verdict.take(f, fail_on) {
-            return;
-        }
-        let fix = self.req.mode == Mode::Fix;
-        let counted = !(fix && f.fixed);
-        match f.severity {
-            Severity::Error if counted => {
-                self.counts.errors += 1;
-                self.counts.fixable += usize::from(f.fixed && !fix);
-            }
-            Severity::Warning if counted => self.counts.warnings += 1,
-            _ => {}
-        }
-        if self.req.quiet && f.severity == Severity::Info {
-            return;
-        }
-        if fix && said_per_change(f.rule) && !super::on_stdout(self.req.format) {
-            return;
-        }
-        self.reports.push(l);
-    }
-
-    /// Reports everything and returns the exit status.
+    /// Reports everything left and returns the exit status.
     pub(super) fn finish(mut self) -> u8 {
         let (req, fix) = (self.req, self.req.mode == Mode::Fix);
-        self.reports.append(&mut self.problems);
-        if req.format == Format::Sarif {
-            let mut text =
-                serde_json::to_string_pretty(&crate::output::sarif::log(&self.reports, fix))
-                    .unwrap_or_default();
-            text.push('\n');
-            if let Some(m) = &self.stdout_failed {
-                return console::trouble(m);
-            }
-            if let Err(e) = console::stdout(text.as_bytes()) {
-                return console::trouble(&console::cannot_write_stdout(&e));
-            }
-        } else if req.format == Format::Json {
-            let changed: Vec<serde_json::Value> = (self.changed.iter())
-                .map(|(path, diff)| match req.less.no_diff {
-                    true => serde_json::json!({"path": path}),
-                    false => serde_json::json!({"path": path, "diff": diff}),
-                })
-                .collect();
-            let (key, findings) = match req.less.statistics {
-                true => ("statistics", statistics::json(&self.reports)),
-                false => (
-                    "findings",
-                    self.reports
-                        .iter()
-                        .map(crate::output::report::json)
-                        .collect(),
-                ),
-            };
-            let doc = serde_json::json!({
-                key: findings,
-                "changed": changed,
-                "summary": self.counts,
-            });
-            let mut text = serde_json::to_string_pretty(&doc).unwrap_or_default();
-            text.push('\n');
-            if let Some(m) = &self.stdout_failed {
-                return console::trouble(m);
-            }
-            if let Err(e) = console::stdout(text.as_bytes()) {
-                return console::trouble(&console::cannot_write_stdout(&e));
-            }
-        } else {
-            if req.less.statistics {
-                console::stderr(&statistics::text(&self.reports));
-            } else {
-                console::findings(&self.reports, req.format, self.color_err, fix);
-            }
-            // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only
-            // what is wrong, as `sed` would.
-            let filter = fix && self.stdin_only;
-            // With stdout gone, the run did not finish: no summary of it.
-            if !req.quiet && !filter && self.stdout_failed.is_none() {
-                let mut tail = String::new();
-                if fix {
-                    for (name, _) in self.changed.iter().filter(|(n, _)| n != "-") {
-                        tail.push_str(&format!("fixed {}\n", escape::controls(name)));
-                    }
-                }
-                if let Some(line) = summary::line(&self.counts, fix, self.stdin_only) {
-                    tail.push_str(&line);
-                    tail.push('\n');
-                }
-                console::stderr(&tail);
-            }
+        for p in std::mem::take(&mut self.problems) {
+            self.rep.show(&p);
         }
+        // With stdout gone, the report on it is not written.
+        let reported = match (&self.stdout_failed, super::on_stdout(req.format)) {
+            (Some(_), true) => Ok(()),
+            _ => self.rep.finish(),
+        };
         if let Some(m) = &self.stdout_failed {
             return console::trouble(m);
+        }
+        if let Err(m) = reported {
+            return console::trouble(&m);
+        }
+        // `fix -` is a filter (a Helm post-renderer, an Argo CD plugin): it says only what
+        // is wrong, as `sed` would. The report on stdout has the summary in it.
+        let filter = fix && self.stdin_only;
+        if !super::on_stdout(req.format) && !req.quiet && !filter {
+            let mut tail = String::new();
+            for name in &self.rep.fixed {
+                tail.push_str(&format!("fixed {}\n", escape::controls(name)));
+            }
+            if let Some(line) = summary::line(&self.rep.counts, fix, self.stdin_only) {
+                tail.push_str(&line);
+                tail.push('\n');
+            }
+            console::stderr(&tail);
         }
         if self.trouble {
             return exit::TROUBLE;
         }
         let fails = match req.mode {
             Mode::Diff => false,
-            Mode::Check => self.counts.changed > 0 || self.verdict.fails_any,
-            Mode::Fix => self.verdict.fails_left,
+            Mode::Check => self.rep.counts.changed > 0 || self.rep.verdict.fails_any,
+            Mode::Fix => self.rep.verdict.fails_left,
         };
         if fails { exit::FINDINGS } else { exit::OK }
     }

@@ -1,10 +1,12 @@
 //! Where the batches of one input go: the diff, stdout, or the file's replacement.
 
 use super::Mode;
+use super::emit::Reporter;
+use crate::config::FailOn;
 use crate::finding::Rule;
 use crate::output::console;
 use crate::output::diff;
-use crate::output::hold::HoldBack;
+use crate::output::hold::{HOLD_BYTES, HoldBack};
 use crate::output::hunks::Hunks;
 use crate::output::report::Located;
 use crate::output::write::{Replacement, Seen};
@@ -12,20 +14,34 @@ use crate::source::Origin;
 use crate::stream::{self, Done, Sink};
 
 /// Where the batches of one input go: the diff, stdout, or the file's replacement.
-pub(super) struct FileSink<'a, 'o> {
+///
+/// With the run's reporter (`live`), findings go to it as each batch is settled once
+/// [`HOLD_BYTES`] of input are past (within them, an input that fails shows none, as its
+/// diff held back shows nothing), and the JSON report's diff as it is made.
+pub(super) struct FileSink<'a, 'o, 'r> {
     pub(super) mode: Mode,
     pub(super) origin: &'a Origin,
     pub(super) name: &'a str,
     pub(super) out: HoldBack<'o>,
     /// The diff (`diff`, `check`, and `fix` for the JSON report).
     pub(super) hunks: Option<Hunks>,
-    /// `--format json`: the diff is kept for the report, not printed.
+    /// `--format json`: the diff is for the report, not printed; kept here, unless `live`
+    /// takes it.
     pub(super) json: Option<String>,
+    /// The run's reporter, taking findings and the JSON report's diff as they come.
+    pub(super) live: Option<&'r mut Reporter>,
+    /// `failOn` of the input's settings, for the findings given to `live`.
+    pub(super) fail_on: FailOn,
+    /// The findings went to `live` (past [`HOLD_BYTES`] of input): the next go too.
+    pub(super) released: bool,
+    /// Documents done and not yet counted by `live`.
+    pub(super) documents: u64,
     pub(super) color: bool,
     /// `fix FILE`: the replacement, begun at the first change (or why it could not be).
     pub(super) replacement: Option<Result<Replacement, String>>,
     /// `fix FILE`: what the file held, to check before replacing it.
     pub(super) seen: Seen,
+    /// Findings held (not given to `live`), in text order.
     pub(super) findings: Vec<Located>,
     pub(super) changed: bool,
     /// The input read so far holds something meshjob handles (`Pieces::handled`).
@@ -36,13 +52,16 @@ pub(super) struct FileSink<'a, 'o> {
     pub(super) stdout_failed: Option<String>,
 }
 
-impl FileSink<'_, '_> {
+impl FileSink<'_, '_, '_> {
     fn diff(&mut self, s: String) -> std::io::Result<()> {
         if s.is_empty() {
             return Ok(());
         }
         if let Some(kept) = &mut self.json {
-            kept.push_str(&s);
+            match &mut self.live {
+                Some(live) => live.diff(&s),
+                None => kept.push_str(&s),
+            }
             return Ok(());
         }
         let s = if self.color { diff::colorize(&s) } else { s };
@@ -64,6 +83,24 @@ impl FileSink<'_, '_> {
         self.stdout_failed
             .get_or_insert_with(|| console::cannot_write_stdout(e))
             .clone()
+    }
+
+    /// A batch is settled, its input ending at `end`: past [`HOLD_BYTES`] of input, the
+    /// findings go to the reporter and the output (the diff) goes out.
+    fn settled(&mut self, end: u64) -> std::io::Result<()> {
+        let Some(live) = &mut self.live else {
+            return Ok(());
+        };
+        self.released |= end > HOLD_BYTES as u64;
+        live.done(std::mem::take(&mut self.documents), 0);
+        if !self.released {
+            return Ok(());
+        }
+        for l in self.findings.drain(..) {
+            live.finding(l, self.fail_on);
+        }
+        live.flush();
+        self.out.release()
     }
 
     /// `fix FILE`: the batch into the replacement, begun at the first change.
@@ -93,7 +130,7 @@ pub(super) fn said_per_change(rule: Rule) -> bool {
     )
 }
 
-impl Sink for FileSink<'_, '_> {
+impl Sink for FileSink<'_, '_, '_> {
     fn batch(&mut self, done: &Done) -> Result<(), String> {
         let b = &done.batch;
         let mut found = done.result.findings.clone();
@@ -113,6 +150,8 @@ impl Sink for FileSink<'_, '_> {
                 finding: f,
             });
         }
+        self.documents += b.pieces.len() as u64;
+
         self.changed |= done.changed();
         self.handled |= done.result.handled;
         self.braces |= memchr::memmem::find(&b.bytes, b"{{").is_some();
@@ -144,7 +183,8 @@ impl Sink for FileSink<'_, '_> {
                 }
             },
         }
-        Ok(())
+        self.settled(b.offset + b.bytes.len() as u64)
+            .map_err(|e| self.stdout_failed(&e))
     }
 
     fn gives_back(&self) -> bool {
