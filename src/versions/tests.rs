@@ -175,3 +175,28 @@ fn what_the_quick_scanner_shows_decides_what_is_parsed() {
         assert!(!may_hold(head(t).as_ref(), t), "{t}");
     }
 }
+
+#[test]
+fn every_needle_is_found_wherever_it_stands() {
+    let plain = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n".to_vec();
+    assert!(!batch_may_hold(&plain));
+    for needle in NEEDLES {
+        // At the start, in the middle and at the very end of a batch.
+        for at in [0, plain.len() / 2, plain.len()] {
+            let mut bytes = plain.clone();
+            bytes.splice(at..at, needle.iter().copied());
+            assert!(
+                batch_may_hold(&bytes),
+                "{}",
+                String::from_utf8_lossy(needle)
+            );
+        }
+        // Cut short by one byte, a needle is not found.
+        let mut bytes = plain.clone();
+        bytes.extend_from_slice(&needle[..needle.len() - 1]);
+        let one_each = NEEDLES
+            .iter()
+            .any(|n| memchr::memmem::find(&bytes, n).is_some());
+        assert_eq!(batch_may_hold(&bytes), one_each);
+    }
+}
