@@ -307,7 +307,8 @@ fn sigint_is_passed_on_as_sigterm() {
         send_signal(running.pid(), "INT");
         let done = running.finish();
         assert_eq!(done.code(), 143, "{}: {}", sh.name, done.stderr);
-        assert!(done.elapsed < Duration::from_secs(8), "{}", sh.name);
+        // Well before the task's 30 s sleep would end, with room for a loaded machine.
+        assert!(done.elapsed < Duration::from_secs(20), "{}", sh.name);
         assert_one_quit(&ep, sh.name);
     });
 }
