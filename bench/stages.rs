@@ -131,9 +131,9 @@ fn planned(text: &str, docs: &[Doc], settings: &Settings) -> (Vec<Edit>, Vec<Int
     let mut edits = Vec::new();
     let mut intended = Vec::new();
     for doc in docs {
-        let p = meshjob::plan_doc(text, doc, settings, false);
+        let mut p = meshjob::plan_doc(text, doc, settings, false);
         intended.push(Intended {
-            value: p.editor.intended,
+            value: p.editor.take_intended(),
             edited: !p.editor.edits.is_empty(),
         });
         edits.extend(p.editor.edits);

@@ -21,6 +21,7 @@ mod hosts;
 mod image;
 mod kinds;
 mod locate;
+mod memo;
 mod mesh;
 mod output;
 mod paths;

@@ -324,7 +324,8 @@ fn process_piece(
     };
     let mut edits: Vec<Edit> = Vec::new();
     let mut findings = Vec::new();
-    let mut intended = Vec::with_capacity(docs.len());
+    // The editors, whose intended values are built only once something is to be verified.
+    let mut editors = Vec::with_capacity(docs.len());
     let mut pods = false;
     let mut handled = false;
     let mut namespaces = Vec::new();
@@ -336,7 +337,7 @@ fn process_piece(
         }
     }
     for doc in &docs {
-        let p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
+        let mut p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
         pods |= p.pods > 0;
         handled |= p.handled;
         // The lines of the document's content, from its first node's line to its last
@@ -369,11 +370,9 @@ fn process_piece(
                 .into_iter()
                 .filter(|f| settings.rules.shows(f.rule)),
         );
-        intended.push(apply::Intended {
-            edited: !p.editor.edits.is_empty(),
-            value: p.editor.intended,
-        });
-        edits.extend(p.editor.edits);
+        let edited = !p.editor.edits.is_empty();
+        edits.append(&mut p.editor.edits);
+        editors.push((edited, p.editor));
     }
     if edits.is_empty() {
         return Part {
@@ -385,6 +384,12 @@ fn process_piece(
         };
     }
     let first_edit = edits.iter().map(|e| e.start).min();
+    let intended: Vec<apply::Intended> = (editors.iter_mut())
+        .map(|(edited, ed)| apply::Intended {
+            edited: *edited,
+            value: ed.take_intended(),
+        })
+        .collect();
     match apply::apply(text, &docs, &edits, &intended) {
         Ok(out) => Part {
             out: (out != text).then_some(out),

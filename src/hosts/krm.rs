@@ -370,13 +370,9 @@ fn set_results(text: &str, docs: &[Doc], results: &[KrmResult]) -> Result<String
     let mut editor = Editor::new(text, root, style);
     let out = Out::Seq(results.iter().map(KrmResult::out).collect());
     editor.set(root, &[], "results", &out);
-    crate::apply::apply(
-        text,
-        docs,
-        &editor.edits,
-        &[crate::apply::Intended::edited(editor.intended)],
-    )
-    .map_err(|e| format!("{e} while setting results"))
+    let intended = [crate::apply::Intended::edited(editor.take_intended())];
+    crate::apply::apply(text, docs, &editor.edits, &intended)
+        .map_err(|e| format!("{e} while setting results"))
 }
 
 #[cfg(test)]

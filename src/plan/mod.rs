@@ -24,7 +24,6 @@ use crate::locate;
 use crate::mesh::{self, Mesh, MeshId, Support};
 use crate::pod::Pod;
 use crate::yaml::editor::Editor;
-use crate::yaml::style::detect_style;
 use crate::yaml::tree::Doc;
 use crate::yaml::tree::Node;
 use planner::{Planner, PodCx};
@@ -50,7 +49,12 @@ pub struct DocPlan<'a> {
 }
 
 /// Plans one document of `src`.
-pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bool) -> DocPlan<'a> {
+pub fn plan_doc<'a>(
+    src: &'a str,
+    doc: &'a Doc,
+    settings: &Settings,
+    force_mesh: bool,
+) -> DocPlan<'a> {
     plan_doc_in(
         src,
         doc,
@@ -63,7 +67,7 @@ pub fn plan_doc<'a>(src: &'a str, doc: &Doc, settings: &Settings, force_mesh: bo
 /// Plans one document of `src`, with what the rest of the stream says (`ctx`).
 pub fn plan_doc_in<'a>(
     src: &'a str,
-    doc: &Doc,
+    doc: &'a Doc,
     settings: &Settings,
     force_mesh: bool,
     ctx: &decide::RunContext,
@@ -75,7 +79,7 @@ pub fn plan_doc_in<'a>(
     }
     let mut handled = !located.pods.is_empty() || !located.findings.is_empty();
     let mut findings = located.findings;
-    let mut editor = Editor::new(src, &doc.root, detect_style(src, &doc.root));
+    let mut editor = Editor::detecting(src, &doc.root);
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
     for target in &located.pods {
@@ -132,9 +136,7 @@ pub fn plan_doc_in<'a>(
             .any(|f| f.severity == Severity::Error && f.rule.refuses_pod());
         if refused {
             editor.edits.truncate(mark);
-            if let Some(v) = before {
-                editor.restore(&target.path, v);
-            }
+            editor.restore(&target.path, before);
         } else if editor.edits.len() > mark {
             let native_key = mesh.native_key(support.release());
             if !mesh_changed {

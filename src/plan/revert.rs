@@ -202,7 +202,7 @@ fn restored_command(
         .collect();
     let text = match (style, texts) {
         (script::CommandStyle::Flow(Some(layout)), Some(texts)) => layout.join(&texts),
-        _ => emit::flow(&Out::Seq(items), &ed.style),
+        _ => emit::flow(&Out::Seq(items), &ed.style()),
     };
     Out::Raw {
         text,

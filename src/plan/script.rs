@@ -85,8 +85,18 @@ pub fn render(opts: &ScriptOptions) -> String {
 }
 
 /// Whether `script` is a wrapper body meshjob wrote, byte for byte, in any version it knows
-/// (for some settings). A hand-edited body is not: meshjob leaves it alone.
+/// (for some settings). A hand-edited body is not: meshjob leaves it alone. Telling renders
+/// the script again; a run over fixed manifests meets the same few scripts in every pod, so
+/// the last answers are kept (per thread).
 pub fn is_genuine(script: &str) -> bool {
+    thread_local! {
+        static SEEN: std::cell::RefCell<crate::memo::Recent<bool, 8>> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
+    }
+    SEEN.with_borrow_mut(|seen| seen.get(script, is_genuine_uncached))
+}
+
+fn is_genuine_uncached(script: &str) -> bool {
     match marker(script).map(|m| m.version) {
         Some(1) => v1::is_genuine(script),
         Some(2) => v2::is_genuine(script),

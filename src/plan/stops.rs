@@ -167,8 +167,19 @@ fn calls_stop(stmt: &str, targets: &Targets) -> Option<StopEndpoint> {
     }
     let e = found?;
     // The endpoint the port names, when several share a path.
-    stmt.match_indices(e.path)
-        .find_map(|(i, _)| targets.endpoint(e.path, port_before(&stmt[..i])))
+    indices(stmt, e.path).find_map(|i| targets.endpoint(e.path, port_before(&stmt[..i])))
+}
+
+/// Where `needle` starts in `hay`, left to right, without overlaps. The statements are short
+/// and most hold no path at all: a one-shot search per match costs less here than setting up
+/// `str::match_indices`'s searcher for every statement and endpoint.
+fn indices<'h>(hay: &'h str, needle: &'h str) -> impl Iterator<Item = usize> + 'h {
+    let mut from = 0;
+    std::iter::from_fn(move || {
+        let i = from + memchr::memmem::find(hay.as_bytes().get(from..)?, needle.as_bytes())?;
+        from = i + needle.len().max(1);
+        Some(i)
+    })
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -181,7 +192,7 @@ enum Port {
 /// Whether `stmt` has `path` right after a `:port` that `ok` accepts. A path with no port
 /// before it goes to port 80, which is not the proxy.
 fn calls(stmt: &str, path: &str, ok: impl Fn(Option<Port>) -> bool) -> bool {
-    stmt.match_indices(path).any(|(i, _)| {
+    indices(stmt, path).any(|i| {
         let after = &stmt[i + path.len()..];
         if after.starts_with(|c: char| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return false;
@@ -275,6 +286,20 @@ fn base(w: &str) -> &str {
 mod tests {
     use super::{Found, Stop, StopEndpoint, Targets};
     use crate::mesh::{istio, linkerd};
+
+    #[test]
+    fn indices_are_every_match_left_to_right_as_match_indices_gives_them() {
+        for (hay, needle) in [
+            ("curl :15020/quitquitquit; wget :15000/quitquitquit", "/quitquitquit"),
+            ("aaaa", "aa"),
+            ("", "/x"),
+            ("/x", "/x"),
+            ("é/shutdown é/shutdown", "/shutdown"),
+        ] {
+            let want: Vec<usize> = hay.match_indices(needle).map(|(i, _)| i).collect();
+            assert_eq!(super::indices(hay, needle).collect::<Vec<_>>(), want, "{hay:?}");
+        }
+    }
 
     /// What `find` says, with the port of an endpoint left out (`posts` names none).
     fn find(argv: &[&str], moved: Option<u16>) -> Found {

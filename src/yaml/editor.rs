@@ -9,6 +9,7 @@ use crate::apply::Edit;
 use crate::apply::Intended;
 use crate::yaml::emit::{self, Out, Style};
 use crate::yaml::path::Seg;
+use crate::yaml::style::detect_style;
 use crate::yaml::text::{colon_after, colon_at_next_token, dash_before, entry_start, line_start};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::Value;
@@ -26,39 +27,102 @@ const AFTER_LAST_LINE: i64 = 1 << 32;
 /// Builds the edits of one document and its intended value.
 pub struct Editor<'a> {
     pub src: &'a str,
-    pub style: Style,
+    /// The document's root, which the intended value starts from.
+    root: &'a Node,
+    /// The document's style, detected at the first edit (`None` until then) unless given.
+    style: std::cell::Cell<Option<Style>>,
     pub edits: Vec<Edit>,
-    pub intended: Value,
+    /// The intended value, built from `root` at the first change to it: most documents
+    /// planned are left as they are (a run over fixed manifests changes none), and building
+    /// the value is most of what planning them would cost. `None`: the value of `root`.
+    intended: Option<Value>,
     /// The edit that keeps the value of a block scalar ending the text without a final line
     /// break (`|` becomes `|-`) once lines are added after it; see [`eof_block_fix`].
     eof_block: Option<Edit>,
 }
 
+/// What [`Editor::snapshot`] kept.
+pub enum Snapshot {
+    /// Nothing had changed the intended value yet.
+    Unchanged,
+    /// The value at the path (`None`: there was none).
+    At(Option<Value>),
+}
+
 impl<'a> Editor<'a> {
-    pub fn new(src: &'a str, root: &Node, style: Style) -> Self {
+    pub fn new(src: &'a str, root: &'a Node, style: Style) -> Self {
+        Editor {
+            style: std::cell::Cell::new(Some(style)),
+            ..Editor::detecting(src, root)
+        }
+    }
+
+    /// An editor that detects the document's style ([`detect_style`]) when it first needs
+    /// it: most documents planned are left as they are.
+    pub fn detecting(src: &'a str, root: &'a Node) -> Self {
         Editor {
             src,
-            style,
+            root,
+            style: std::cell::Cell::new(None),
             edits: Vec::new(),
-            intended: Value::from_node(root),
+            intended: None,
             eof_block: eof_block_fix(src, root),
         }
     }
 
+    /// The document's style.
+    pub fn style(&self) -> Style {
+        if let Some(style) = self.style.get() {
+            return style;
+        }
+        let style = detect_style(self.src, self.root);
+        self.style.set(Some(style));
+        style
+    }
+
+    /// The intended value of the document.
+    pub fn intended(&mut self) -> &Value {
+        self.intended
+            .get_or_insert_with(|| Value::from_node(self.root))
+    }
+
+    /// Takes the intended value of the document out of the editor.
+    pub fn take_intended(&mut self) -> Value {
+        self.intended
+            .take()
+            .unwrap_or_else(|| Value::from_node(self.root))
+    }
+
+    /// A copy of the intended value of the document.
+    #[cfg(test)]
+    pub fn intended_copy(&self) -> Value {
+        (self.intended.clone()).unwrap_or_else(|| Value::from_node(self.root))
+    }
+
     /// A copy of the intended value at `path`, to restore if planning there is abandoned.
-    pub fn snapshot(&mut self, path: &[Seg]) -> Option<Value> {
-        self.intended_at(path).map(|v| v.clone())
+    pub fn snapshot(&mut self, path: &[Seg]) -> Snapshot {
+        match &self.intended {
+            None => Snapshot::Unchanged,
+            Some(_) => Snapshot::At(self.intended_at(path).map(|v| v.clone())),
+        }
     }
 
     /// Puts back a value taken with [`Editor::snapshot`].
-    pub fn restore(&mut self, path: &[Seg], value: Value) {
-        if let Some(v) = self.intended_at(path) {
-            *v = value;
+    pub fn restore(&mut self, path: &[Seg], snapshot: Snapshot) {
+        match snapshot {
+            Snapshot::Unchanged => self.intended = None,
+            Snapshot::At(Some(value)) => {
+                if let Some(v) = self.intended_at(path) {
+                    *v = value;
+                }
+            }
+            Snapshot::At(None) => {}
         }
     }
 
     fn intended_at(&mut self, path: &[Seg]) -> Option<&mut Value> {
-        let mut v = &mut self.intended;
+        let root = self.root;
+        let mut v = self.intended.get_or_insert_with(|| Value::from_node(root));
         for seg in path {
             v = match (seg, v) {
                 (Seg::Key(k), v @ Value::Map(_)) => v.get_mut(k)?,
@@ -111,7 +175,7 @@ impl<'a> Editor<'a> {
         key: &str,
         out: &Out,
     ) {
-        let st = self.style;
+        let st = self.style();
         let entries = map.entries().unwrap_or(&[]);
         if map.flow {
             let pair = format!("{}: {}", emit::key_text(key, &st), emit::flow(out, &st));
@@ -181,7 +245,7 @@ impl<'a> Editor<'a> {
 
     /// Inserts a new line holding `text` at column `col` after the line where `end` falls.
     fn insert_line_after(&mut self, end: usize, col: usize, text: &str) {
-        let nl = self.style.nl;
+        let nl = self.style().nl;
         match self.src[end..].find('\n') {
             Some(i) => {
                 let at = end + i + 1;
@@ -221,7 +285,7 @@ impl<'a> Editor<'a> {
         key: &str,
         out: &Out,
     ) {
-        let st = self.style;
+        let st = self.style();
         if map.flow {
             let text = emit::flow(out, &st);
             match flow_colon_after(self.src, key_node.end) {
@@ -288,7 +352,7 @@ impl<'a> Editor<'a> {
 
     /// Replaces item `index` of sequence `seq` (at `path`) with `out`.
     pub fn replace_item(&mut self, seq: &Node, path: &[Seg], index: usize, out: &Out) {
-        let st = self.style;
+        let st = self.style();
         let Some(item) = seq.items().and_then(|i| i.get(index)) else {
             return;
         };
@@ -331,7 +395,7 @@ impl<'a> Editor<'a> {
 
     /// Puts `items` before the first item of sequence `seq` (at `path`).
     pub fn prepend_items(&mut self, seq: &Node, path: &[Seg], items: &[Out]) {
-        let st = self.style;
+        let st = self.style();
         let Some(first) = seq.items().and_then(<[Node]>::first) else {
             return self.append_items(seq, path, items);
         };
@@ -368,7 +432,7 @@ impl<'a> Editor<'a> {
 
     /// Adds `items` after the last item of sequence `seq` (at `path`).
     pub fn append_items(&mut self, seq: &Node, path: &[Seg], items: &[Out]) {
-        let st = self.style;
+        let st = self.style();
         let existing = seq.items().unwrap_or(&[]);
         if seq.flow {
             let texts: Vec<String> = items.iter().map(|i| emit::flow(i, &st)).collect();
@@ -484,8 +548,13 @@ mod tests {
         let root = &docs[0].root;
         let mut ed = Editor::new(src, root, detect_style(src, root));
         f(&mut ed, root);
-        crate::apply::apply(src, &docs, &ed.edits, &[Intended::edited(ed.intended)])
-            .unwrap_or_else(|e| panic!("{e}"))
+        crate::apply::apply(
+            src,
+            &docs,
+            &ed.edits,
+            &[Intended::edited(ed.intended_copy())],
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
     }
 
     #[test]

@@ -107,9 +107,9 @@ pub(crate) fn edit_in_string<R>(
     if ed.edits.is_empty() {
         return Ok(r);
     }
-    let stand_in_text = stand_in.then(|| reflow_stand_in(&ed.intended));
+    let stand_in_text = stand_in.then(|| reflow_stand_in(ed.intended()));
     let inner_edits = std::mem::take(&mut ed.edits);
-    let intended = [apply::Intended::edited(ed.intended)];
+    let intended = [apply::Intended::edited(ed.take_intended())];
     let new_inner = match stand_in_text {
         Some(text) => apply::verify(&text, &intended).map(|_| text),
         None => apply::apply(text_in, &docs, &inner_edits, &intended),
@@ -169,7 +169,7 @@ fn edits_in_block(
         let spaces = src.get(start..start + indent)?;
         (spaces.bytes().all(|b| b == b' ') && at <= src.len()).then_some((at, false))
     };
-    let nl = outer.style.nl;
+    let nl = outer.style().nl;
     let pad = " ".repeat(indent);
     let mut edits = Vec::with_capacity(inner_edits.len());
     for e in inner_edits {
@@ -249,7 +249,7 @@ fn value_to_out(v: &Value) -> emit::Out {
 
 /// Writes `text` back as the scalar it came from, keeping that scalar's style where it can.
 fn encode(text: &str, style: ScalarStyle, node: &Node, place: Place, outer: &Editor<'_>) -> String {
-    let st = &outer.style;
+    let st = &outer.style();
     let Place {
         key_col,
         block_allowed,
@@ -357,7 +357,7 @@ mod tests {
             src,
             &docs,
             &ed.edits,
-            &[apply::Intended::edited(ed.intended)],
+            &[apply::Intended::edited(ed.intended_copy())],
         )
         .unwrap_or_else(|e| panic!("{e}"))
     }

@@ -31,23 +31,16 @@ pub(super) fn fresh_entry(d: &Desired) -> (&'static str, Out) {
 /// the last ones read are kept (per thread) rather than parsed again.
 fn fresh_value(text: &str) -> Value {
     thread_local! {
-        static SEEN: std::cell::RefCell<Vec<(String, Value)>> = const {
-            std::cell::RefCell::new(Vec::new())
-        };
+        static SEEN: std::cell::RefCell<crate::memo::Recent<Value, 4>> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
     }
     SEEN.with_borrow_mut(|seen| {
-        if let Some((_, v)) = seen.iter().find(|(t, _)| t == text) {
-            return v.clone();
-        }
-        let value = parse_stream(text)
-            .ok()
-            .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
-            .unwrap_or(Value::Map(Vec::new()));
-        if seen.len() == 4 {
-            seen.remove(0);
-        }
-        seen.push((text.to_string(), value.clone()));
-        value
+        seen.get(text, |text| {
+            parse_stream(text)
+                .ok()
+                .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
+                .unwrap_or(Value::Map(Vec::new()))
+        })
     })
 }
 

@@ -113,7 +113,7 @@ impl Editor<'_> {
                     .and_then(<[Entry]>::first)
                     .ok_or("it is not a mapping")?;
                 let col = self.col(entry_start(self.src, first.key.props_start));
-                let nl = self.style.nl;
+                let nl = self.style().nl;
                 body.insert_str(at, &format!("{}{line}{nl}", " ".repeat(col)));
                 value.set(key, v.clone());
             }
@@ -219,7 +219,7 @@ impl Editor<'_> {
                     return Err("the entry it goes before shares its line");
                 }
                 let col = self.col(at);
-                let prefix = format!("{}{key}:{}", " ".repeat(col), self.style.nl);
+                let prefix = format!("{}{key}:{}", " ".repeat(col), self.style().nl);
                 Ok((line_start(self.src, at), prefix, from_col))
             }
             Target::Item { entry, index, .. } => {
@@ -400,8 +400,13 @@ mod tests {
             },
         };
         ed.move_item(&from, &to, &add()).unwrap();
-        let out = apply(src, &docs, &ed.edits, &[Intended::edited(ed.intended)])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let out = apply(
+            src,
+            &docs,
+            &ed.edits,
+            &[Intended::edited(ed.intended_copy())],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(out, want);
         // Back again.
         let docs = parse_stream(&out).unwrap();
@@ -434,8 +439,13 @@ mod tests {
         };
         ed.move_item(&from, &to, &Change::Remove { key: "r" })
             .unwrap();
-        let back = apply(&out, &docs, &ed.edits, &[Intended::edited(ed.intended)])
-            .unwrap_or_else(|e| panic!("{e}"));
+        let back = apply(
+            &out,
+            &docs,
+            &ed.edits,
+            &[Intended::edited(ed.intended_copy())],
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
         assert_eq!(back, src);
     }
 

@@ -162,8 +162,13 @@ mod tests {
         let root = &docs[0].root;
         let mut ed = Editor::new(src, root, detect_style(src, root));
         assert!(f(&mut ed, root));
-        apply(src, &docs, &ed.edits, &[Intended::edited(ed.intended)])
-            .unwrap_or_else(|e| panic!("{e}"))
+        apply(
+            src,
+            &docs,
+            &ed.edits,
+            &[Intended::edited(ed.intended_copy())],
+        )
+        .unwrap_or_else(|e| panic!("{e}"))
     }
 
     fn key(k: &str) -> Vec<Seg> {
