@@ -13,6 +13,7 @@ Written to OUTDIR:
                      Deployments in turn
   rendered-100000.yaml  100,000 documents as a chart renders them: every 50th a CronJob (2%),
                      the rest Services and Deployments in turn (about 59 MB)
+  rendered-500000.yaml  the same stream five times over: 500,000 documents (about 295 MB)
   nonjob.yaml        about 50 MB of ConfigMaps and Deployments only (nothing to edit)
   nonjob-30mb.yaml   the same, about 30 MB: under meshjob's 32 MiB input cap
   small/             1,000 files of one document each, a CronJob and a ConfigMap in turn
@@ -363,6 +364,10 @@ def main():
     stream(
         "rendered-100000.yaml",
         rendered_docs(cron, service, rendered_deployment, RENDERED_DOCS),
+    )
+    stream(
+        "rendered-500000.yaml",
+        rendered_docs(cron, service, rendered_deployment, 5 * RENDERED_DOCS),
     )
     stream("nonjob.yaml", nonjob_docs(configmap, deployment, NONJOB_BYTES))
     stream("nonjob-30mb.yaml", nonjob_docs(configmap, deployment, NONJOB_SMALL_BYTES))
