@@ -290,14 +290,21 @@ mod tests {
     #[test]
     fn indices_are_every_match_left_to_right_as_match_indices_gives_them() {
         for (hay, needle) in [
-            ("curl :15020/quitquitquit; wget :15000/quitquitquit", "/quitquitquit"),
+            (
+                "curl :15020/quitquitquit; wget :15000/quitquitquit",
+                "/quitquitquit",
+            ),
             ("aaaa", "aa"),
             ("", "/x"),
             ("/x", "/x"),
             ("é/shutdown é/shutdown", "/shutdown"),
         ] {
             let want: Vec<usize> = hay.match_indices(needle).map(|(i, _)| i).collect();
-            assert_eq!(super::indices(hay, needle).collect::<Vec<_>>(), want, "{hay:?}");
+            assert_eq!(
+                super::indices(hay, needle).collect::<Vec<_>>(),
+                want,
+                "{hay:?}"
+            );
         }
     }
 

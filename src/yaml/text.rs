@@ -90,24 +90,45 @@ pub(crate) fn entry_start(src: &str, key: usize) -> usize {
 /// The `?` explicit-key indicator that ends the last line before `at` with content, past
 /// blank and comment-only lines and a trailing comment.
 pub(crate) fn explicit_key_before(src: &str, at: usize) -> Option<usize> {
+    // Bytes, not chars: every byte looked for is ASCII, and the tree asks this for every
+    // block mapping it builds.
+    let b = src.as_bytes();
     let mut end = at;
     loop {
-        let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
-        let line = &src[start..end];
-        let content = match line.find('#') {
-            Some(h) if h == 0 || line[..h].ends_with([' ', '\t']) => &line[..h],
+        let start = memchr::memrchr2(b'\n', b'\r', &b[..end]).map_or(0, |i| i + 1);
+        let line = &b[start..end];
+        let content = match memchr::memchr(b'#', line) {
+            Some(h) if h == 0 || matches!(line[h - 1], b' ' | b'\t') => &line[..h],
             _ => line,
         };
-        let content = content.trim_end_matches([' ', '\t']);
-        if content.trim_start().is_empty() {
+        let trimmed = content.len()
+            - content
+                .iter()
+                .rev()
+                .take_while(|c| matches!(c, b' ' | b'\t'))
+                .count();
+        let content = &content[..trimmed];
+        let blank = if content.is_ascii() {
+            content
+                .iter()
+                .all(|c| c.is_ascii_whitespace() || *c == 0x0b)
+        } else {
+            // Cut at ASCII bytes, so still UTF-8.
+            std::str::from_utf8(content).is_ok_and(|t| t.trim_start().is_empty())
+        };
+        if blank {
             if start == 0 {
                 return None;
             }
             end = start - 1;
             continue;
         }
-        let before = content.strip_suffix('?')?;
-        let indicator = before.is_empty() || before.ends_with([' ', '\t', '-', '{', '[', ',']);
+        let before = content.strip_suffix(b"?")?;
+        let indicator = before.is_empty()
+            || matches!(
+                before.last(),
+                Some(b' ' | b'\t' | b'-' | b'{' | b'[' | b',')
+            );
         return indicator.then_some(start + before.len());
     }
 }
@@ -157,6 +178,57 @@ pub(crate) fn byte_col(src: &str, at: usize) -> usize {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `explicit_key_before` as it was written with `str` searches, which the byte version
+    /// must answer like at every offset.
+    fn explicit_key_before_by_chars(src: &str, at: usize) -> Option<usize> {
+        let mut end = at;
+        loop {
+            let start = src[..end].rfind(['\n', '\r']).map_or(0, |i| i + 1);
+            let line = &src[start..end];
+            let content = match line.find('#') {
+                Some(h) if h == 0 || line[..h].ends_with([' ', '\t']) => &line[..h],
+                _ => line,
+            };
+            let content = content.trim_end_matches([' ', '\t']);
+            if content.trim_start().is_empty() {
+                if start == 0 {
+                    return None;
+                }
+                end = start - 1;
+                continue;
+            }
+            let before = content.strip_suffix('?')?;
+            let indicator = before.is_empty() || before.ends_with([' ', '\t', '-', '{', '[', ',']);
+            return indicator.then_some(start + before.len());
+        }
+    }
+
+    #[test]
+    fn explicit_key_before_answers_as_the_char_version() {
+        let texts = [
+            "? a\n: b\n",
+            "?\n  a: 1\n: b",
+            "- ? x\n  : y",
+            "a: ?\n  b: 1",
+            "x?\n  b: 1",
+            "? # c\n\n  # d\n\t \n  b: 1",
+            "?#c\n  b",
+            "{ ?\n b",
+            "[?, ?\r\n b",
+            "\u{3000}\n?\u{85}\n é ?\n\x0b\x0c\n b",
+            "? é # ?\r\r\n\n b",
+        ];
+        for t in texts {
+            for at in (0..=t.len()).filter(|&i| t.is_char_boundary(i)) {
+                assert_eq!(
+                    explicit_key_before(t, at),
+                    explicit_key_before_by_chars(t, at),
+                    "{t:?} at {at}"
+                );
+            }
+        }
+    }
 
     #[test]
     fn positions() {
