@@ -76,99 +76,120 @@ impl Default for Style {
     }
 }
 
-fn spaces(n: usize) -> String {
-    " ".repeat(n)
+/// Appends `n` spaces.
+fn push_spaces(s: &mut String, mut n: usize) {
+    const SPACES: &str = "                                ";
+    while n > 0 {
+        let k = n.min(SPACES.len());
+        s.push_str(&SPACES[..k]);
+        n -= k;
+    }
 }
 
 /// Text after `key:` for a value in block context, where the key is at column `key_col`.
 pub(crate) fn after_key(out: &Out, key_col: usize, st: &Style) -> String {
-    match out {
-        Out::Seq(items) if !items.is_empty() => {
-            let dash = key_col + st.seq_offset;
-            let mut s = String::new();
-            for item in items {
-                s.push_str(st.nl);
-                s.push_str(&spaces(dash));
-                s.push('-');
-                s.push_str(&after_dash(item, dash, st));
-            }
-            s
-        }
-        Out::Map(entries) if !entries.is_empty() => {
-            let col = key_col + st.step;
-            let mut s = String::new();
-            for (k, v) in entries {
-                s.push_str(st.nl);
-                s.push_str(&spaces(col));
-                s.push_str(&key_text(k, st));
-                s.push(':');
-                s.push_str(&after_key(v, col, st));
-            }
-            s
-        }
-        _ => scalar_after_indicator(out, key_col + st.step, st),
-    }
+    let mut s = String::new();
+    push_after_key(&mut s, out, key_col, st);
+    s
 }
 
 /// Text after the `-` of a block sequence item at column `dash_col`.
 pub(crate) fn after_dash(out: &Out, dash_col: usize, st: &Style) -> String {
+    let mut s = String::new();
+    push_after_dash(&mut s, out, dash_col, st);
+    s
+}
+
+/// [`after_key`], appended to `s`: the text of a nested value is written where it goes,
+/// never built apart and copied.
+fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
+    match out {
+        Out::Seq(items) if !items.is_empty() => {
+            let dash = key_col + st.seq_offset;
+            for item in items {
+                s.push_str(st.nl);
+                push_spaces(s, dash);
+                s.push('-');
+                push_after_dash(s, item, dash, st);
+            }
+        }
+        Out::Map(entries) if !entries.is_empty() => {
+            let col = key_col + st.step;
+            for (k, v) in entries {
+                s.push_str(st.nl);
+                push_spaces(s, col);
+                s.push_str(&key_text(k, st));
+                s.push(':');
+                push_after_key(s, v, col, st);
+            }
+        }
+        _ => push_scalar_after_indicator(s, out, key_col + st.step, st),
+    }
+}
+
+/// [`after_dash`], appended to `s`.
+fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
     match out {
         Out::Map(entries) if !entries.is_empty() => {
             let col = dash_col + 2;
-            let mut s = String::new();
             for (i, (k, v)) in entries.iter().enumerate() {
                 if i == 0 {
                     s.push(' ');
                 } else {
                     s.push_str(st.nl);
-                    s.push_str(&spaces(col));
+                    push_spaces(s, col);
                 }
                 s.push_str(&key_text(k, st));
                 s.push(':');
-                s.push_str(&after_key(v, col, st));
+                push_after_key(s, v, col, st);
             }
-            s
         }
         Out::Seq(items) if !items.is_empty() => {
             let col = dash_col + 2;
-            let mut s = String::new();
             for (i, item) in items.iter().enumerate() {
                 if i == 0 {
                     s.push(' ');
                 } else {
                     s.push_str(st.nl);
-                    s.push_str(&spaces(col));
+                    push_spaces(s, col);
                 }
                 s.push('-');
-                s.push_str(&after_dash(item, col, st));
+                push_after_dash(s, item, col, st);
             }
-            s
         }
-        _ => scalar_after_indicator(out, dash_col + st.step.max(2), st),
+        _ => push_scalar_after_indicator(s, out, dash_col + st.step.max(2), st),
     }
 }
 
 /// A scalar (or empty collection) after `key:` or `-`: a space and the value, or a literal
-/// block whose lines are indented at `content_col`.
-fn scalar_after_indicator(out: &Out, content_col: usize, st: &Style) -> String {
+/// block whose lines are indented at `content_col`; appended to `s`.
+fn push_scalar_after_indicator(s: &mut String, out: &Out, content_col: usize, st: &Style) {
     let literal = match out {
-        Out::Literal(s) => Some(s.as_str()),
+        Out::Literal(text) => Some(text.as_str()),
         Out::YamlText { text, .. } => Some(text.as_str()),
         _ => None,
     };
+    s.push(' ');
     if let Some(text) = literal.filter(|t| literal_ok(t)) {
-        return format!(" {}", literal_block(text, content_col, st));
-    }
-    if let Out::Raw { text, .. } = out {
+        push_literal_block(s, text, content_col, st);
+    } else if let Out::Raw { text, .. } = out {
         // Copied from block or flow context: valid in block context either way.
-        return format!(" {text}");
+        s.push_str(text);
+    } else {
+        s.push_str(&flow(out, st));
     }
-    format!(" {}", flow(out, st))
 }
 
 /// A literal block scalar: header, then each line at `col`. No line break after the last
 /// line: the caller decides what follows.
 pub(crate) fn literal_block(text: &str, col: usize, st: &Style) -> String {
+    let mut s = String::new();
+    push_literal_block(&mut s, text, col, st);
+    s
+}
+
+/// [`literal_block`], appended to `s`.
+fn push_literal_block(s: &mut String, text: &str, col: usize, st: &Style) {
     let body = text.strip_suffix('\n').unwrap_or(text);
     let chomp = if !text.ends_with('\n') {
         "-"
@@ -178,18 +199,16 @@ pub(crate) fn literal_block(text: &str, col: usize, st: &Style) -> String {
         ""
     };
     let lines = memchr::memchr_iter(b'\n', body.as_bytes()).count() + 1;
-    let mut s = String::with_capacity(2 + body.len() + lines * (col + st.nl.len()));
+    s.reserve(2 + body.len() + lines * (col + st.nl.len()));
     s.push('|');
     s.push_str(chomp);
-    let indent = spaces(col);
     for line in lines_of(body) {
         s.push_str(st.nl);
         if !line.is_empty() {
-            s.push_str(&indent);
+            push_spaces(s, col);
             s.push_str(line);
         }
     }
-    s
 }
 
 /// `text.split('\n')`, by `memchr`: the wrapper script is several KB of long lines.
