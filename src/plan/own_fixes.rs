@@ -108,11 +108,16 @@ pub(crate) fn own_stop(
     let words: Vec<&str> = argv.iter().map(String::as_str).collect();
     let at = w.node.start;
     let name = &w.name;
+    let found = stops::find(&words, targets);
+    if found == Found::Nothing {
+        // Most containers: nothing to say, so nothing worded.
+        return false;
+    }
     let obj = describe(oref);
     let push = |out: &mut Vec<Finding>, sev, rule, msg: String| {
         out.push(Finding::new(sev, rule, at, msg).with_object(Some(oref.clone())));
     };
-    match stops::find(&words, targets) {
+    match found {
         Found::Nothing => false,
         Found::QuitNotPost => {
             if !native {

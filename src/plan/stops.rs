@@ -85,6 +85,9 @@ impl Targets {
 /// Looks at a container's argv (`command` followed by `args`) for what stops a proxy
 /// (`targets`).
 pub(crate) fn find(argv: &[&str], targets: &Targets) -> Found {
+    if !may_stop(argv, targets) {
+        return Found::Nothing;
+    }
     let mut quit_not_post = false;
     if argv.first().is_some_and(|p| base(p) == "scuttle") {
         return Found::Stops(Stop::Scuttle);
@@ -108,6 +111,18 @@ pub(crate) fn find(argv: &[&str], targets: &Targets) -> Found {
     } else {
         Found::Nothing
     }
+}
+
+/// Whether an item of `argv` spells a word that each way of stopping the proxy needs: the
+/// program (`scuttle`, `pilot-agent`, `linkerd-await`), a kill (`pkill`, `killall`, `kill`),
+/// or an endpoint's path. Most containers spell none, and are settled without splitting
+/// their scripts into statements and words. (The argv joined by spaces holds no other
+/// match: none of these words holds a space.)
+fn may_stop(argv: &[&str], targets: &Targets) -> bool {
+    const PROGRAMS: [&str; 4] = ["scuttle", "kill", "pilot-agent", "linkerd-await"];
+    let paths = targets.endpoints.iter().map(|e| e.path);
+    let mut words = PROGRAMS.into_iter().chain(paths);
+    words.any(|w| argv.iter().any(|item| item.contains(w)))
 }
 
 fn stop_in(stmt: &str, words: &[&str], targets: &Targets) -> Option<Stop> {
