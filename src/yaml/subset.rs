@@ -42,13 +42,46 @@ pub fn parse(src: &str) -> Option<Vec<Doc>> {
     if !printable_ascii(src.as_bytes()) {
         return None;
     }
-    let mut p = Parser {
-        src,
-        b: src.as_bytes(),
-        depth: 0,
-        lines: Vec::new(),
+    SCRATCH.with(|cell| {
+        let mut p = Parser {
+            src,
+            b: src.as_bytes(),
+            depth: 0,
+            scratch: cell.take(),
+        };
+        let docs = p.document().ok();
+        p.scratch.clear();
+        cell.set(p.scratch);
+        docs
+    })
+}
+
+/// Room to build a tree in, kept per thread from one text to the next: the children of
+/// every open collection on one stack, so that each collection gets a vector of exactly its
+/// length, and the content of a block scalar.
+#[derive(Default)]
+struct Scratch {
+    items: Vec<Node>,
+    entries: Vec<Entry>,
+    text: String,
+}
+
+impl Scratch {
+    fn clear(&mut self) {
+        self.items.clear();
+        self.entries.clear();
+        self.text.clear();
+    }
+}
+
+thread_local! {
+    static SCRATCH: std::cell::Cell<Scratch> = const {
+        std::cell::Cell::new(Scratch {
+            items: Vec::new(),
+            entries: Vec::new(),
+            text: String::new(),
+        })
     };
-    p.document().ok()
 }
 
 /// Whether every byte is printable ASCII or a line feed. One pass without an early exit,
@@ -59,9 +92,58 @@ fn printable_ascii(b: &[u8]) -> bool {
     })
 }
 
+// Lines and the tokens on them are short (a few dozen bytes): they are searched eight
+// bytes at a time in a register, which costs less than setting up a vector search.
+
+const ONES: u64 = 0x0101_0101_0101_0101;
+
+/// The eight bytes of `b[from..to]` from `i`, if there are eight.
+#[inline]
+fn word(b: &[u8], i: usize, to: usize) -> Option<u64> {
+    let eight = b.get(i..to)?.first_chunk::<8>()?;
+    Some(u64::from_le_bytes(*eight))
+}
+
+#[inline]
+/// The high bit of each byte of `w` equal to `byte` (exact up to the first one, which is
+/// all that is read of it).
+fn equal(w: u64, byte: u8) -> u64 {
+    let x = w ^ (u64::from(byte) * ONES);
+    x.wrapping_sub(ONES) & !x & (0x80 * ONES)
+}
+
+/// The first offset in `b[from..to]` that holds `x` or `y`.
+#[inline]
+fn find2(b: &[u8], from: usize, to: usize, x: u8, y: u8) -> Option<usize> {
+    let mut i = from;
+    while let Some(w) = word(b, i, to) {
+        let m = equal(w, x) | equal(w, y);
+        if m != 0 {
+            return Some(i + (m.trailing_zeros() / 8) as usize);
+        }
+        i += 8;
+    }
+    (i..to).find(|&k| b[k] == x || b[k] == y)
+}
+
 /// Number of spaces `line` starts with.
 fn spaces(line: &[u8]) -> usize {
-    line.iter().take_while(|&&c| c == b' ').count()
+    let mut i = 0;
+    while let Some(w) = word(line, i, line.len()) {
+        let other = w ^ (u64::from(b' ') * ONES);
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    i + line[i..].iter().take_while(|&&c| c == b' ').count()
+}
+
+/// Appends `n` line breaks.
+fn push_breaks(text: &mut String, n: usize) {
+    for _ in 0..n {
+        text.push('\n');
+    }
 }
 
 /// Whether `line` (from its first byte) is a document marker, `---` or `...`.
@@ -118,14 +200,14 @@ struct Parser<'a> {
     src: &'a str,
     b: &'a [u8],
     depth: usize,
-    /// The lines of the block scalar being read, kept between scalars.
-    lines: Vec<(usize, usize)>,
+    scratch: Scratch,
 }
 
 impl Parser<'_> {
     /// Where the line that starts at `at` ends.
     fn line_end(&self, at: usize) -> usize {
-        memchr::memchr(b'\n', &self.b[at..]).map_or(self.b.len(), |i| at + i)
+        let len = self.b.len();
+        find2(self.b, at, len, b'\n', b'\n').unwrap_or(len)
     }
 
     /// The start of the line after the one that ends at `end`.
@@ -248,7 +330,7 @@ impl Parser<'_> {
     fn seq(&mut self, p: usize, col: usize, mut eol: usize) -> R<(Node, usize)> {
         self.deeper()?;
         let b = self.b;
-        let mut items = Vec::new();
+        let first = self.scratch.items.len();
         let mut dash = p;
         let line_start = p - col;
         let mut line_start = line_start;
@@ -260,7 +342,7 @@ impl Parser<'_> {
                 return Err(Decline);
             }
             let (item, after) = self.block(q, q - line_start, eol, Some(col))?;
-            items.push(item);
+            self.scratch.items.push(item);
             match self.next_line(after)? {
                 Some(l) if l.col == col && b[l.start + col] == b'-' => {
                     dash = l.start + col;
@@ -276,6 +358,7 @@ impl Parser<'_> {
             }
         };
         self.depth -= 1;
+        let items: Vec<Node> = self.scratch.items.drain(first..).collect();
         let end = items.last().map_or(p, |n| n.end);
         Ok((collection(Kind::Seq(items), p, end, false), next))
     }
@@ -290,16 +373,11 @@ impl Parser<'_> {
         mut eol: usize,
     ) -> R<(Node, usize)> {
         self.deeper()?;
-        // The tree starts a mapping at the `?` of an explicit key before its first key,
-        // looked for past comments: a comment that ends in `?` looks like one.
-        if super::text::explicit_key_before(self.src, key.start).is_some() {
-            return Err(Decline);
-        }
         let start = key.start;
-        let mut entries = Vec::new();
+        let first = self.scratch.entries.len();
         let next = loop {
             let (value, after) = self.value(colon, eol, col)?;
-            entries.push(Entry { key, value });
+            self.scratch.entries.push(Entry { key, value });
             match self.next_line(after)? {
                 Some(l) if l.col == col => match self.inline(l.start + col, l.end)? {
                     Inline::Key(k, c) => {
@@ -314,6 +392,7 @@ impl Parser<'_> {
             }
         };
         self.depth -= 1;
+        let entries: Vec<Entry> = self.scratch.entries.drain(first..).collect();
         let end = entries.last().map_or(start, |e| e.value.end.max(e.key.end));
         Ok((collection(Kind::Map(entries), start, end, false), next))
     }
@@ -334,7 +413,19 @@ impl Parser<'_> {
         // Nothing more on the line: a collection on the lines below, or an empty value.
         let below = self.after(eol);
         match self.next_line(below)? {
-            Some(l) if l.col > col => self.block(l.start + l.col, l.col, l.end, None),
+            Some(l) if l.col > col => {
+                // The tree starts a mapping at the `?` of an explicit key that ends the last
+                // line with content before its first key (past blank and comment lines):
+                // this line, whose comment may end in a `?` that looks like one. (Nothing
+                // else comes before a mapping here; before a compact one in a sequence item
+                // there is its `-`, before the root at most a `---`.)
+                if b[l.start + l.col] != b'-'
+                    && super::text::explicit_key_before(self.src, eol).is_some()
+                {
+                    return Err(Decline);
+                }
+                self.block(l.start + l.col, l.col, l.end, None)
+            }
             Some(l)
                 if l.col == col
                     && b[l.start + col] == b'-'
@@ -401,7 +492,7 @@ impl Parser<'_> {
                 .map_or(0, |i| i + 1)
         };
         let mut i = p;
-        while let Some(j) = memchr::memchr2(b':', b'#', &b[i..eol]).map(|j| i + j) {
+        while let Some(j) = find2(b, i, eol, b':', b'#') {
             if b[j] == b':' {
                 if j + 1 == eol || b[j + 1] == b' ' {
                     let end = trim(j);
@@ -439,7 +530,7 @@ impl Parser<'_> {
         let mut i = p + 1;
         let mut escaped = false;
         let close = loop {
-            let j = memchr::memchr(b'\'', &b[i..eol]).ok_or(Decline)? + i;
+            let j = find2(b, i, eol, b'\'', b'\'').ok_or(Decline)?;
             if self.at(j + 1, eol) == Some(b'\'') {
                 escaped = true;
                 i = j + 2;
@@ -463,7 +554,7 @@ impl Parser<'_> {
     /// `\n`, `\t` and `\r`, and the offset past its closing quote.
     fn double_quoted(&self, p: usize, eol: usize) -> R<(Node, usize)> {
         let b = self.b;
-        let first = memchr::memchr2(b'"', b'\\', &b[p + 1..eol]).ok_or(Decline)? + p + 1;
+        let first = find2(b, p + 1, eol, b'"', b'\\').ok_or(Decline)?;
         if b[first] == b'"' {
             let value = self.src[p + 1..first].to_string();
             return Ok((
@@ -489,7 +580,7 @@ impl Parser<'_> {
                 _ => return Err(Decline),
             });
             run = j + 2;
-            j = memchr::memchr2(b'"', b'\\', &b[run..eol]).ok_or(Decline)? + run;
+            j = find2(b, run, eol, b'"', b'\\').ok_or(Decline)?;
         }
     }
 
@@ -588,74 +679,17 @@ impl Parser<'_> {
         if n == first_end - first || n <= parent {
             return Err(Decline);
         }
-        // The lines of the scalar, up to the first less indented line with content.
-        let mut lines = std::mem::take(&mut self.lines);
-        lines.clear();
-        let mut at = first;
-        let mut last_content = None;
-        let mut size = 0;
-        while at < b.len() {
-            let end = self.line_end(at);
-            let line = &b[at..end];
-            if line.len() > n && line[..n].iter().all(|&c| c == b' ') {
-                last_content = Some(lines.len());
-                size += line.len() - n + 1;
-            } else if line.iter().any(|&c| c != b' ') {
-                break;
-            } else {
-                size += 1;
-            }
-            lines.push((at, end));
-            at = end + 1;
-        }
-        let stop = at.min(b.len());
-        let Some(last) = last_content else {
-            self.lines = lines;
-            return Err(Decline);
-        };
         let folded = b[p] == b'>';
-        let mut value = String::with_capacity(size);
-        if folded {
-            self.fold(&lines[..=last], n, &mut value)?;
-        } else {
-            for &(ls, le) in &lines[..last] {
-                value.push_str(self.src.get(ls + n..le).unwrap_or(""));
-                value.push('\n');
-            }
-            value.push_str(&self.src[lines[last].0 + n..lines[last].1]);
-        }
-        let content_end = value.len();
-        // The line breaks after the last line with content (one per line that has one).
-        for &(_, le) in &lines[last..] {
-            if le < b.len() {
-                value.push('\n');
-            }
-        }
-        let last_line = lines[last];
-        let trailing_spaces = lines[last + 1..].iter().any(|&(ls, le)| le > ls);
-        self.lines = lines;
-        // A last line that ends in spaces, or kept blank lines that hold spaces, are left
-        // to the full parser: the tree places the end of such scalars by what follows.
-        if value[..content_end].ends_with(' ') {
-            return Err(Decline);
-        }
-        let end = match chomp {
-            Some(b'-') => {
-                value.truncate(content_end);
-                last_line.1
-            }
-            Some(_) => {
-                if trailing_spaces {
-                    return Err(Decline);
-                }
-                // Kept line breaks are content: the scalar ends before the last of them.
-                if b[stop - 1] == b'\n' { stop - 1 } else { stop }
-            }
-            None => {
-                value.truncate((content_end + 1).min(value.len()));
-                last_line.1
-            }
-        };
+        // The content is gathered in a buffer kept between scalars, then copied once into
+        // a string of its length.
+        let mut text = std::mem::take(&mut self.scratch.text);
+        text.clear();
+        let read = self
+            .block_lines(first, first_end, n, folded, &mut text)
+            .and_then(|lines| chomped(&mut text, &lines, chomp, b).map(|end| (end, lines.stop)));
+        let value = read.is_ok().then(|| text.as_str().to_owned());
+        self.scratch.text = text;
+        let ((end, stop), value) = (read?, value.unwrap_or_default());
         let style = if folded {
             ScalarStyle::Folded
         } else {
@@ -664,39 +698,117 @@ impl Parser<'_> {
         Ok((scalar(value, style, p, end), stop))
     }
 
-    /// The content of a folded block scalar from its `lines` (indented by `n`, the last one
-    /// with content): a line break between two lines of text becomes a space, one with blank
-    /// lines after it becomes those lines' breaks, and lines that begin with a space
-    /// (beyond the indentation) keep their breaks.
-    fn fold(&self, lines: &[(usize, usize)], n: usize, value: &mut String) -> R<()> {
-        // (the previous line with content began with a space, blank lines since it)
-        let mut prev: Option<(bool, usize)> = None;
-        for &(ls, le) in lines {
-            if le - ls <= n {
-                if let Some((_, blank)) = &mut prev {
-                    *blank += 1;
+    /// Reads the lines of a block scalar from `first` (which ends at `first_end`), indented
+    /// by `n`, into `text`: its content up to the end of its last line with content.
+    fn block_lines(
+        &self,
+        first: usize,
+        first_end: usize,
+        n: usize,
+        folded: bool,
+        text: &mut String,
+    ) -> R<BlockLines> {
+        let b = self.b;
+        // Line breaks since the last line with content (its own included), and whether a
+        // blank line since then holds spaces.
+        let mut breaks = 0;
+        let mut spaced_blank = false;
+        // The end of the last line with content, and whether it began with a space.
+        let mut last: Option<(usize, bool)> = None;
+        let (mut at, mut end) = (first, first_end);
+        let stop = loop {
+            let line = &b[at..end];
+            if line.len() > n && starts_with_spaces(line, n) {
+                let content = &self.src[at + n..end];
+                let spaced = content.as_bytes()[0] == b' ';
+                match last {
+                    // Folded: a line break between two lines of text becomes a space, one
+                    // followed by blank lines becomes their breaks, and lines that begin
+                    // with a space keep theirs. A line of spaces alone is left to the full
+                    // parser.
+                    _ if folded && spaced && content.bytes().all(|c| c == b' ') => {
+                        return Err(Decline);
+                    }
+                    Some((_, was_spaced)) if folded => {
+                        if !was_spaced && !spaced && breaks == 1 {
+                            text.push(' ');
+                        } else {
+                            let kept = breaks - 1 + usize::from(was_spaced || spaced);
+                            push_breaks(text, kept);
+                        }
+                    }
+                    Some(_) => push_breaks(text, breaks),
+                    None => {}
                 }
-                continue;
+                text.push_str(content);
+                last = Some((end, spaced));
+                breaks = 0;
+                spaced_blank = false;
+            } else if line.iter().all(|&c| c == b' ') {
+                spaced_blank |= !line.is_empty();
+            } else {
+                break at;
             }
-            let text = &self.src[ls + n..le];
-            let spaced = text.starts_with(' ');
-            if spaced && text.bytes().all(|c| c == b' ') {
-                // A line of spaces alone: left to the full parser.
-                return Err(Decline);
+            if end == b.len() {
+                break end;
             }
-            match prev {
-                Some((false, 0)) if !spaced => value.push(' '),
-                Some((was_spaced, blank)) => {
-                    let breaks = blank + usize::from(was_spaced || spaced);
-                    value.extend(std::iter::repeat_n('\n', breaks));
-                }
-                None => {}
+            breaks += 1;
+            at = end + 1;
+            if at == b.len() {
+                break at;
             }
-            value.push_str(text);
-            prev = Some((spaced, 0));
-        }
-        Ok(())
+            end = self.line_end(at);
+        };
+        let (last_end, _) = last.ok_or(Decline)?;
+        Ok(BlockLines {
+            last_end,
+            stop,
+            breaks,
+            spaced_blank,
+        })
     }
+}
+
+/// Appends to the `text` of a block scalar the line breaks its `chomp` indicator keeps,
+/// and returns where the scalar ends.
+fn chomped(text: &mut String, lines: &BlockLines, chomp: Option<u8>, b: &[u8]) -> R<usize> {
+    // A last line that ends in spaces, or kept blank lines that hold spaces, are left to the
+    // full parser: the tree places the end of such scalars by what follows.
+    if text.ends_with(' ') || (chomp == Some(b'+') && lines.spaced_blank) {
+        return Err(Decline);
+    }
+    Ok(match chomp {
+        Some(b'-') => lines.last_end,
+        Some(_) => {
+            push_breaks(text, lines.breaks);
+            // Kept line breaks are content: the scalar ends before the last of them.
+            let stop = lines.stop;
+            if b[stop - 1] == b'\n' { stop - 1 } else { stop }
+        }
+        None => {
+            if lines.breaks > 0 {
+                text.push('\n');
+            }
+            lines.last_end
+        }
+    })
+}
+
+/// What the lines of a block scalar end with.
+struct BlockLines {
+    /// The end of its last line with content.
+    last_end: usize,
+    /// The start of the first line after it (or the end of the text).
+    stop: usize,
+    /// The line breaks after its last line with content.
+    breaks: usize,
+    /// A blank line after its last line with content holds spaces.
+    spaced_blank: bool,
+}
+
+/// Whether `line` begins with `n` spaces.
+fn starts_with_spaces(line: &[u8], n: usize) -> bool {
+    line.get(..n).is_some_and(|head| spaces(head) == n)
 }
 
 /// The first difference between two parses of one text, described; `None` when they are
