@@ -66,11 +66,20 @@ struct Scratch {
     text: String,
 }
 
+/// The most room the scratch keeps, in children and in bytes of block scalar: a document
+/// with more gets its own, given back once it is read, so that a thread does not hold on to
+/// the memory of the largest document it ever read.
+const KEPT_CHILDREN: usize = 256;
+const KEPT_TEXT: usize = 64 << 10;
+
 impl Scratch {
     fn clear(&mut self) {
         self.items.clear();
         self.entries.clear();
         self.text.clear();
+        self.items.shrink_to(KEPT_CHILDREN);
+        self.entries.shrink_to(KEPT_CHILDREN);
+        self.text.shrink_to(KEPT_TEXT);
     }
 }
 
@@ -220,53 +229,51 @@ impl Parser<'_> {
         (i < eol).then(|| self.b[i])
     }
 
-    /// The first line from `at` (a line start) with content, or `None` at the end of the
-    /// text. A document marker declines: it would end the document.
-    fn next_line(&self, mut at: usize) -> R<Option<Line>> {
+    /// The first line from `at` (a line start) with content (neither blank nor a comment),
+    /// or `None` at the end of the text.
+    fn content_line(&self, mut at: usize) -> Option<Line> {
         while at < self.b.len() {
             let end = self.line_end(at);
             let line = &self.b[at..end];
             let col = spaces(line);
-            if col == line.len() || line[col] == b'#' {
-                at = end + 1;
-                continue;
+            if col < line.len() && line[col] != b'#' {
+                return Some(Line {
+                    start: at,
+                    col,
+                    end,
+                });
             }
-            if col == 0 && is_marker(line) {
-                return Err(Decline);
-            }
-            return Ok(Some(Line {
-                start: at,
-                col,
-                end,
-            }));
+            at = end + 1;
         }
-        Ok(None)
+        None
+    }
+
+    /// [`Self::content_line`] within the document: a document marker declines, as it would
+    /// end the document.
+    fn next_line(&self, at: usize) -> R<Option<Line>> {
+        match self.content_line(at) {
+            Some(l) if l.col == 0 && is_marker(&self.b[l.start..l.end]) => Err(Decline),
+            l => Ok(l),
+        }
     }
 
     fn document(&mut self) -> R<Vec<Doc>> {
-        // Comments, blank lines and at most one `---` line (with nothing but a comment
-        // after it) before the root.
+        // At most one `---` line (with nothing but a comment after it) among the comments
+        // and blank lines before the root.
         let mut at = 0;
         let mut marker = None;
-        while at < self.b.len() {
-            let end = self.line_end(at);
-            let line = &self.b[at..end];
-            let col = spaces(line);
-            if col == line.len() || line[col] == b'#' {
-                at = end + 1;
-                continue;
+        while let Some(l) = self.content_line(at) {
+            let line = &self.b[l.start..l.end];
+            if l.col > 0 || marker.is_some() || !line.starts_with(b"---") {
+                break;
             }
-            if col == 0 && marker.is_none() && line.starts_with(b"---") {
-                let rest = &line[3..];
-                let s = spaces(rest);
-                if rest.is_empty() || (s > 0 && (s == rest.len() || rest[s] == b'#')) {
-                    marker = Some(at);
-                    at = end + 1;
-                    continue;
-                }
+            let rest = &line[3..];
+            let s = spaces(rest);
+            if !rest.is_empty() && (s == 0 || (s < rest.len() && rest[s] != b'#')) {
                 return Err(Decline);
             }
-            break;
+            marker = Some(l.start);
+            at = l.end + 1;
         }
         let Some(first) = self.next_line(at.min(self.b.len()))? else {
             return Ok(match marker {

@@ -316,6 +316,12 @@ pub(crate) fn is_true(node: &Node) -> bool {
 
 /// The type a plain scalar's text resolves to.
 pub fn plain_type(v: &str) -> ScalarType {
+    // A number begins with a digit, a sign or a dot, and every other name below has at most
+    // five characters: a longer text that begins with a letter is a string (most keys and
+    // names are).
+    if v.len() > 5 && v.as_bytes()[0].is_ascii_alphabetic() {
+        return ScalarType::Str;
+    }
     match v {
         "" | "~" | "null" | "Null" | "NULL" => return ScalarType::Null,
         "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | "yes" | "Yes" | "YES" | "no"
@@ -439,6 +445,18 @@ mod tests {
         assert_eq!(plain_type("-c"), ScalarType::Str);
         assert_eq!(plain_type("~"), ScalarType::Null);
         assert_eq!(plain_type("1.2.3"), ScalarType::Str);
+        // Longer texts that begin with a letter.
+        for t in [
+            "Yesterday",
+            "nullable",
+            "truely",
+            "offset",
+            "e12345",
+            "E1e5e7",
+            "inf123",
+        ] {
+            assert_eq!(plain_type(t), ScalarType::Str, "{t}");
+        }
     }
 
     #[test]
