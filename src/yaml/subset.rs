@@ -106,16 +106,15 @@ fn printable_ascii(b: &[u8]) -> bool {
 
 const ONES: u64 = 0x0101_0101_0101_0101;
 
-/// The eight bytes of `b[from..to]` from `i`, if there are eight.
+/// The eight bytes of `c` (a chunk of eight) as one word.
 #[inline]
-fn word(b: &[u8], i: usize, to: usize) -> Option<u64> {
-    let eight = b.get(i..to)?.first_chunk::<8>()?;
-    Some(u64::from_le_bytes(*eight))
+fn word(c: &[u8]) -> u64 {
+    u64::from_le_bytes([c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7]])
 }
 
-#[inline]
 /// The high bit of each byte of `w` equal to `byte` (exact up to the first one, which is
 /// all that is read of it).
+#[inline]
 fn equal(w: u64, byte: u8) -> u64 {
     let x = w ^ (u64::from(byte) * ONES);
     x.wrapping_sub(ONES) & !x & (0x80 * ONES)
@@ -124,28 +123,36 @@ fn equal(w: u64, byte: u8) -> u64 {
 /// The first offset in `b[from..to]` that holds `x` or `y`.
 #[inline]
 fn find2(b: &[u8], from: usize, to: usize, x: u8, y: u8) -> Option<usize> {
-    let mut i = from;
-    while let Some(w) = word(b, i, to) {
+    let mut chunks = b[from..to].chunks_exact(8);
+    let mut at = from;
+    for c in &mut chunks {
+        let w = word(c);
         let m = equal(w, x) | equal(w, y);
         if m != 0 {
-            return Some(i + (m.trailing_zeros() / 8) as usize);
+            return Some(at + (m.trailing_zeros() / 8) as usize);
         }
-        i += 8;
+        at += 8;
     }
-    (i..to).find(|&k| b[k] == x || b[k] == y)
+    let rest = chunks.remainder();
+    rest.iter().position(|&c| c == x || c == y).map(|i| at + i)
 }
 
 /// Number of spaces `line` starts with.
 fn spaces(line: &[u8]) -> usize {
-    let mut i = 0;
-    while let Some(w) = word(line, i, line.len()) {
-        let other = w ^ (u64::from(b' ') * ONES);
+    let mut chunks = line.chunks_exact(8);
+    let mut n = 0;
+    for c in &mut chunks {
+        let other = word(c) ^ (u64::from(b' ') * ONES);
         if other != 0 {
-            return i + (other.trailing_zeros() / 8) as usize;
+            return n + (other.trailing_zeros() / 8) as usize;
         }
-        i += 8;
+        n += 8;
     }
-    i + line[i..].iter().take_while(|&&c| c == b' ').count()
+    n + chunks
+        .remainder()
+        .iter()
+        .take_while(|&&c| c == b' ')
+        .count()
 }
 
 /// Appends `n` line breaks.
@@ -813,9 +820,17 @@ struct BlockLines {
     spaced_blank: bool,
 }
 
-/// Whether `line` begins with `n` spaces.
+/// Whether `line` begins with `n` spaces: a word at a time, the last word overlapping the
+/// one before it.
 fn starts_with_spaces(line: &[u8], n: usize) -> bool {
-    line.get(..n).is_some_and(|head| spaces(head) == n)
+    const BLANK: u64 = (b' ' as u64) * ONES;
+    match line.get(..n) {
+        Some(head) if n >= 8 => {
+            head.chunks_exact(8).all(|c| word(c) == BLANK) && word(&head[n - 8..]) == BLANK
+        }
+        Some(head) => head.iter().all(|&c| c == b' '),
+        None => false,
+    }
 }
 
 /// The first difference between two parses of one text, described; `None` when they are

@@ -189,6 +189,7 @@ impl Node {
 /// A text in the common subset of YAML that manifests are made of is read by
 /// `subset::parse`, without the full parser; debug builds check that its tree is the full
 /// parser's.
+#[inline(never)] // a stage of its own in profiles (bench/callgrind.sh)
 pub fn parse_stream(src: &str) -> Result<Vec<Doc>, ParseError> {
     if let Some(docs) = super::subset::parse(src) {
         #[cfg(debug_assertions)]
