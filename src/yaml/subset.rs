@@ -938,9 +938,21 @@ mod tests {
             "s: |\n  k\n  l",
             "  a: 1\n  b: 2\n",
             "key with spaces : value # comment\nurl: http://x:80/#a\n",
+            // A `#` in a key is no comment: the line ends in `?` only in the text after it.
+            "a#b: # x?\n  c: 1\n",
         ] {
             same(src);
         }
+    }
+
+    #[test]
+    fn declines_a_mapping_the_tree_starts_at_a_question_mark() {
+        // The tree takes a line that ends in ` ?` (past what looks like a comment) for an
+        // explicit key before the mapping below it, and starts the mapping there.
+        let src = "\"a ? #b\":\n  c: 1\n";
+        assert!(parse(src).is_none());
+        let full = parse_full(src).expect("parses");
+        assert_eq!(full[0].root.get("a ? #b").map(|m| m.start), Some(3));
     }
 
     #[test]
