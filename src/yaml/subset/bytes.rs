@@ -61,6 +61,14 @@ pub(super) fn spaces(line: &[u8]) -> usize {
         .count()
 }
 
+/// The end of `b[from..to]` without the spaces it ends with.
+pub(super) fn trim_end(b: &[u8], from: usize, to: usize) -> usize {
+    from + b[from..to]
+        .iter()
+        .rposition(|&c| c != b' ')
+        .map_or(0, |i| i + 1)
+}
+
 /// Appends `n` line breaks.
 pub(super) fn push_breaks(text: &mut String, n: usize) {
     for _ in 0..n {

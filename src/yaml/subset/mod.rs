@@ -279,8 +279,7 @@ impl Parser<'_> {
         let b = self.b;
         let first = self.scratch.items.len();
         let mut dash = p;
-        let line_start = p - col;
-        let mut line_start = line_start;
+        let mut line_start = p - col;
         let next = loop {
             // The item's content is on the dash's line: an item on the lines below (or an
             // empty one) is left to the full parser.

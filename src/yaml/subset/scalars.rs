@@ -1,7 +1,7 @@
 //! Scalars and flow sequences on one line, and block scalars: what the subset parser reads
 //! inside a line, and the lines of a block scalar.
 
-use super::bytes::{find2, push_breaks, spaces, starts_with_spaces};
+use super::bytes::{find2, push_breaks, spaces, starts_with_spaces, trim_end};
 use super::{Decline, Inline, MAX_KEY, Parser, R, collection, scalar};
 use crate::yaml::tree::{Kind, Node};
 use granit_parser::ScalarStyle;
@@ -49,43 +49,26 @@ impl Parser<'_> {
             | b'|' | b'>' | b'\'' | b'"' | b'%' | b'@' | b'`' | b' ' => return Err(Decline),
             _ => {}
         }
-        let trim = |end: usize| {
-            p + b[p..end]
-                .iter()
-                .rposition(|&c| c != b' ')
-                .map_or(0, |i| i + 1)
+        // The scalar up to `to`, without the spaces before it.
+        let node = |to: usize| {
+            let end = trim_end(b, p, to);
+            scalar(self.src[p..end].to_string(), ScalarStyle::Plain, p, end)
         };
         let mut i = p;
         while let Some(j) = find2(b, i, eol, b':', b'#') {
             if b[j] == b':' {
                 if j + 1 == eol || b[j + 1] == b' ' {
-                    let end = trim(j);
-                    if end - p > MAX_KEY {
+                    if j - p > MAX_KEY {
                         return Err(Decline);
                     }
-                    return Ok(Inline::Key(
-                        scalar(self.src[p..end].to_string(), ScalarStyle::Plain, p, end),
-                        j,
-                    ));
+                    return Ok(Inline::Key(node(j), j));
                 }
             } else if b[j - 1] == b' ' {
-                let end = trim(j);
-                return Ok(Inline::Value(scalar(
-                    self.src[p..end].to_string(),
-                    ScalarStyle::Plain,
-                    p,
-                    end,
-                )));
+                return Ok(Inline::Value(node(j)));
             }
             i = j + 1;
         }
-        let end = trim(eol);
-        Ok(Inline::Value(scalar(
-            self.src[p..end].to_string(),
-            ScalarStyle::Plain,
-            p,
-            end,
-        )))
+        Ok(Inline::Value(node(eol)))
     }
 
     /// A one-line single-quoted scalar at `p`, and the offset past its closing quote.
@@ -212,10 +195,7 @@ impl Parser<'_> {
             }
             i += 1;
         }
-        let end = p + b[p..i]
-            .iter()
-            .rposition(|&c| c != b' ')
-            .map_or(0, |k| k + 1);
+        let end = trim_end(b, p, i);
         Ok((
             scalar(self.src[p..end].to_string(), ScalarStyle::Plain, p, end),
             end,
