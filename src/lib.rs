@@ -65,6 +65,7 @@ pub use version::{Given, Origin as VersionOrigin, Place};
 pub use yaml::path::Seg;
 pub use yaml::simple::head as quick_head;
 pub use yaml::split::pieces as split_pieces;
+pub use yaml::subset::{difference as tree_difference, parse as parse_subset};
 pub use yaml::text::line_col;
-pub use yaml::tree::{Doc, Node, parse_stream};
+pub use yaml::tree::{Doc, Node, parse_full, parse_stream};
 pub use yaml::value::{ScalarType, Value, plain_type};

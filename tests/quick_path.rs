@@ -11,26 +11,12 @@
 
 mod common;
 
+use common::walk;
+
 use meshjob::Rule;
 use meshjob::Settings;
 use meshjob::{self as run, ProcessOptions};
 use meshjob::{parse_stream, quick_head, split_pieces};
-use std::path::{Path, PathBuf};
-
-fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, name_ok, out);
-        } else if p.file_name().and_then(|n| n.to_str()).is_some_and(name_ok) {
-            out.push(p);
-        }
-    }
-}
 
 /// (label, text) of every input: testdata always, the shared data when present.
 fn inputs() -> Vec<(String, String)> {

@@ -10,28 +10,14 @@
 
 mod common;
 
+use common::walk;
+
 use meshjob::Reader;
 use meshjob::RunContext;
 use meshjob::Settings;
 use meshjob::{self as run, Outcome, ProcessOptions};
 use meshjob::{Finding, Rule};
 use std::ops::Range;
-use std::path::{Path, PathBuf};
-
-fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
-    let Ok(rd) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    entries.sort();
-    for p in entries {
-        if p.is_dir() {
-            walk(&p, name_ok, out);
-        } else if p.file_name().and_then(|n| n.to_str()).is_some_and(name_ok) {
-            out.push(p);
-        }
-    }
-}
 
 fn inputs() -> Vec<(String, String)> {
     let root = common::root();

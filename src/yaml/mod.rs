@@ -8,6 +8,7 @@ pub(crate) mod path;
 pub(crate) mod simple;
 pub(crate) mod split;
 pub(crate) mod style;
+pub(crate) mod subset;
 pub(crate) mod text;
 pub(crate) mod tree;
 pub(crate) mod value;

@@ -185,7 +185,38 @@ impl Node {
 }
 
 /// Parses a whole stream into documents. Empty streams give no documents.
+///
+/// A text in the common subset of YAML that manifests are made of is read by
+/// `subset::parse`, without the full parser; debug builds check that its tree is the full
+/// parser's.
+#[inline(never)] // a stage of its own in profiles (bench/callgrind.sh)
 pub fn parse_stream(src: &str) -> Result<Vec<Doc>, ParseError> {
+    if let Some(docs) = super::subset::parse(src) {
+        #[cfg(debug_assertions)]
+        same_as_full(src, &docs);
+        return Ok(docs);
+    }
+    parse_full(src)
+}
+
+/// Panics unless the full parser reads `src` as `docs`: every test run holds the subset
+/// parser to it.
+#[cfg(debug_assertions)]
+fn same_as_full(src: &str, docs: &[Doc]) {
+    match parse_full(src) {
+        Err(e) => {
+            panic!("the subset parser accepted a text the full parser refuses ({e:?}): {src:?}")
+        }
+        Ok(full) => {
+            if let Some(d) = super::subset::difference(docs, &full) {
+                panic!("the subset parser differs from the full parser ({d}) on {src:?}");
+            }
+        }
+    }
+}
+
+/// [`parse_stream`] by granit-parser alone, for every text.
+pub fn parse_full(src: &str) -> Result<Vec<Doc>, ParseError> {
     let mut b = Builder {
         src,
         stack: Vec::new(),

@@ -132,6 +132,15 @@ impl Value {
                 resolve(value, *style, node.tag.as_deref(), node.empty) == ScalarType::Str
                     && expected.matches_text(value)
             }
+            // Types whose text must be equal: a different text settles it before the type
+            // is resolved (most comparisons are of keys, looked for among their siblings).
+            (
+                Value::Scalar(
+                    ScalarType::Str | ScalarType::Int | ScalarType::Float | ScalarType::Tagged,
+                    s,
+                ),
+                Kind::Scalar { value, .. },
+            ) if s != value => false,
             (Value::Scalar(t, s), Kind::Scalar { value, style }) => {
                 let ty = resolve(value, *style, node.tag.as_deref(), node.empty);
                 *t == ty
@@ -209,14 +218,37 @@ fn map_matches<E>(
     key: impl Fn(&Value, &E) -> bool,
     value: impl Fn(&Value, &E) -> bool,
 ) -> bool {
-    a.len() == b.len()
-        && a.iter().enumerate().all(|(i, (k, v))| {
-            let nth = a[..i].iter().filter(|(k0, _)| k.matches(k0)).count();
-            b.iter()
-                .filter(|e| key(k, e))
-                .nth(nth)
-                .is_some_and(|e| value(v, e))
-        })
+    if a.len() != b.len() {
+        return false;
+    }
+    // Mostly the entries come in the same order, each key matching the one across. With
+    // scalar keys, matching is then an equivalence (same type, same text), so the pairing by
+    // occurrence below pairs every entry with the one across too: the values are compared
+    // in place, without looking for each key among all the others.
+    if a.iter()
+        .zip(b)
+        .all(|((k, _), e)| matches!(k, Value::Scalar(..)) && key(k, e))
+    {
+        return a.iter().zip(b).all(|((_, v), e)| value(v, e));
+    }
+    by_occurrence(a, b, key, value)
+}
+
+/// [`map_matches`] for entries of equal number, each expected key paired with the key that
+/// matches it in `b` as often as it came before in `a`.
+fn by_occurrence<E>(
+    a: &[(Value, Value)],
+    b: &[E],
+    key: impl Fn(&Value, &E) -> bool,
+    value: impl Fn(&Value, &E) -> bool,
+) -> bool {
+    a.iter().enumerate().all(|(i, (k, v))| {
+        let nth = a[..i].iter().filter(|(k0, _)| k.matches(k0)).count();
+        b.iter()
+            .filter(|e| key(k, e))
+            .nth(nth)
+            .is_some_and(|e| value(v, e))
+    })
 }
 
 /// Resolves a scalar's type the way a Kubernetes client would read it.
@@ -284,6 +316,12 @@ pub(crate) fn is_true(node: &Node) -> bool {
 
 /// The type a plain scalar's text resolves to.
 pub fn plain_type(v: &str) -> ScalarType {
+    // A number begins with a digit, a sign or a dot, and every other name below has at most
+    // five characters: a longer text that begins with a letter is a string (most keys and
+    // names are).
+    if v.len() > 5 && v.as_bytes()[0].is_ascii_alphabetic() {
+        return ScalarType::Str;
+    }
     match v {
         "" | "~" | "null" | "Null" | "NULL" => return ScalarType::Null,
         "true" | "True" | "TRUE" | "false" | "False" | "FALSE" | "yes" | "Yes" | "YES" | "no"
@@ -407,6 +445,18 @@ mod tests {
         assert_eq!(plain_type("-c"), ScalarType::Str);
         assert_eq!(plain_type("~"), ScalarType::Null);
         assert_eq!(plain_type("1.2.3"), ScalarType::Str);
+        // Longer texts that begin with a letter.
+        for t in [
+            "Yesterday",
+            "nullable",
+            "truely",
+            "offset",
+            "e12345",
+            "E1e5e7",
+            "inf123",
+        ] {
+            assert_eq!(plain_type(t), ScalarType::Str, "{t}");
+        }
     }
 
     #[test]
@@ -419,6 +469,44 @@ mod tests {
         assert!(!va.matches(&Value::from_node(&c[0].root)));
         assert!(va.matches_node(&b[0].root));
         assert!(!va.matches_node(&c[0].root));
+    }
+
+    #[test]
+    fn maps_in_the_same_order_match_as_by_occurrence() {
+        // Keys written twice, keys of other types, and the entries in every order.
+        let entries = ["a: 1", "b: 2", "a: 3", "1: x", "'1': y", "true: z", "~: n"];
+        let texts: Vec<String> = (0..entries.len())
+            .flat_map(|i| (0..entries.len()).map(move |j| (i, j)))
+            .map(|(i, j)| {
+                let mut e = entries.to_vec();
+                e.swap(i, j);
+                e.rotate_left(i);
+                e.join("\n")
+            })
+            .collect();
+        let parse = |t: &str| super::super::tree::parse_stream(t).unwrap().remove(0).root;
+        for x in &texts {
+            let expected = Value::from_node(&parse(x));
+            let Value::Map(want) = &expected else {
+                panic!("a map")
+            };
+            for y in &texts {
+                let node = parse(y);
+                let got = node.entries().unwrap();
+                let reference = by_occurrence(
+                    want,
+                    got,
+                    |k, e| k.matches_node(&e.key),
+                    |v, e| v.matches_node(&e.value),
+                );
+                assert_eq!(expected.matches_node(&node), reference, "{x:?} / {y:?}");
+                assert_eq!(
+                    expected.matches(&Value::from_node(&node)),
+                    reference,
+                    "{x:?} / {y:?}"
+                );
+            }
+        }
     }
 
     #[test]

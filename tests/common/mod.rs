@@ -180,6 +180,22 @@ pub fn run(cmd: &mut Command, stdin: Option<&[u8]>) -> Run {
     }
 }
 
+/// The files below `dir` whose names pass `name_ok`, in sorted order, appended to `out`.
+pub fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        if p.is_dir() {
+            walk(&p, name_ok, out);
+        } else if p.file_name().and_then(|n| n.to_str()).is_some_and(name_ok) {
+            out.push(p);
+        }
+    }
+}
+
 pub mod golden;
 pub mod hosts;
 pub mod invariants;
