@@ -109,6 +109,37 @@ pub(crate) fn batch_may_hold(bytes: &[u8]) -> bool {
     FINDERS.iter().any(|f| f.find(bytes).is_some())
 }
 
+/// [`batch_may_hold`] on every core, for a large input (the whole of a stream read ahead):
+/// the same answer. The input is checked in parts that overlap by a needle's length less
+/// one, so that every occurrence lies whole within a part; the threads stop at the first
+/// part that holds one.
+pub(crate) fn may_hold_anywhere(bytes: &[u8]) -> bool {
+    use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    const PART: usize = 1 << 20;
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    if threads < 2 || bytes.len() < 2 * PART {
+        return batch_may_hold(bytes);
+    }
+    let (next, found) = (AtomicUsize::new(0), AtomicBool::new(false));
+    std::thread::scope(|s| {
+        for _ in 0..threads {
+            s.spawn(|| {
+                while !found.load(Ordering::Relaxed) {
+                    let start = next.fetch_add(1, Ordering::Relaxed).saturating_mul(PART);
+                    let Some(part) = bytes.get(start..) else {
+                        break;
+                    };
+                    let part = &part[..part.len().min(PART + LONGEST_NEEDLE - 1)];
+                    if batch_may_hold(part) {
+                        found.store(true, Ordering::Relaxed);
+                    }
+                }
+            });
+        }
+    });
+    found.load(Ordering::Relaxed)
+}
+
 /// Whether a document holds an injected proxy whose version its pod records, whatever its
 /// kind (`proxyv2` images, Linkerd's `linkerd.io/proxy-version`).
 pub(crate) fn may_hold_proxy(piece: &str) -> bool {

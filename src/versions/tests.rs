@@ -200,3 +200,29 @@ fn every_needle_is_found_wherever_it_stands() {
         assert_eq!(batch_may_hold(&bytes), one_each);
     }
 }
+
+#[test]
+fn the_search_on_every_core_finds_what_one_finds() {
+    // A large input of ordinary text, each needle placed across each part boundary and at
+    // both ends: the threads' parts overlap enough to see it whole.
+    let line = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+    let plain: Vec<u8> = line.iter().copied().cycle().take(5 << 20).collect();
+    assert!(!may_hold_anywhere(&plain));
+    for needle in NEEDLES {
+        for at in [
+            0,
+            (1 << 20) - 3,
+            2 << 20,
+            (3 << 20) - 1,
+            plain.len() - needle.len(),
+        ] {
+            let mut bytes = plain.clone();
+            bytes[at..at + needle.len()].copy_from_slice(needle);
+            assert!(
+                may_hold_anywhere(&bytes),
+                "{} at {at}",
+                String::from_utf8_lossy(needle)
+            );
+        }
+    }
+}
