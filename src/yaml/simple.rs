@@ -157,6 +157,20 @@ impl<'a> Scan<'a, '_> {
         if empty || c == b'#' {
             return Some(next_line(b, p));
         }
+        let d = self.depth;
+        if self.pending.is_none()
+            && d > 0
+            && self.indents[d - 1] as usize == indent
+            && !self.is_seq(d - 1)
+            && is_key_byte(c)
+            && c != b'-'
+            && c != b'.'
+        {
+            // The most common line, a key of the mapping on top of the stack: nothing opens
+            // or closes, and no marker or sequence item can start with a key byte but `-`
+            // and `.` (the checks below would all pass through to `entry`).
+            return self.entry(indent, p);
+        }
         if indent == 0 && (b[p..].starts_with(b"---") || b[p..].starts_with(b"...")) {
             return None;
         }
@@ -233,10 +247,12 @@ impl<'a> Scan<'a, '_> {
         if key.is_empty() || key.len() > MAX_KEY || key[0] == b'-' || b.get(ke) != Some(&b':') {
             return None;
         }
-        let v = match b.get(ke + 1) {
-            None | Some(b'\n' | b'\r') => ke + 1,
-            Some(b' ') => skip_spaces(b, ke + 1),
-            Some(_) => return None,
+        let v = match (b.get(ke + 1), b.get(ke + 2)) {
+            (None | Some(b'\n' | b'\r'), _) => ke + 1,
+            // Mostly one space.
+            (Some(b' '), Some(&c)) if c != b' ' => ke + 2,
+            (Some(b' '), _) => skip_spaces(b, ke + 1),
+            (Some(_), _) => return None,
         };
         let which = match self.depth {
             1 => {
