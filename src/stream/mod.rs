@@ -70,9 +70,11 @@ impl Namespaces<'_> {
 /// documents. An input that cannot be read is said to, for the first pass to meet the
 /// error.
 pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
-    // Large parts, each searched on every core (`versions::may_hold_anywhere`).
+    // Large parts, each searched on every core (`versions::may_hold_anywhere`); a small
+    // input (most files of a directory) never gets the large buffer.
+    const FIRST: usize = 256 << 10;
     const PART: usize = 4 << 20;
-    let mut buf = vec![0u8; PART];
+    let mut buf = vec![0u8; FIRST];
     // The last bytes of the previous part, which may begin a word.
     let mut kept = 0;
     loop {
@@ -97,6 +99,7 @@ pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
         }
         kept = (crate::versions::LONGEST_NEEDLE - 1).min(end);
         buf.copy_within(end - kept..end, 0);
+        buf.resize(PART, 0);
     }
 }
 

@@ -151,7 +151,7 @@ impl<R: Read> Reader<R> {
         // long document): what is read past the cut is copied into the next batch's buffer.
         let len = self.buf.len();
         let want = match self.batch_bytes.checked_sub(len) {
-            Some(short) => short + READ_TAIL,
+            Some(short) => short.saturating_add(READ_TAIL),
             None => READ_TAIL.max(len / 8),
         };
         // `read_to_end` on a `take` appends without zeroing the buffer first (for a reader
@@ -282,8 +282,9 @@ impl<R: Read> Reader<R> {
     /// Closes the batch at `at`, a piece start (or the end of the buffer at the end).
     fn close(&mut self, at: usize) -> Batch {
         // The next batch's buffer starts with the unfinished piece, with room for a batch.
-        let mut rest =
-            Vec::with_capacity((self.buf.len() - at).max(self.batch_bytes) + 2 * READ_TAIL);
+        let mut rest = Vec::with_capacity(
+            (self.buf.len() - at).max(self.batch_bytes.min(BATCH_BYTES)) + 2 * READ_TAIL,
+        );
         rest.extend_from_slice(&self.buf[at..]);
         self.buf.truncate(at);
         let bytes = std::mem::replace(&mut self.buf, rest);
