@@ -143,7 +143,12 @@ pub(crate) fn may_hold_anywhere(bytes: &[u8]) -> bool {
 /// Whether a document holds an injected proxy whose version its pod records, whatever its
 /// kind (`proxyv2` images, Linkerd's `linkerd.io/proxy-version`).
 pub(crate) fn may_hold_proxy(piece: &str) -> bool {
-    piece.contains("proxyv2") || piece.contains("linkerd.io/proxy-version")
+    // Searchers built once: this runs for every document of a batch that spells `proxy`.
+    static FINDERS: std::sync::LazyLock<[memchr::memmem::Finder<'static>; 2]> =
+        std::sync::LazyLock::new(|| {
+            [b"proxyv2".as_slice(), b"linkerd.io/proxy-version"].map(memchr::memmem::Finder::new)
+        });
+    FINDERS.iter().any(|f| f.find(piece.as_bytes()).is_some())
 }
 
 impl Versions {
