@@ -116,8 +116,13 @@ pub(crate) fn batch_may_hold(bytes: &[u8]) -> bool {
 pub(crate) fn may_hold_anywhere(bytes: &[u8]) -> bool {
     use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
     const PART: usize = 1 << 20;
+    if bytes.len() < 2 * PART {
+        return batch_may_hold(bytes);
+    }
+    // Asked only here: the answer costs system calls (the cgroup's quota files), too many
+    // for every small file of a directory.
     let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-    if threads < 2 || bytes.len() < 2 * PART {
+    if threads < 2 {
         return batch_may_hold(bytes);
     }
     let (next, found) = (AtomicUsize::new(0), AtomicBool::new(false));
