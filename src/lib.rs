@@ -8,6 +8,9 @@
 //! use is re-exported here, so the compiler reports what nothing uses.
 
 #![warn(clippy::print_stdout, clippy::print_stderr, unreachable_pub)]
+// `unsafe` is allowed in one place only: the vector code of the quick scanner
+// (`yaml::simple::masks`), which a test holds to its portable form.
+#![deny(unsafe_code)]
 
 mod apply;
 mod audit;
@@ -63,6 +66,8 @@ pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding
 pub use stream::Reader;
 pub use version::{Given, Origin as VersionOrigin, Place};
 pub use yaml::path::Seg;
+pub use yaml::simple::Head as QuickHead;
+pub use yaml::simple::Scanner as QuickScanner;
 pub use yaml::simple::head as quick_head;
 pub use yaml::split::pieces as split_pieces;
 pub use yaml::subset::{difference as tree_difference, parse as parse_subset};

@@ -176,13 +176,11 @@ pub fn process_pieces(
     let growing = matches!(growth, Growth::From { .. });
     let proxies = growing && memchr::memmem::find(text.as_bytes(), b"proxy").is_some();
     let mut lines = crate::decide::Lines::default();
+    // One scanner for the text: it makes the bitmaps of each part of it once.
+    let mut scanner = (quick || growing).then(|| simple::Scanner::new(text));
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
-        let head = if quick || growing {
-            simple::head(piece)
-        } else {
-            None
-        };
+        let head = scanner.as_mut().and_then(|s| s.head(p.clone()));
         let mut said = growing.then(|| Grown {
             piece: i,
             ..Grown::default()

@@ -7,16 +7,21 @@
 //!
 //! Both are checked on the YAML test suite and the corpus in `../shared/` (skipped loudly
 //! when absent), on this repository's `testdata/`, on one large stream made of all of them
-//! (which takes the multi-threaded path), and on single-byte mutations of the corpus.
+//! (which takes the multi-threaded path), and on single-byte mutations of the corpus. The
+//! scanner is also held to the one it replaced (`quick_path/previous.rs`): whatever that one
+//! read, it reads the same, and reading a whole text's pieces in order with one
+//! [`QuickScanner`] gives each piece's answer alone.
 
 mod common;
+#[path = "quick_path/previous.rs"]
+mod previous;
 
 use common::walk;
 
 use meshjob::Rule;
 use meshjob::Settings;
 use meshjob::{self as run, ProcessOptions};
-use meshjob::{parse_stream, quick_head, split_pieces};
+use meshjob::{QuickScanner, parse_stream, quick_head, split_pieces};
 
 /// (label, text) of every input: testdata always, the shared data when present.
 fn inputs() -> Vec<(String, String)> {
@@ -92,6 +97,50 @@ fn check_head(label: &str, text: &str, failures: &mut Vec<String>) -> usize {
     accepted
 }
 
+/// Documents the previous scanner read that the new one does not, and the other way.
+#[derive(Default)]
+struct Reach {
+    both: usize,
+    narrowed: Vec<String>,
+    widened: usize,
+}
+
+type Key<'a> = (Option<&'a str>, Option<&'a str>, Option<&'a str>, bool);
+
+fn key<'a>(h: &meshjob::QuickHead<'a>) -> Key<'a> {
+    (h.api_version, h.kind, h.name, h.opaque)
+}
+
+/// Every piece of `text`, read with one scanner over the text in order, alone, and by the
+/// previous scanner: the first two must agree exactly; where the previous one reads a
+/// piece, the new one must read the same.
+fn check_agreement(label: &str, text: &str, reach: &mut Reach, failures: &mut Vec<String>) {
+    let mut scanner = QuickScanner::new(text);
+    for r in split_pieces(text) {
+        let piece = &text[r.clone()];
+        let alone = quick_head(piece);
+        let in_text = scanner.head(r.clone());
+        if in_text.as_ref().map(key) != alone.as_ref().map(key) {
+            failures.push(format!(
+                "{label} @{}: read in its text {:?}, alone {:?}: {piece:?}",
+                r.start,
+                in_text.as_ref().map(key),
+                alone.as_ref().map(key)
+            ));
+        }
+        let before = previous::head(piece).map(|h| (h.api_version, h.kind, h.name, h.opaque));
+        match (before, alone.as_ref().map(key)) {
+            (Some(b), Some(a)) if a == b => reach.both += 1,
+            (Some(b), a) => reach.narrowed.push(format!(
+                "{label} @{}: the previous scanner read {b:?}, this one {a:?}: {piece:?}",
+                r.start
+            )),
+            (None, Some(_)) => reach.widened += 1,
+            (None, None) => {}
+        }
+    }
+}
+
 /// The quick path must give exactly the outcome of the full parse.
 fn check_outcome(label: &str, text: &str, failures: &mut Vec<String>) {
     let settings = Settings::default();
@@ -145,8 +194,10 @@ fn scanner_accepts_only_what_parses_to_the_same_identity() {
     let mut failures = Vec::new();
     let inputs = inputs();
     let mut accepted = 0;
+    let mut reach = Reach::default();
     for (label, text) in &inputs {
         accepted += check_head(label, text, &mut failures);
+        check_agreement(label, text, &mut reach, &mut failures);
     }
     eprintln!(
         "quick scanner: {} inputs, {accepted} documents accepted",
@@ -154,6 +205,20 @@ fn scanner_accepts_only_what_parses_to_the_same_identity() {
     );
     assert!(accepted >= 50, "the scanner should read ordinary manifests");
     report("scanner soundness", &failures);
+    report_reach("inputs", &reach);
+}
+
+/// Fails when the new scanner reads fewer documents than the previous one; says how many
+/// more it reads.
+fn report_reach(what: &str, reach: &Reach) {
+    eprintln!(
+        "quick scanner, {what}: {} documents read by both, {} by the new one only",
+        reach.both, reach.widened
+    );
+    report(
+        &format!("{what}: the previous scanner's reach"),
+        &reach.narrowed,
+    );
 }
 
 #[test]
@@ -213,6 +278,7 @@ fn mutated_documents_never_fool_the_scanner() {
         "\u{2028}", "\u{fffe}",
     ];
     let mut failures = Vec::new();
+    let mut reach = Reach::default();
     let mut tried = 0;
     for (label, text) in inputs().iter().filter(|(_, t)| t.len() < 4000) {
         let pieces = split_pieces(text);
@@ -233,16 +299,21 @@ fn mutated_documents_never_fool_the_scanner() {
                 m.push_str(ins);
                 m.push_str(&piece[at..]);
                 tried += 1;
-                check_head(&format!("{label} +{ins:?}@{at}"), &m, &mut failures);
+                let what = format!("{label} +{ins:?}@{at}");
+                check_head(&what, &m, &mut failures);
+                check_agreement(&what, &m, &mut reach, &mut failures);
                 let next = piece[at..].chars().next().map_or(0, char::len_utf8);
                 let deleted = format!("{}{}", &piece[..at], &piece[at + next..]);
                 tried += 1;
-                check_head(&format!("{label} -@{at}"), &deleted, &mut failures);
+                let what = format!("{label} -@{at}");
+                check_head(&what, &deleted, &mut failures);
+                check_agreement(&what, &deleted, &mut reach, &mut failures);
             }
         }
     }
     eprintln!("quick scanner: {tried} mutated documents");
     report("mutations", &failures);
+    report_reach("mutations", &reach);
 }
 
 /// The scanner reads eight bytes at a time where eight are left: every document cut short
@@ -251,6 +322,7 @@ fn mutated_documents_never_fool_the_scanner() {
 #[test]
 fn documents_cut_short_or_rewritten_never_fool_the_scanner() {
     let mut failures = Vec::new();
+    let mut reach = Reach::default();
     let mut tried = 0;
     for (label, text) in inputs().iter().filter(|(_, t)| t.len() < 4000) {
         for r in split_pieces(text) {
@@ -263,18 +335,23 @@ fn documents_cut_short_or_rewritten_never_fool_the_scanner() {
             for at in (0..piece.len()).step_by(step).chain(near_end) {
                 if piece.is_char_boundary(at) {
                     tried += 1;
-                    check_head(&format!("{label} ..{at}"), &piece[..at], &mut failures);
+                    let what = format!("{label} ..{at}");
+                    check_head(&what, &piece[..at], &mut failures);
+                    check_agreement(&what, &piece[..at], &mut reach, &mut failures);
                 }
             }
             for (what, from, to) in [("crlf", "\n", "\r\n"), ("tab", ": ", ":\t")] {
                 tried += 1;
                 let m = piece.replace(from, to);
-                check_head(&format!("{label} {what}"), &m, &mut failures);
+                let what = format!("{label} {what}");
+                check_head(&what, &m, &mut failures);
+                check_agreement(&what, &m, &mut reach, &mut failures);
             }
         }
     }
     eprintln!("quick scanner: {tried} cut or rewritten documents");
     report("cut or rewritten", &failures);
+    report_reach("cut or rewritten", &reach);
 }
 
 /// Every class of character YAML restricts, in every kind of place a document that cannot be
@@ -341,4 +418,96 @@ fn every_character_class_gets_the_same_outcome_on_both_paths() {
     // The C0 controls other than tab and line breaks, and DEL, are invalid in every place.
     assert!(rejected >= PLACES.len() * 30, "{rejected}");
     report("character classes", &failures);
+}
+
+/// The scanner reads bitmaps of 64 bytes at a time, made once for a whole text, and a
+/// batch's pieces in order with one scanner: every accepted document placed at every offset
+/// of a block after another document, padded to lengths around multiples of 64 (with and
+/// without its last line break), given bytes the bitmaps single out (not ASCII, CR, tab,
+/// NUL, DEL) at places spread over it, and documents of many blocks or with a line of many
+/// blocks, must be read as the full parse and the previous scanner read them.
+#[test]
+fn block_edges_and_odd_bytes_never_fool_the_scanner() {
+    let mut failures = Vec::new();
+    let mut reach = Reach::default();
+    let mut tried = 0;
+    let mut docs: Vec<String> = Vec::new();
+    for (_, text) in inputs().iter().filter(|(_, t)| t.len() < 4000) {
+        for r in split_pieces(text) {
+            let piece = &text[r];
+            if quick_head(piece).is_some() && !piece.starts_with('\u{feff}') {
+                docs.push(piece.trim_start_matches("---\n").to_string());
+            }
+        }
+    }
+    docs.sort();
+    docs.dedup();
+    // Large documents and long lines, of many blocks.
+    let mut big = String::from("apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: big\ndata:\n");
+    for i in 0..400 {
+        big.push_str(&format!("  key-{i}: value {i} # c\n"));
+    }
+    docs.push(big.clone());
+    for tail in ["x", "x # c", "x:", "x: y", "x #", "x:y", "'q'", "[a, b]"] {
+        let long = "v".repeat(9000);
+        docs.push(format!(
+            "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: long\ndata:\n  a: {long}{tail}\n  b: 1\n"
+        ));
+        docs.push(format!("{big}  z: {long} {tail}\n"));
+    }
+    let mut check = |what: &str, text: &str| {
+        tried += 1;
+        check_head(what, text, &mut failures);
+        check_agreement(what, text, &mut reach, &mut failures);
+    };
+    for (n, doc) in docs.iter().enumerate() {
+        // At every offset of a block, after a document.
+        let offsets: Vec<usize> = if n % 4 == 0 {
+            (0..64).collect()
+        } else {
+            vec![n % 64]
+        };
+        for k in offsets {
+            let text = format!("a: {}\n---\n{doc}---\nb: 1\n", "x".repeat(k));
+            check(&format!("doc {n} after {k}"), &text);
+        }
+        // Lengths just under, at and over multiples of 64, with the last line break and
+        // without.
+        let base = doc.trim_end_matches('\n');
+        for target in [64, 128, 192, 256, 512, 4096] {
+            for delta in [-2i64, -1, 0, 1, 2] {
+                let want = target as i64 + delta;
+                let pad = want - base.len() as i64 - 3;
+                if pad < 0 {
+                    continue;
+                }
+                let padded = format!("{base}\n#{}", "c".repeat(pad as usize));
+                check(&format!("doc {n} to {want}"), &padded);
+                check(
+                    &format!("doc {n} to {want}, broken"),
+                    &format!("{padded}\n"),
+                );
+                let no_comment = format!("{base}{}", " ".repeat(pad as usize + 2));
+                check(&format!("doc {n} spaced to {want}"), &no_comment);
+            }
+        }
+        // Bytes the bitmaps single out, spread over the document.
+        if n % 3 == 0 {
+            let step = (doc.len() / 9).max(1);
+            for (j, at) in (0..doc.len()).step_by(step).enumerate() {
+                if !doc.is_char_boundary(at) {
+                    continue;
+                }
+                for ins in ["\u{e9}", "\r", "\t", "\0", "\u{7f}", "\r\n", "\u{85}"] {
+                    let m = format!("{}{ins}{}", &doc[..at], &doc[at..]);
+                    check(&format!("doc {n} +{ins:?}@{at} ({j})"), &m);
+                    let text = format!("a: {}\n---\n{m}", "y".repeat(j * 7));
+                    check(&format!("doc {n} +{ins:?}@{at} after {}", j * 7), &text);
+                }
+            }
+        }
+    }
+    eprintln!("quick scanner: {tried} texts at block edges or with odd bytes");
+    report("block edges and odd bytes", &failures);
+    report_reach("block edges and odd bytes", &reach);
 }

@@ -12,11 +12,20 @@
 //! else: a document that could be a target is always parsed fully.
 //!
 //! It runs on every document of every stream, so it is written for speed: it walks the
-//! bytes once with positions (no `str` slicing, no line iterator), finds line ends, special
-//! bytes, indentation and the end of a key eight bytes at a time (SWAR: a `u64` per step), and
-//! keeps its stack in a fixed array. One pass over the whole document first makes sure that
-//! every byte is printable ASCII; the rare documents with a CR or a tab are read by the
-//! same code with a few more checks.
+//! bytes once with positions (no `str` slicing, no line iterator), and finds line ends,
+//! indentation, the end of a key and where a plain scalar stops in bitmaps of the text made
+//! 64 bytes at a time ([`masks`]), so that a line costs a few dozen instructions whatever its
+//! length. A [`Scanner`] reads the pieces of one text (a batch) in order and makes each
+//! block of bitmaps once for all of them. Its stack is a fixed array. The bitmaps also say
+//! whether a document holds a byte outside printable ASCII; the rare ones that do are
+//! checked byte by byte first, and those with a CR or a tab are read by the same code with a
+//! few more checks.
+
+#[allow(unsafe_code)]
+mod masks;
+
+use masks::{Masks, View};
+use std::ops::Range;
 
 /// The top-level identity of a document the scanner read to the end.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -30,32 +39,78 @@ pub struct Head<'a> {
     pub opaque: bool,
 }
 
-/// A value still to come: after `key:` or `-` with nothing on the line.
-#[derive(Clone, Copy)]
-struct Pending {
-    indent: usize,
-    after_key: bool,
-}
-
 /// Deepest nesting the scanner follows (granit-parser stops at 255). At most 64: one bit of
 /// [`Scan::seqs`] per level.
 const MAX_DEPTH: usize = 64;
 /// Longest key the scanner reads (YAML limits implicit keys to 1024 characters).
 const MAX_KEY: usize = 512;
+/// No indentation: what [`Scan::pending`] and [`Scan::block`] hold when nothing is open. A
+/// document is read only when it is shorter, so no indentation reaches it.
+const NONE: u32 = u32::MAX;
 
+/// Reads the pieces of one text ([`Scanner::head`]), with the bitmaps of the whole text
+/// made once.
+pub struct Scanner<'t> {
+    text: &'t str,
+    masks: Masks,
+    indents: [u32; MAX_DEPTH],
+}
+
+impl<'t> Scanner<'t> {
+    pub fn new(text: &'t str) -> Self {
+        Scanner {
+            text,
+            masks: Masks::new(text.as_bytes()),
+            indents: [0; MAX_DEPTH],
+        }
+    }
+
+    /// Reads the piece at `piece` (from `split::pieces`); `None`: outside the subset.
+    pub fn head(&mut self, piece: Range<usize>) -> Option<Head<'t>> {
+        let Range { start, end } = piece;
+        let doc = self.text.get(..end)?;
+        let b = doc.as_bytes();
+        if end.checked_sub(start)? >= NONE as usize {
+            return None;
+        }
+        let has_tab = match self.masks.odd_in(start, end) {
+            false => false,
+            true => check_bytes(b.get(start..)?)?,
+        };
+        read(
+            doc,
+            View::new(b, &self.masks),
+            &mut self.indents,
+            has_tab,
+            start,
+        )
+    }
+}
+
+/// Reads one document (a piece from `split::pieces`). `None`: outside the subset.
+pub fn head(doc: &str) -> Option<Head<'_>> {
+    Scanner::new(doc).head(0..doc.len())
+}
+
+/// The state of one document's reading. Every method is inlined into [`read`], so that the
+/// compiler keeps the fields in registers.
 struct Scan<'a, 's> {
+    /// The text up to the document's end: the document starts further in.
     doc: &'a str,
-    b: &'a [u8],
+    v: View<'s>,
     /// The open collections, outermost first: the indentation of each (`depth` of them),
-    /// and bit `i` of `seqs` set when collection `i` is a sequence (else a mapping). The
-    /// array lives outside, so that the compiler keeps the other fields in registers.
+    /// and bit `i` of `seqs` set when collection `i` is a sequence (else a mapping).
     indents: &'s mut [u32; MAX_DEPTH],
     seqs: u64,
     depth: usize,
-    pending: Option<Pending>,
-    /// A block scalar is open whose parent is at this indentation; its content indentation,
-    /// once known.
-    block: Option<(usize, Option<usize>)>,
+    /// A value still to come (after `key:` or `-` with nothing on the line) at this
+    /// indentation, else [`NONE`]; `pending_key`: after a key.
+    pending: u32,
+    pending_key: bool,
+    /// An open block scalar's parent's indentation, else [`NONE`]; its content's
+    /// indentation once known, else [`NONE`].
+    block: u32,
+    content: u32,
     root_seen: bool,
     /// The top-level key whose value is open is `metadata` (for `metadata.name`).
     in_metadata: bool,
@@ -64,49 +119,11 @@ struct Scan<'a, 's> {
     has_tab: bool,
 }
 
-/// Reads one document (a piece from `split::pieces`). `None`: outside the subset.
-pub fn head(doc: &str) -> Option<Head<'_>> {
-    let b = doc.as_bytes();
-    let has_tab = check_bytes(b)?;
-    let mut indents = [0; MAX_DEPTH];
-    let mut s = Scan {
-        doc,
-        b,
-        indents: &mut indents,
-        seqs: 0,
-        depth: 0,
-        pending: None,
-        block: None,
-        root_seen: false,
-        in_metadata: false,
-        head: Head::default(),
-        has_tab,
-    };
-    let mut at = 0;
-    if b.starts_with(b"---") {
-        // The piece's own marker: nothing may follow it but a comment.
-        at = s.trailer(3)?;
-    }
-    while at < b.len() {
-        at = s.line(at)?;
-    }
-    // A block scalar still open here just ends with the document (empty if it had no lines).
-    Some(s.head)
-}
-
 /// Checks that every byte is printable ASCII, a tab or a line break, and that every CR ends
 /// a line (is followed by a LF, or ends the text): then a CR can only stand right before a
 /// line's LF, and the scanner treats it as the end of the line's content. Returns whether the
 /// text holds a tab; `None` when a byte is outside that set, or a CR stands alone.
 fn check_bytes(b: &[u8]) -> Option<bool> {
-    // One pass without an early exit, that the compiler vectorises: anything but LF and
-    // `0x20..=0x7E` is rare, and looked at again only when there is some.
-    let odd = b.iter().fold(false, |o, &c| {
-        o | (c != b'\n' && c.wrapping_sub(0x20) > 0x5e)
-    });
-    if !odd {
-        return Some(false);
-    }
     let mut has_tab = false;
     for (i, &c) in b.iter().enumerate() {
         match c {
@@ -122,43 +139,142 @@ fn check_bytes(b: &[u8]) -> Option<bool> {
     Some(has_tab)
 }
 
+/// Reads the document from `start` to the end of `doc`. The state is made here, not passed
+/// in: the compiler keeps a local's fields in registers, but a struct handed to a function
+/// in memory.
+fn read<'a>(
+    doc: &'a str,
+    v: View<'_>,
+    indents: &mut [u32; MAX_DEPTH],
+    has_tab: bool,
+    start: usize,
+) -> Option<Head<'a>> {
+    let mut s = Scan {
+        doc,
+        v,
+        indents,
+        seqs: 0,
+        depth: 0,
+        pending: NONE,
+        pending_key: false,
+        block: NONE,
+        content: NONE,
+        root_seen: false,
+        in_metadata: false,
+        head: Head::default(),
+        has_tab,
+    };
+    let b = v.b;
+    let mut at = start;
+    if b[start..].starts_with(b"---") {
+        // The piece's own marker: nothing may follow it but a comment.
+        at = s.trailer(start + 3)?;
+    }
+    while at < b.len() {
+        at = s.line(at)?;
+    }
+    // A block scalar still open here just ends with the document (empty if it had no
+    // lines).
+    Some(s.head)
+}
+
 impl<'a> Scan<'a, '_> {
+    /// Where the line after the one `i` is on starts (the document's end after its last
+    /// line).
+    #[inline(always)]
+    fn next_line(&self, i: usize) -> usize {
+        (self.v.line_end(i) + 1).min(self.v.b.len())
+    }
+
     /// Reads the line that starts at `ls`; returns where the next one starts.
     #[inline(always)]
     fn line(&mut self, ls: usize) -> Option<usize> {
-        let b = self.b;
-        let p = skip_spaces(b, ls);
+        let b = self.v.b;
+        let p = self.v.skip_spaces(ls);
+        let c = b.get(p).copied().unwrap_or(b'\n');
+        if self.block != NONE || self.has_tab || !KEY_START[usize::from(c)] {
+            return self.line_general(ls, p);
+        }
+        // A key line (most are): resolved as `line_general` resolves one that is no marker,
+        // no sequence item and not empty.
+        let indent = p - ls;
+        let d = self.depth;
+        if self.pending == NONE && d > 0 && self.top() == indent && !self.is_seq(d - 1) {
+            // Mostly a key of the mapping on top of the stack: nothing opens or closes.
+            return self.entry(indent, p);
+        }
+        if self.pending != NONE {
+            let pd = self.pending as usize;
+            self.pending = NONE;
+            if indent > pd {
+                self.push(indent, false)?;
+                return self.entry(indent, p);
+            }
+            // Otherwise the value was null: go on with this line.
+        }
+        let mut d = self.depth;
+        if d == 0 {
+            if self.root_seen || indent != 0 {
+                return None;
+            }
+            self.root_seen = true;
+            self.push(0, false)?;
+            return self.entry(0, p);
+        }
+        while d > 1 && self.indents[d - 1] as usize > indent {
+            d -= 1;
+        }
+        if d >= 2
+            && self.is_seq(d - 1)
+            && self.indents[d - 1] as usize == indent
+            && !self.is_seq(d - 2)
+            && self.indents[d - 2] as usize == indent
+        {
+            // The end of a sequence that sat at its key's indentation.
+            d -= 1;
+        }
+        self.depth = d;
+        if self.indents[d - 1] as usize != indent || self.is_seq(d - 1) {
+            return None;
+        }
+        self.entry(indent, p)
+    }
+
+    /// Any line that starts at `ls`, its first byte that is not a space at `p`.
+    #[inline(always)]
+    fn line_general(&mut self, ls: usize, p: usize) -> Option<usize> {
+        let b = self.v.b;
         let indent = p - ls;
         let c = b.get(p).copied().unwrap_or(b'\n');
         // A CR stands only before a LF (`check_bytes`): either ends the line's content.
         let empty = c == b'\n' || c == b'\r';
-        if let Some((parent, content)) = self.block {
+        if self.block != NONE {
             if empty {
                 // Spaces-only lines before the first content line must not be longer than
                 // it; stay clear of the rule altogether.
-                if content.is_none() && indent > 0 {
+                if self.content == NONE && indent > 0 {
                     return None;
                 }
-                return Some(next_line(b, p));
+                return Some(self.next_line(p));
             }
-            if indent > parent {
-                match content {
-                    None => self.block = Some((parent, Some(indent))),
-                    Some(ci) if indent < ci => return None,
-                    Some(_) => {}
+            if indent > self.block as usize {
+                if self.content == NONE {
+                    self.content = indent as u32;
+                } else if indent < self.content as usize {
+                    return None;
                 }
-                return Some(next_line(b, p));
+                return Some(self.next_line(p));
             }
-            self.block = None;
+            self.block = NONE;
         }
-        if self.has_tab && b.get(p..find_line_end(b, p))?.contains(&b'\t') {
+        if self.has_tab && b.get(p..self.v.line_end(p))?.contains(&b'\t') {
             return None;
         }
         if empty || c == b'#' {
-            return Some(next_line(b, p));
+            return Some(self.next_line(p));
         }
         let d = self.depth;
-        if self.pending.is_none()
+        if self.pending == NONE
             && d > 0
             && self.indents[d - 1] as usize == indent
             && !self.is_seq(d - 1)
@@ -171,15 +287,20 @@ impl<'a> Scan<'a, '_> {
             // and `.` (the checks below would all pass through to `entry`).
             return self.entry(indent, p);
         }
-        if indent == 0 && (b[p..].starts_with(b"---") || b[p..].starts_with(b"...")) {
+        if indent == 0
+            && (c == b'-' || c == b'.')
+            && (b[p..].starts_with(b"---") || b[p..].starts_with(b"..."))
+        {
             return None;
         }
         let dash = is_dash(b, p);
-        if let Some(pd) = self.pending.take() {
-            if indent > pd.indent {
+        if self.pending != NONE {
+            let (pd, after_key) = (self.pending as usize, self.pending_key);
+            self.pending = NONE;
+            if indent > pd {
                 return self.open(indent, dash, p);
             }
-            if indent == pd.indent && pd.after_key && dash {
+            if indent == pd && after_key && dash {
                 // A sequence at the indentation of its key.
                 return self.open(indent, true, p);
             }
@@ -217,6 +338,13 @@ impl<'a> Scan<'a, '_> {
         }
     }
 
+    /// The indentation of the collection on top of the stack (of the outermost when there
+    /// is none). The mask keeps the index in bounds without a check: `depth` is at most 64.
+    #[inline(always)]
+    fn top(&self) -> usize {
+        self.indents[self.depth.wrapping_sub(1) % MAX_DEPTH] as usize
+    }
+
     #[inline(always)]
     fn is_seq(&self, level: usize) -> bool {
         self.seqs >> level & 1 == 1
@@ -225,41 +353,52 @@ impl<'a> Scan<'a, '_> {
     /// Opens a collection at `indent` whose first entry (or item) starts at `p`.
     #[inline(always)]
     fn open(&mut self, indent: usize, seq: bool, p: usize) -> Option<usize> {
-        let d = self.depth;
-        if d >= MAX_DEPTH {
-            return None;
-        }
-        self.indents[d] = u32::try_from(indent).ok()?;
-        self.seqs = self.seqs & !(1 << d) | u64::from(seq) << d;
-        self.depth = d + 1;
+        self.push(indent, seq)?;
         match seq {
             false => self.entry(indent, p),
             true => self.item(indent, p),
         }
     }
 
+    /// Puts a collection at `indent` on the stack.
+    #[inline(always)]
+    fn push(&mut self, indent: usize, seq: bool) -> Option<()> {
+        let d = self.depth;
+        if d >= MAX_DEPTH {
+            return None;
+        }
+        self.indents[d] = indent as u32;
+        self.seqs = self.seqs & !(1 << d) | u64::from(seq) << d;
+        self.depth = d + 1;
+        Some(())
+    }
+
     /// `key: value` at `p`, at `indent` in the mapping on top of the stack.
     #[inline(always)]
     fn entry(&mut self, indent: usize, p: usize) -> Option<usize> {
-        let b = self.b;
-        let ke = key_end(b, p);
-        let key = &b[p..ke];
+        let b = self.v.b;
+        let ke = self.v.key_end(p);
+        let key = b.get(p..ke)?;
         if key.is_empty() || key.len() > MAX_KEY || key[0] == b'-' || b.get(ke) != Some(&b':') {
             return None;
         }
         let v = match (b.get(ke + 1), b.get(ke + 2)) {
-            (None | Some(b'\n' | b'\r'), _) => ke + 1,
             // Mostly one space.
             (Some(b' '), Some(&c)) if c != b' ' => ke + 2,
-            (Some(b' '), _) => skip_spaces(b, ke + 1),
+            (None | Some(b'\n' | b'\r'), _) => ke + 1,
+            (Some(b' '), _) => self.v.skip_spaces(ke + 1),
             (Some(_), _) => return None,
         };
         let which = match self.depth {
             1 => {
-                self.in_metadata = key == b"metadata";
+                self.in_metadata = false;
                 match key {
                     b"apiVersion" => 1,
                     b"kind" => 2,
+                    b"metadata" => {
+                        self.in_metadata = true;
+                        0
+                    }
                     _ => 0,
                 }
             }
@@ -272,47 +411,78 @@ impl<'a> Scan<'a, '_> {
             }
             _ => 0,
         };
-        let (plain, next) = self.value(indent, v, true)?;
+        // Mostly a plain scalar to the line's end; anything else is read by `value`.
+        let (plain, next) = match self.plain_to_line_end(v) {
+            Some((end, next)) => (Some((v, end)), next),
+            None => self.value(indent, v, true)?,
+        };
         if which != 0 {
-            let slot = match which {
-                1 => &mut self.head.api_version,
-                2 => &mut self.head.kind,
-                _ => &mut self.head.name,
+            // Fields chosen by value, not through a reference to one: a reference would keep
+            // the whole state in memory instead of registers.
+            let h = &self.head;
+            let seen = match which {
+                1 => h.api_version.is_some(),
+                2 => h.kind.is_some(),
+                _ => h.name.is_some(),
             };
-            if slot.is_some() {
+            if seen {
                 // Said twice: let the full parse decide what that means.
                 return None;
             }
             match plain {
-                Some((s, e)) => *slot = Some(self.doc.get(s..e)?),
+                Some((s, e)) => {
+                    let text = Some(self.doc.get(s..e)?);
+                    match which {
+                        1 => self.head.api_version = text,
+                        2 => self.head.kind = text,
+                        _ => self.head.name = text,
+                    }
+                }
                 None => self.head.opaque = true,
             }
         }
         Some(next)
     }
 
+    /// The common plain scalar at `v`: one that starts with a byte that needs no look at
+    /// the next one ([`PLAIN_START`]) and runs to the line's LF without a stop, a trailing
+    /// space or a CR. Its end and where the next line starts; `None` for any other value,
+    /// which [`Scan::value`] reads (to the same answer for this one).
+    #[inline(always)]
+    fn plain_to_line_end(&self, v: usize) -> Option<(usize, usize)> {
+        let b = self.v.b;
+        if !PLAIN_START[usize::from(*b.get(v)?)] {
+            return None;
+        }
+        let s = self.v.stop_or_line_end(v);
+        if b.get(s) == Some(&b'\n') && !matches!(b[s - 1], b' ' | b'\r') {
+            return Some((s, s + 1));
+        }
+        None
+    }
+
     /// `- value` at `p`, at `indent` in the sequence on top of the stack.
+    #[inline(always)]
     fn item(&mut self, indent: usize, p: usize) -> Option<usize> {
-        let b = self.b;
-        let v = skip_spaces(b, p + 1);
+        let b = self.v.b;
+        let v = self.v.skip_spaces(p + 1);
         let c = b.get(v).copied().unwrap_or(b'\n');
         if matches!(c, b'\n' | b'\r' | b'#') {
-            self.pending = Some(Pending {
-                indent,
-                after_key: false,
-            });
-            return Some(next_line(b, v));
+            self.pending = indent as u32;
+            self.pending_key = false;
+            return Some(self.next_line(v));
         }
         if is_dash(b, v) || c == b'?' || c == b':' {
             return None;
         }
         // `- key: value`: a mapping whose keys sit at the value's column.
-        let ke = key_end(b, v);
+        let ke = self.v.key_end(v);
         if ke > v
             && b.get(ke) == Some(&b':')
             && matches!(b.get(ke + 1), None | Some(b' ' | b'\n' | b'\r'))
         {
-            return self.open(indent + (v - p), false, v);
+            self.push(indent + (v - p), false)?;
+            return self.entry(indent + (v - p), v);
         }
         self.value(indent, v, false).map(|(_, next)| next)
     }
@@ -328,59 +498,35 @@ impl<'a> Scan<'a, '_> {
         v: usize,
         after_key: bool,
     ) -> Option<(Option<(usize, usize)>, usize)> {
-        let b = self.b;
+        let b = self.v.b;
         let c = b.get(v).copied().unwrap_or(b'\n');
         let next = match c {
             b'\n' | b'\r' | b'#' => {
                 if after_key {
-                    self.pending = Some(Pending {
-                        indent,
-                        after_key: true,
-                    });
+                    self.pending = indent as u32;
+                    self.pending_key = true;
                 }
-                next_line(b, v)
+                self.next_line(v)
             }
             b'|' | b'>' => {
                 // An optional chomping indicator; an indentation indicator is refused.
                 let h = v + 1 + usize::from(matches!(b.get(v + 1), Some(b'-' | b'+')));
                 let next = self.trailer(h)?;
-                self.block = Some((indent, None));
+                self.block = indent as u32;
+                self.content = NONE;
                 next
             }
-            b'"' => {
-                // One line, without escapes.
-                let q = find3(b, v + 1, b'"', b'\\', b'\n');
-                if b.get(q) != Some(&b'"') {
-                    return None;
-                }
-                self.trailer(q + 1)?
-            }
-            b'\'' => {
-                let mut i = v + 1;
-                loop {
-                    i = find3(b, i, b'\'', b'\n', b'\n');
-                    if b.get(i) != Some(&b'\'') {
-                        return None;
-                    }
-                    if b.get(i + 1) != Some(&b'\'') {
-                        break;
-                    }
-                    i += 2;
-                }
-                self.trailer(i + 1)?
-            }
-            b'{' => {
-                if b.get(v + 1) != Some(&b'}') {
-                    return None;
-                }
-                self.trailer(v + 2)?
-            }
-            b'[' => {
-                let end = flow_seq(b, v)?;
+            b'"' | b'\'' | b'{' | b'[' => {
+                let end = match c {
+                    b'"' => double_quoted(b, v)?,
+                    b'\'' => single_quoted(b, v)?,
+                    b'{' => (b.get(v + 1) == Some(&b'}')).then_some(v + 2)?,
+                    _ => flow_seq(self.v, v)?,
+                };
                 self.trailer(end)?
             }
             _ => {
-                let (end, next) = plain(b, v)?;
+                let (end, next) = self.plain(v)?;
                 return Some((Some((v, end)), next));
             }
         };
@@ -391,71 +537,78 @@ impl<'a> Scan<'a, '_> {
     /// comment (which needs a space before its `#`). Returns where the next line starts.
     #[inline(always)]
     fn trailer(&self, from: usize) -> Option<usize> {
-        let b = self.b;
-        let i = skip_spaces(b, from);
-        match b.get(i) {
-            None => Some(b.len()),
-            Some(b'\n' | b'\r') => Some(next_line(b, i)),
-            Some(b'#') if i > from => Some(next_line(b, i)),
+        let i = self.v.skip_spaces(from);
+        match self.v.b.get(i) {
+            None => Some(i),
+            Some(b'\n' | b'\r') => Some(self.next_line(i)),
+            Some(b'#') if i > from => Some(self.next_line(i)),
             Some(_) => None,
         }
     }
+
+    /// A one-line plain scalar in block context at `v`, with an optional comment after it:
+    /// the end of its text and where the next line starts.
+    #[inline(always)]
+    fn plain(&self, v: usize) -> Option<(usize, usize)> {
+        let b = self.v.b;
+        match b.get(v)? {
+            // A plain scalar only when a non-space character follows (`ns-plain-first`).
+            b'-' | b'?' | b':' if !b.get(v + 1).is_some_and(u8::is_ascii_graphic) => return None,
+            b',' | b']' | b'}' | b'#' | b'&' | b'*' | b'!' | b'%' | b'@' | b'`' => return None,
+            _ => {}
+        }
+        // The text ends at the first ` #` (a comment), and may hold no `: ` (nor a `:` at
+        // its end): the line's first stop tells.
+        let s = self.v.stop_or_line_end(v);
+        match b.get(s) {
+            Some(b':') => return None,
+            // A `#` after a space (a plain scalar's first byte is no `#`).
+            Some(b'#') => return Some((trim_end(b, v, s - 1), self.next_line(s))),
+            _ => {}
+        }
+        // The line's end (a CR before it is not text), or the document's. A `:` before a
+        // CR or at the document's end is no stop in the bitmaps (they know neither).
+        let ce = if b[s - 1] == b'\r' { s - 1 } else { s };
+        if (ce < s || s == b.len()) && b[ce - 1] == b':' {
+            return None;
+        }
+        Some((trim_end(b, v, ce), (s + 1).min(b.len())))
+    }
 }
 
-/// A one-line plain scalar in block context at `v`, with an optional comment after it: the
-/// end of its text and where the next line starts.
-#[inline(always)]
-fn plain(b: &[u8], v: usize) -> Option<(usize, usize)> {
-    match b.get(v)? {
-        // A plain scalar only when a non-space character follows (`ns-plain-first`).
-        b'-' | b'?' | b':' if !b.get(v + 1).is_some_and(u8::is_ascii_graphic) => return None,
-        b',' | b']' | b'}' | b'#' | b'&' | b'*' | b'!' | b'%' | b'@' | b'`' => return None,
-        _ => {}
-    }
-    // The text ends at the first ` #` (a comment), and may hold no `: ` (nor a `:` at its
-    // end); only `:`, `#` and the line's end need a look.
-    let mut i = v;
+/// A one-line double-quoted scalar without escapes at `v`: the position after it.
+fn double_quoted(b: &[u8], v: usize) -> Option<usize> {
+    let q = find3(b, v + 1, b'"', b'\\', b'\n');
+    (b.get(q) == Some(&b'"')).then_some(q + 1)
+}
+
+/// A one-line single-quoted scalar at `v`: the position after it.
+fn single_quoted(b: &[u8], v: usize) -> Option<usize> {
+    let mut i = v + 1;
     loop {
-        i = find3(b, i, b'\n', b':', b'#');
-        match b.get(i) {
-            Some(b':') => {
-                if matches!(b.get(i + 1), None | Some(b' ' | b'\n' | b'\r')) {
-                    return None;
-                }
-                i += 1;
-            }
-            Some(b'#') => {
-                if i > v && b[i - 1] == b' ' {
-                    return Some((trim_end(b, v, i - 1), next_line(b, i)));
-                }
-                i += 1;
-            }
-            _ => {
-                // The line's end (a CR before it is not text), or the text's.
-                let end = if i > v && b[i - 1] == b'\r' { i - 1 } else { i };
-                return Some((trim_end(b, v, end), (i + 1).min(b.len())));
-            }
+        i = find3(b, i, b'\'', b'\n', b'\n');
+        if b.get(i) != Some(&b'\'') {
+            return None;
         }
+        if b.get(i + 1) != Some(&b'\'') {
+            return Some(i + 1);
+        }
+        i += 2;
     }
 }
 
 /// A one-line flow sequence of simple scalars at `v`, `[]`, `[a, "b", 'c']`: the position
 /// after its `]`. Plain items are limited to key characters; quoted items to one line
 /// without escapes.
-fn flow_seq(b: &[u8], v: usize) -> Option<usize> {
-    let mut i = skip_spaces(b, v + 1);
+fn flow_seq(t: View<'_>, v: usize) -> Option<usize> {
+    let b = t.b;
+    let mut i = t.skip_spaces(v + 1);
     if b.get(i) == Some(&b']') {
         return Some(i + 1);
     }
     loop {
         match *b.get(i)? {
-            b'"' => {
-                let close = find3(b, i + 1, b'"', b'\\', b'\n');
-                if b.get(close) != Some(&b'"') {
-                    return None;
-                }
-                i = close + 1;
-            }
+            b'"' => i = double_quoted(b, i)?,
             b'\'' => {
                 let close = find3(b, i + 1, b'\'', b'\n', b'\n');
                 if b.get(close) != Some(&b'\'') || b.get(close + 1) == Some(&b'\'') {
@@ -463,12 +616,12 @@ fn flow_seq(b: &[u8], v: usize) -> Option<usize> {
                 }
                 i = close + 1;
             }
-            c if is_key_byte(c) && c != b'-' => i = key_end(b, i),
+            c if is_key_byte(c) && c != b'-' => i = t.key_end(i),
             _ => return None,
         }
-        i = skip_spaces(b, i);
+        i = t.skip_spaces(i);
         match *b.get(i)? {
-            b',' => i = skip_spaces(b, i + 1),
+            b',' => i = t.skip_spaces(i + 1),
             b']' => return Some(i + 1),
             _ => return None,
         }
@@ -494,6 +647,33 @@ fn is_key_byte(b: u8) -> bool {
     KEY_BYTES[b as usize]
 }
 
+/// The first bytes of a line that make it a key line for [`Scan::line`]: key bytes but `-`
+/// and `.` (a sequence item or a marker may start with those).
+static KEY_START: [bool; 256] = {
+    let mut t = KEY_BYTES;
+    t[b'-' as usize] = false;
+    t[b'.' as usize] = false;
+    t
+};
+
+/// The bytes that start a plain scalar whatever follows them, and that [`Scan::value`]
+/// reads as one: printable ASCII but space and the indicators.
+static PLAIN_START: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut b = 0x21;
+    while b < 0x7f {
+        t[b] = true;
+        b += 1;
+    }
+    let indicators = b"-?:,[]{}#&*!|>'\"%@`";
+    let mut i = 0;
+    while i < indicators.len() {
+        t[indicators[i] as usize] = false;
+        i += 1;
+    }
+    t
+};
+
 /// The bytes of a plain key the scanner reads: letters, digits, `_`, `.`, `/` and `-`.
 static KEY_BYTES: [bool; 256] = {
     let mut t = [false; 256];
@@ -506,9 +686,9 @@ static KEY_BYTES: [bool; 256] = {
     t
 };
 
-// Eight bytes at a time. The words are read little-endian, so the lowest marked byte of a
-// mask is the first in the text; `has_zero` marks a zero byte exactly when no zero byte
-// comes before it, which is all a search for the first one needs.
+// Quoted scalars are searched eight bytes at a time. The words are read little-endian, so
+// the lowest marked byte of a mask is the first in the text; `has_zero` marks a zero byte
+// exactly when no zero byte comes before it, which is all a search for the first one needs.
 
 const ONES: u64 = u64::from_ne_bytes([1; 8]);
 const HIGH: u64 = ONES << 7;
@@ -526,12 +706,6 @@ fn has_zero(x: u64) -> u64 {
     x.wrapping_sub(ONES) & !x & HIGH
 }
 
-/// The position of the first byte in a mask of high bits.
-#[inline(always)]
-fn first(mask: u64) -> usize {
-    (mask.trailing_zeros() / 8) as usize
-}
-
 /// The position of the first `x`, `y` or `z` at or after `i`, or the text's length.
 #[inline(always)]
 fn find3(b: &[u8], mut i: usize, x: u8, y: u8, z: u8) -> usize {
@@ -543,7 +717,7 @@ fn find3(b: &[u8], mut i: usize, x: u8, y: u8, z: u8) -> usize {
     while let Some(w) = word(b, i) {
         let m = has_zero(w ^ xs) | has_zero(w ^ ys) | has_zero(w ^ zs);
         if m != 0 {
-            return i + first(m);
+            return i + (m.trailing_zeros() / 8) as usize;
         }
         i += 8;
     }
@@ -551,66 +725,6 @@ fn find3(b: &[u8], mut i: usize, x: u8, y: u8, z: u8) -> usize {
         i += 1;
     }
     i.min(b.len())
-}
-
-/// The position of the LF that ends the line `i` is on, or the text's length.
-#[inline(always)]
-fn find_line_end(b: &[u8], i: usize) -> usize {
-    find3(b, i, b'\n', b'\n', b'\n')
-}
-
-/// Where the line after the one `i` is on starts (the text's length after the last line).
-#[inline(always)]
-fn next_line(b: &[u8], i: usize) -> usize {
-    (find_line_end(b, i) + 1).min(b.len())
-}
-
-/// The position of the first byte at or after `i` that is not a space.
-#[inline(always)]
-fn skip_spaces(b: &[u8], mut i: usize) -> usize {
-    while let Some(w) = word(b, i) {
-        let other = w ^ (ONES * u64::from(b' '));
-        if other != 0 {
-            return i + (other.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while b.get(i) == Some(&b' ') {
-        i += 1;
-    }
-    i.min(b.len())
-}
-
-/// The position of the first byte at or after `i` that is not a key byte ([`KEY_BYTES`]).
-#[inline(always)]
-fn key_end(b: &[u8], mut i: usize) -> usize {
-    while let Some(w) = word(b, i) {
-        let m = non_key(w);
-        if m != 0 {
-            return i + first(m);
-        }
-        i += 8;
-    }
-    while b.get(i).copied().is_some_and(is_key_byte) {
-        i += 1;
-    }
-    i.min(b.len())
-}
-
-/// The high bit of each byte of `x` that is not a key byte ([`KEY_BYTES`]), exactly.
-#[inline(always)]
-fn non_key(x: u64) -> u64 {
-    // On seven-bit bytes, adding `0x80 - k` to each sets its high bit exactly when it is at
-    // least `k`, and never carries into the next byte.
-    let low = x & !HIGH;
-    let at_least = |v: u64, k: u8| v.wrapping_add(ONES * u64::from(0x80 - k)) & HIGH;
-    // `-`, `.`, `/` and the digits are 0x2D..=0x39; letters, folded to lower case, 0x61..=0x7A.
-    let digit = at_least(low, 0x2d) & !at_least(low, 0x3a);
-    let lower = low | (ONES * 0x20);
-    let letter = at_least(lower, b'a') & !at_least(lower, b'z' + 1);
-    let under = at_least(low, b'_') & !at_least(low, b'_' + 1);
-    // A byte with its high bit set is not ASCII: never a key byte.
-    !(digit | letter | under) & HIGH | x & HIGH
 }
 
 #[cfg(test)]
@@ -720,7 +834,23 @@ mod tests {
     }
 
     #[test]
-    fn word_at_a_time_helpers_agree_with_byte_loops() {
+    fn a_piece_ends_where_it_is_told_whatever_follows_in_the_text() {
+        // The bitmaps are of the whole text: a `:` or a key at the piece's end must still
+        // be read as at the end of the text.
+        let text = "a: b:c\nkind: K\n---\nkind: J\n";
+        let mut s = Scanner::new(text);
+        assert_eq!(s.head(0..5), None);
+        assert_eq!(s.head(0..4).map(|h| h.kind), Some(None));
+        assert_eq!(s.head(7..11), None);
+        assert_eq!(s.head(7..14).map(|h| h.kind), Some(Some("K")));
+        assert_eq!(s.head(15..27).map(|h| h.kind), Some(Some("J")));
+        // Out of order and overlapping: each piece is read on its own.
+        assert_eq!(s.head(0..7).map(|h| h.kind), Some(None));
+        assert_eq!(s.head(0..text.len()), None);
+    }
+
+    #[test]
+    fn the_quote_search_agrees_with_a_byte_loop() {
         // Every byte value at every place of a word, and texts ending within a word.
         for c in 0..=255u8 {
             for at in 0..12 {
@@ -728,17 +858,8 @@ mod tests {
                 t[at] = c;
                 for len in [at + 1, 12] {
                     let b = &t[..len];
-                    let key = b.iter().position(|&x| !is_key_byte(x)).unwrap_or(len);
-                    assert_eq!(key_end(b, 0), key, "{c} {at} {len}");
-                    let nl = b.iter().position(|&x| x == b'\n').unwrap_or(len);
-                    assert_eq!(find_line_end(b, 0), nl, "{c} {at} {len}");
-                    let of3 = b.iter().position(|&x| matches!(x, b':' | b'#' | b'\n'));
-                    assert_eq!(find3(b, 0, b'\n', b':', b'#'), of3.unwrap_or(len));
-                    let mut s = [b' '; 12];
-                    s[at] = c;
-                    let s = &s[..len];
-                    let sp = s.iter().position(|&x| x != b' ').unwrap_or(len);
-                    assert_eq!(skip_spaces(s, 0), sp, "{c} {at} {len}");
+                    let of3 = b.iter().position(|&x| matches!(x, b'"' | b'\\' | b'\n'));
+                    assert_eq!(find3(b, 0, b'"', b'\\', b'\n'), of3.unwrap_or(len));
                 }
             }
         }
