@@ -16,7 +16,8 @@
 #   rendered-5mb   the first 5 MB of rendered-100000 (2% CronJobs)
 #   nonjob-5mb     the first 5 MB of nonjob (nothing to edit)
 # Columns: instructions in all (Ir), per document, per input byte, then the inclusive count
-# of each stage's function: `quick` the quick scanner (simple::head), `cut` reading and
+# of each stage's functions (summed where a stage names several, `a+b`): `quick` the quick
+# scanner (simple::Scanner: the bitmaps of a batch, then each document), `cut` reading and
 # cutting into batches (Reader::next_batch), `parse` every full parse (tree::parse_stream:
 # the document's, the edited output's and an annotation's YAML text), `plan`
 # (plan::plan_doc_in), `verify` (apply::verify: its parse, then the comparison with the
@@ -70,7 +71,7 @@ declare -A source=(
 )
 order=(cron-2000 mixed-2mb rendered-5mb nonjob-5mb)
 stages=(
-  "quick meshjob::yaml::simple::head"
+  "quick meshjob::yaml::simple::Scanner::new+meshjob::yaml::simple::Scanner::head"
   "cut meshjob::stream::read::Reader<R>::next_batch"
   "parse meshjob::yaml::tree::parse_stream"
   "plan meshjob::plan::plan_doc_in"
@@ -123,10 +124,18 @@ for name in "${selected[@]}"; do
   total=$(awk '/PROGRAM TOTALS/ { gsub(",", "", $1); print $1; exit }' "$work/$name.annotate")
   values=()
   for s in "${stages[@]}"; do
-    fn=${s#* }
-    # The symbol's own line (inlined copies elsewhere are other lines), its count.
-    v=$(FN="$fn" awk '
-      index($0, ":" ENVIRON["FN"] " [") { gsub(",", "", $1); print $1; exit }
+    # Each symbol's own line (inlined copies elsewhere are other lines), its count; a stage
+    # whose symbols are all missing shows "-".
+    v=$(FNS="${s#* }" awk '
+      BEGIN { n = split(ENVIRON["FNS"], fns, "+") }
+      {
+        for (i = 1; i <= n; i++) {
+          if (!(i in seen) && index($0, ":" fns[i] " [")) {
+            seen[i] = 1; c = $1; gsub(",", "", c); sum += c; found = 1
+          }
+        }
+      }
+      END { if (found) print sum }
     ' "$work/$name.annotate")
     values+=("${v:--}")
   done
