@@ -90,7 +90,7 @@ pub fn render(opts: &ScriptOptions) -> String {
 /// the last answers are kept (per thread).
 pub fn is_genuine(script: &str) -> bool {
     thread_local! {
-        static SEEN: std::cell::RefCell<crate::memo::Recent<bool, 8>> =
+        static SEEN: std::cell::RefCell<crate::memo::Recent<String, bool, 8>> =
             const { std::cell::RefCell::new(crate::memo::Recent::new()) };
     }
     SEEN.with_borrow_mut(|seen| seen.get(script, is_genuine_uncached))

@@ -77,7 +77,7 @@ impl Default for Style {
 }
 
 /// Appends `n` spaces.
-fn push_spaces(s: &mut String, mut n: usize) {
+pub(crate) fn push_spaces(s: &mut String, mut n: usize) {
     const SPACES: &str = "                                ";
     while n > 0 {
         let k = n.min(SPACES.len());
@@ -102,7 +102,7 @@ pub(crate) fn after_dash(out: &Out, dash_col: usize, st: &Style) -> String {
 
 /// [`after_key`], appended to `s`: the text of a nested value is written where it goes,
 /// never built apart and copied.
-fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
+pub(crate) fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
     match out {
         Out::Seq(items) if !items.is_empty() => {
             let dash = key_col + st.seq_offset;
@@ -118,7 +118,7 @@ fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
             for (k, v) in entries {
                 s.push_str(st.nl);
                 push_spaces(s, col);
-                s.push_str(&key_text(k, st));
+                push_key_text(s, k, st);
                 s.push(':');
                 push_after_key(s, v, col, st);
             }
@@ -128,7 +128,7 @@ fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
 }
 
 /// [`after_dash`], appended to `s`.
-fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
+pub(crate) fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
     match out {
         Out::Map(entries) if !entries.is_empty() => {
             let col = dash_col + 2;
@@ -139,7 +139,7 @@ fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
                     s.push_str(st.nl);
                     push_spaces(s, col);
                 }
-                s.push_str(&key_text(k, st));
+                push_key_text(s, k, st);
                 s.push(':');
                 push_after_key(s, v, col, st);
             }
@@ -170,14 +170,48 @@ fn push_scalar_after_indicator(s: &mut String, out: &Out, content_col: usize, st
         _ => None,
     };
     s.push(' ');
-    if let Some(text) = literal.filter(|t| literal_ok(t)) {
-        push_literal_block(s, text, content_col, st);
-    } else if let Out::Raw { text, .. } = out {
+    if literal.is_some_and(|text| push_literal(s, text, content_col, st)) {
+        return;
+    }
+    if let Out::Raw { text, .. } = out {
         // Copied from block or flow context: valid in block context either way.
         s.push_str(text);
     } else {
         s.push_str(&flow(out, st));
     }
+}
+
+/// The length from which a literal block's text is kept per thread: the wrapper script
+/// (several KB, the same in every pod of a run) is checked and laid out once per column,
+/// while short texts cost less to write again than to look up.
+const KEEP_BLOCKS_FROM: usize = 512;
+
+/// Appends `text` as a literal block at `col` when it can be one ([`literal_ok`]); returns
+/// whether it did.
+fn push_literal(s: &mut String, text: &str, col: usize, st: &Style) -> bool {
+    if text.len() < KEEP_BLOCKS_FROM {
+        let ok = literal_ok(text);
+        if ok {
+            push_literal_block(s, text, col, st);
+        }
+        return ok;
+    }
+    type Blocks = crate::memo::Recent<(usize, &'static str, String), Option<String>, 4>;
+    thread_local! {
+        static BLOCKS: std::cell::RefCell<Blocks> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
+    }
+    BLOCKS.with_borrow_mut(|blocks| {
+        // The block depends on the text, the column and the line break alone.
+        let block = blocks.find_or(
+            |(c, nl, t)| *c == col && *nl == st.nl && t == text,
+            || {
+                let block = literal_ok(text).then(|| literal_block(text, col, st));
+                ((col, st.nl, text.to_string()), block)
+            },
+        );
+        block.as_ref().map(|b| s.push_str(b)).is_some()
+    })
 }
 
 /// A literal block scalar: header, then each line at `col`. No line break after the last
@@ -291,13 +325,19 @@ pub(crate) fn flow(out: &Out, st: &Style) -> String {
 
 /// A mapping key.
 pub(crate) fn key_text(k: &str, st: &Style) -> String {
+    let mut s = String::new();
+    push_key_text(&mut s, k, st);
+    s
+}
+
+/// [`key_text`], appended to `s`.
+pub(crate) fn push_key_text(s: &mut String, k: &str, st: &Style) {
     if st.json {
-        return serde_json::to_string(k).unwrap_or_else(|_| double_quoted(k));
-    }
-    if plain_safe(k) {
-        k.to_string()
+        s.push_str(&serde_json::to_string(k).unwrap_or_else(|_| double_quoted(k)));
+    } else if plain_safe(k) {
+        s.push_str(k);
     } else {
-        double_quoted(k)
+        s.push_str(&double_quoted(k));
     }
 }
 

@@ -31,7 +31,7 @@ pub(super) fn fresh_entry(d: &Desired) -> (&'static str, Out) {
 /// the last ones read are kept (per thread) rather than parsed again.
 fn fresh_value(text: &str) -> Value {
     thread_local! {
-        static SEEN: std::cell::RefCell<crate::memo::Recent<Value, 4>> =
+        static SEEN: std::cell::RefCell<crate::memo::Recent<String, Value, 4>> =
             const { std::cell::RefCell::new(crate::memo::Recent::new()) };
     }
     SEEN.with_borrow_mut(|seen| {
