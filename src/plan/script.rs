@@ -76,12 +76,20 @@ pub struct ReadyWait {
 }
 
 /// The full script text, ending in '\n'. Its first line is the marker (see [`marker`]).
+/// The text is a function of the options alone, and a run wraps container after container
+/// with the same options: the last few texts are kept (per thread).
 ///
 /// # Panics
 /// If a baked-in value (quit host or path, peers dir) contains a control character; such a
 /// value cannot be written into a YAML block scalar. `parse_quit_url` never returns one.
 pub fn render(opts: &ScriptOptions) -> String {
-    text::render(opts)
+    thread_local! {
+        static RENDERED: std::cell::RefCell<crate::memo::Recent<ScriptOptions, String, 4>> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
+    }
+    RENDERED.with_borrow_mut(|rendered| {
+        (rendered.find_or(|o| o == opts, || (opts.clone(), text::render(opts)))).clone()
+    })
 }
 
 /// Whether `script` is a wrapper body meshjob wrote, byte for byte, in any version it knows

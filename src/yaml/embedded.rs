@@ -116,7 +116,7 @@ pub(crate) fn edit_in_string<R>(
     }
     .map_err(|_| EmbeddedError::Verify)?;
     let [intended] = intended;
-    let value = Value::YamlText(Box::new(intended.value));
+    let value = Value::YamlText(std::sync::Arc::new(intended.value));
     if *style == ScalarStyle::Literal
         && place.block_allowed
         && !stand_in

@@ -26,7 +26,7 @@ pub enum Out {
     /// A string holding YAML text (an annotation value) that must parse to `value`.
     YamlText {
         text: String,
-        value: Value,
+        value: std::sync::Arc<Value>,
     },
 }
 
@@ -44,7 +44,7 @@ impl Out {
                     .map(|(k, v)| (Value::str(k.clone()), v.value()))
                     .collect(),
             ),
-            Out::YamlText { value, .. } => Value::YamlText(Box::new(value.clone())),
+            Out::YamlText { value, .. } => Value::YamlText(value.clone()),
         }
     }
 }

@@ -28,7 +28,8 @@ pub enum Value {
     Map(Vec<(Value, Value)>),
     Alias(String),
     /// Expected only: a string whose text parses (as YAML, JSON included) to this value.
-    YamlText(Box<Value>),
+    /// Shared: a run writes the same annotation value into pod after pod.
+    YamlText(std::sync::Arc<Value>),
 }
 
 impl Value {
@@ -513,10 +514,13 @@ mod tests {
     fn yaml_texts_read_back_the_same_parsed_or_kept() {
         let parsed = |t: &str| {
             let docs = super::super::tree::parse_stream(t).unwrap();
-            Value::YamlText(Box::new(Value::from_node(&docs[0].root)))
+            Value::YamlText(std::sync::Arc::new(Value::from_node(&docs[0].root)))
         };
         let (one, two) = (parsed("k: 1"), parsed("k: 2"));
-        let empty = Value::YamlText(Box::new(Value::Scalar(ScalarType::Null, String::new())));
+        let empty = Value::YamlText(std::sync::Arc::new(Value::Scalar(
+            ScalarType::Null,
+            String::new(),
+        )));
         // The second round finds each text kept from the first.
         for _ in 0..2 {
             assert!(one.matches_text("k: 1"));
@@ -559,7 +563,7 @@ mod tests {
                     let inner = super::super::tree::parse_stream(&t).unwrap();
                     expected.set(
                         key,
-                        Value::YamlText(Box::new(Value::from_node(&inner[0].root))),
+                        Value::YamlText(std::sync::Arc::new(Value::from_node(&inner[0].root))),
                     );
                 }
             }
