@@ -146,7 +146,7 @@ impl<'a> Editor<'a> {
 
     /// Column of byte offset `at` (indentation is ASCII, so bytes are columns).
     pub fn col(&self, at: usize) -> usize {
-        let start = line_start(self.src, at);
+        let start = memchr::memrchr(b'\n', &self.src.as_bytes()[..at]).map_or(0, |i| i + 1);
         // A byte order mark is not indentation.
         let bom = if start == 0 && self.src.starts_with('\u{feff}') {
             '\u{feff}'.len_utf8()
