@@ -1,0 +1,129 @@
+//! A scalar's text in a [`Value`](super::Value), kept inline when it is short. Nearly every
+//! key and value of a manifest is, and the intended value of every edited document holds a
+//! copy of each of its scalars: a copy is then a few words moved, not an allocation.
+
+/// The longest text kept inline: with its length, it takes the room of a `String`.
+const INLINE: usize = 22;
+
+/// A scalar's text.
+#[derive(Clone)]
+pub struct Text(Repr);
+
+#[derive(Clone)]
+enum Repr {
+    /// The first `.0` bytes of `.1`, a whole `str`'s bytes.
+    Inline(u8, [u8; INLINE]),
+    Heap(Box<str>),
+}
+
+impl Text {
+    pub fn new(s: &str) -> Text {
+        match u8::try_from(s.len()) {
+            Ok(len) if s.len() <= INLINE => {
+                let mut bytes = [0; INLINE];
+                bytes[..s.len()].copy_from_slice(s.as_bytes());
+                Text(Repr::Inline(len, bytes))
+            }
+            _ => Text(Repr::Heap(s.into())),
+        }
+    }
+
+    pub fn as_bytes(&self) -> &[u8] {
+        match &self.0 {
+            Repr::Inline(len, bytes) => bytes.get(..usize::from(*len)).unwrap_or_default(),
+            Repr::Heap(s) => s.as_bytes(),
+        }
+    }
+
+    pub fn as_str(&self) -> &str {
+        match &self.0 {
+            // Always valid: the bytes of a whole `str`.
+            Repr::Inline(..) => std::str::from_utf8(self.as_bytes()).unwrap_or_default(),
+            Repr::Heap(s) => s,
+        }
+    }
+}
+
+impl From<&str> for Text {
+    fn from(s: &str) -> Text {
+        Text::new(s)
+    }
+}
+
+impl From<String> for Text {
+    /// A long text keeps its allocation.
+    fn from(s: String) -> Text {
+        if s.len() <= INLINE {
+            Text::new(&s)
+        } else {
+            Text(Repr::Heap(s.into_boxed_str()))
+        }
+    }
+}
+
+impl std::ops::Deref for Text {
+    type Target = str;
+
+    fn deref(&self) -> &str {
+        self.as_str()
+    }
+}
+
+impl PartialEq for Text {
+    fn eq(&self, other: &Text) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl Eq for Text {}
+
+impl PartialEq<str> for Text {
+    fn eq(&self, other: &str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<&str> for Text {
+    fn eq(&self, other: &&str) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl PartialEq<String> for Text {
+    fn eq(&self, other: &String) -> bool {
+        self.as_bytes() == other.as_bytes()
+    }
+}
+
+impl std::fmt::Debug for Text {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        self.as_str().fmt(f)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn short_and_long_texts_read_back() {
+        let long = "x".repeat(INLINE + 1);
+        for s in [
+            "",
+            "a",
+            "imagePullPolicy",
+            "ünïcödé",
+            &"y".repeat(INLINE),
+            &long,
+        ] {
+            let t = Text::new(s);
+            assert_eq!(t.as_str(), s);
+            assert_eq!(Text::from(s.to_string()).as_str(), s);
+            let owned = s.to_string();
+            assert!(t == s && t == *s && t == owned && t == t.clone());
+            assert_eq!(format!("{t:?}"), format!("{s:?}"));
+        }
+        assert!(Text::new("a") != Text::new("b") && Text::new("a") != *"ab");
+        assert_eq!(std::mem::size_of::<Text>(), std::mem::size_of::<String>());
+    }
+}
