@@ -14,6 +14,8 @@
 //!
 //! It is plain POSIX sh (dash, bash, `bash --posix`, busybox ash).
 
+use std::sync::Arc;
+
 mod marker;
 mod quote;
 mod text;
@@ -83,12 +85,18 @@ pub struct ReadyWait {
 /// If a baked-in value (quit host or path, peers dir) contains a control character; such a
 /// value cannot be written into a YAML block scalar. `parse_quit_url` never returns one.
 pub fn render(opts: &ScriptOptions) -> String {
+    render_shared(opts).to_string()
+}
+
+/// [`render`], shared with every other container wrapped with the same options.
+pub(crate) fn render_shared(opts: &ScriptOptions) -> Arc<str> {
     thread_local! {
-        static RENDERED: std::cell::RefCell<crate::memo::Recent<ScriptOptions, String, 4>> =
+        static RENDERED: std::cell::RefCell<crate::memo::Recent<ScriptOptions, Arc<str>, 4>> =
             const { std::cell::RefCell::new(crate::memo::Recent::new()) };
     }
     RENDERED.with_borrow_mut(|rendered| {
-        (rendered.find_or(|o| o == opts, || (opts.clone(), text::render(opts)))).clone()
+        let render = || (opts.clone(), Arc::from(text::render(opts)));
+        Arc::clone(rendered.find_or(|o| o == opts, render))
     })
 }
 

@@ -2,6 +2,8 @@
 //! key and value of a manifest is, and the intended value of every edited document holds a
 //! copy of each of its scalars: a copy is then a few words moved, not an allocation.
 
+use std::sync::Arc;
+
 /// The longest text kept inline: with its length, it takes the room of a `String`.
 const INLINE: usize = 22;
 
@@ -14,6 +16,8 @@ enum Repr {
     /// The first `.0` bytes of `.1`, a whole `str`'s bytes.
     Inline(u8, [u8; INLINE]),
     Heap(Box<str>),
+    /// A long text that other values share (the wrapper script, in every wrapped container).
+    Shared(Arc<str>),
 }
 
 impl Text {
@@ -32,6 +36,7 @@ impl Text {
         match &self.0 {
             Repr::Inline(len, bytes) => bytes.get(..usize::from(*len)).unwrap_or_default(),
             Repr::Heap(s) => s.as_bytes(),
+            Repr::Shared(s) => s.as_bytes(),
         }
     }
 
@@ -40,6 +45,7 @@ impl Text {
             // Always valid: the bytes of a whole `str`.
             Repr::Inline(..) => std::str::from_utf8(self.as_bytes()).unwrap_or_default(),
             Repr::Heap(s) => s,
+            Repr::Shared(s) => s,
         }
     }
 }
@@ -58,6 +64,13 @@ impl From<String> for Text {
         } else {
             Text(Repr::Heap(s.into_boxed_str()))
         }
+    }
+}
+
+impl From<Arc<str>> for Text {
+    /// Shared, not copied.
+    fn from(s: Arc<str>) -> Text {
+        Text(Repr::Shared(s))
     }
 }
 
@@ -119,6 +132,7 @@ mod tests {
             let t = Text::new(s);
             assert_eq!(t.as_str(), s);
             assert_eq!(Text::from(s.to_string()).as_str(), s);
+            assert_eq!(Text::from(Arc::<str>::from(s)).as_str(), s);
             let owned = s.to_string();
             assert!(t == s && t == *s && t == owned && t == t.clone());
             assert_eq!(format!("{t:?}"), format!("{s:?}"));
