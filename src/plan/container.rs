@@ -477,13 +477,11 @@ fn apply(
         }
         How::Command { cmd, args } => {
             let from_flow = cmd.value.flow;
-            let words: Vec<Out> = cmd
-                .value
-                .items()
-                .unwrap_or(&[])
-                .iter()
-                .map(|n| item_out(src, n, from_flow))
-                .collect();
+            let words = || -> Vec<Out> {
+                (cmd.value.items().unwrap_or(&[]).iter())
+                    .map(|n| item_out(src, n, from_flow))
+                    .collect()
+            };
             match args {
                 None => {
                     // The command's own text becomes `args`, byte for byte.
@@ -499,7 +497,7 @@ fn apply(
                         "command",
                         &wrapper_out(script),
                     );
-                    put_args(ed, c, path, a, words);
+                    put_args(ed, c, path, a, words());
                 }
             }
         }

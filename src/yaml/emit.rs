@@ -187,9 +187,10 @@ fn push_scalar_after_indicator(s: &mut String, out: &Out, content_col: usize, st
 }
 
 /// The length from which a literal block's text is kept per thread: the wrapper script
-/// (several KB, the same in every pod of a run) is checked and laid out once per column,
-/// while short texts cost less to write again than to look up.
-const KEEP_BLOCKS_FROM: usize = 512;
+/// (several KB) and the annotation meshjob adds (about 100 bytes), the same in every pod of
+/// a run, are checked and laid out once per column, while shorter texts cost less to write
+/// again than to look up.
+const KEEP_BLOCKS_FROM: usize = 64;
 
 /// Appends `text` as a literal block at `col` when it can be one ([`literal_ok`]); returns
 /// whether it did.
