@@ -58,6 +58,10 @@ impl Planner for Istio {
         force_mesh: bool,
         out: &mut Vec<Finding>,
     ) {
+        // Most documents hold no mesh configuration: nothing to set up for them.
+        if !super::values::holds(root, force_mesh) {
+            return;
+        }
         let d = Desired::from_settings(settings);
         super::values::plan(ed, root, &d, force_mesh, out);
     }
