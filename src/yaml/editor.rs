@@ -232,7 +232,7 @@ impl<'a> Editor<'a> {
             match before {
                 Some(b) => {
                     let at = entry_start(self.src, b.props_start);
-                    let mut text = String::new();
+                    let mut text = String::with_capacity(256);
                     entry(&mut text);
                     text.push_str(st.nl);
                     emit::push_spaces(&mut text, key_col);
@@ -250,7 +250,8 @@ impl<'a> Editor<'a> {
     /// written by `text` (in place: the wrapper's entry is several KB).
     fn insert_line_after(&mut self, end: usize, col: usize, text: impl FnOnce(&mut String)) {
         let nl = self.style().nl;
-        let mut line = String::new();
+        // Room for most entries, without growing a few bytes at a time.
+        let mut line = String::with_capacity(256);
         match memchr::memchr(b'\n', &self.src.as_bytes()[end..]) {
             Some(i) => {
                 let at = end + i + 1;

@@ -216,7 +216,13 @@ fn push_literal(s: &mut String, text: &str, col: usize, st: &Style) -> bool {
                 ((col, st.nl, text.to_string()), block)
             },
         );
-        block.as_ref().map(|b| s.push_str(b)).is_some()
+        block.as_ref().is_some_and(|b| {
+            // Room for what follows the block too (`- meshjob`), so that it is not copied
+            // again when the entry grows.
+            s.reserve(b.len() + 64);
+            s.push_str(b);
+            true
+        })
     })
 }
 
