@@ -245,6 +245,38 @@ fn mutated_documents_never_fool_the_scanner() {
     report("mutations", &failures);
 }
 
+/// The scanner reads eight bytes at a time where eight are left: every document cut short
+/// near its end (where the last words are short), at places spread over it, and written
+/// with CRLF line breaks or a tab, must still be read soundly.
+#[test]
+fn documents_cut_short_or_rewritten_never_fool_the_scanner() {
+    let mut failures = Vec::new();
+    let mut tried = 0;
+    for (label, text) in inputs().iter().filter(|(_, t)| t.len() < 4000) {
+        for r in split_pieces(text) {
+            let piece = &text[r];
+            if quick_head(piece).is_none() {
+                continue;
+            }
+            let step = (piece.len() / 11).max(1);
+            let near_end = piece.len().saturating_sub(17)..piece.len();
+            for at in (0..piece.len()).step_by(step).chain(near_end) {
+                if piece.is_char_boundary(at) {
+                    tried += 1;
+                    check_head(&format!("{label} ..{at}"), &piece[..at], &mut failures);
+                }
+            }
+            for (what, from, to) in [("crlf", "\n", "\r\n"), ("tab", ": ", ":\t")] {
+                tried += 1;
+                let m = piece.replace(from, to);
+                check_head(&format!("{label} {what}"), &m, &mut failures);
+            }
+        }
+    }
+    eprintln!("quick scanner: {tried} cut or rewritten documents");
+    report("cut or rewritten", &failures);
+}
+
 /// Every class of character YAML restricts, in every kind of place a document that cannot be
 /// a target may hold it: the quick path must reject exactly what the parser rejects, so the
 /// outcome never depends on which path read the document.

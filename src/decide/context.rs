@@ -52,16 +52,10 @@ impl RunContext {
         ctx
     }
 
-    /// Whether a piece (its quick-scanner `head`) may add anything: a `Namespace`, or a
-    /// document that says something about versions. `proxies`: look for injected proxies
-    /// in documents of any kind.
+    /// Whether a piece (its quick-scanner `head`) may add anything ([`may_add`]).
+    /// `proxies`: look for injected proxies in documents of any kind.
     pub(crate) fn wants(&self, piece: &str, head: Option<&Head<'_>>, proxies: bool) -> bool {
-        let namespace = head.is_none_or(|h| {
-            h.opaque || matches!(h.kind, None | Some("Namespace" | "List" | "ResourceList"))
-        }) && piece.contains("Namespace");
-        namespace
-            || crate::versions::may_hold(head, piece)
-            || proxies && crate::versions::may_hold_proxy(piece)
+        may_add(piece, head, proxies)
     }
 
     /// Adds what one piece of a stream says (its place: `base`); returns whether it added
@@ -112,6 +106,19 @@ impl RunContext {
         self.namespaces.extend(other.namespaces);
         self.versions.extend(other.versions);
     }
+}
+
+/// Whether a piece (its quick-scanner `head`) may add anything to a context: a
+/// `Namespace`, or a document that says something about versions. `proxies`: look for
+/// injected proxies in documents of any kind. It depends on the piece alone, so that
+/// pieces can be sorted out on any thread before what they say is read in order.
+pub(crate) fn may_add(piece: &str, head: Option<&Head<'_>>, proxies: bool) -> bool {
+    let namespace = head.is_none_or(|h| {
+        h.opaque || matches!(h.kind, None | Some("Namespace" | "List" | "ResourceList"))
+    }) && piece.contains("Namespace");
+    namespace
+        || crate::versions::may_hold(head, piece)
+        || proxies && crate::versions::may_hold_proxy(piece)
 }
 
 /// Counts line breaks from the start of a text, forward only, for the places of what is

@@ -11,8 +11,8 @@ mod markers;
 mod pin;
 mod why;
 
-pub(crate) use context::Lines;
 pub use context::RunContext;
+pub(crate) use context::{Lines, may_add};
 pub(crate) use markers::Namespaces;
 pub(crate) use why::Why;
 

@@ -70,22 +70,36 @@ impl Namespaces<'_> {
 /// documents. An input that cannot be read is said to, for the first pass to meet the
 /// error.
 pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
-    let mut buf = vec![0u8; 256 << 10];
-    // The last bytes of the previous read, which may begin a word.
+    // Large parts, each searched on every core (`versions::may_hold_anywhere`); a small
+    // input (most files of a directory) never gets the large buffer.
+    const FIRST: usize = 256 << 10;
+    const PART: usize = 4 << 20;
+    let mut buf = vec![0u8; FIRST];
+    // The last bytes of the previous part, which may begin a word.
     let mut kept = 0;
     loop {
-        let n = match input.read(&mut buf[kept..]) {
-            Ok(0) => return false,
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => return true,
-        };
-        let end = kept + n;
-        if crate::versions::batch_may_hold(&buf[..end]) {
+        let mut end = kept;
+        let mut eof = false;
+        while end < buf.len() {
+            match input.read(&mut buf[end..]) {
+                Ok(0) => {
+                    eof = true;
+                    break;
+                }
+                Ok(n) => end += n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return true,
+            }
+        }
+        if end > kept && crate::versions::may_hold_anywhere(&buf[..end]) {
             return true;
+        }
+        if eof {
+            return false;
         }
         kept = (crate::versions::LONGEST_NEEDLE - 1).min(end);
         buf.copy_within(end - kept..end, 0);
+        buf.resize(PART, 0);
     }
 }
 
@@ -94,16 +108,42 @@ pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
 /// `decide::RunContext::wants` tells from the quick scanner), in batches that spell a word
 /// of theirs. `file` names the file in the places of what is read. A problem in the input
 /// is left for the pass that edits it to report.
-pub(crate) fn first_pass<R: Read>(reader: Reader<R>, file: Option<Arc<str>>) -> RunContext {
+pub(crate) fn first_pass<R: Read + Send>(
+    mut reader: Reader<R>,
+    file: Option<Arc<str>>,
+) -> RunContext {
     let mut ctx = RunContext::default();
-    for b in reader {
-        let Ok(b) = b else { break };
+    let Some(first) = reader.next_batch() else {
+        return ctx;
+    };
+    // Which pieces of a batch may add to the context: the search and the quick scanner,
+    // the costly part, on every core; what they say is read in stream order.
+    let wanted = |b: Result<Batch, ReadError>| -> Option<(Batch, Vec<usize>)> {
+        let b = b.ok()?;
         let namespace = memchr::memmem::find(&b.bytes, b"Namespace").is_some();
         if !namespace && !crate::versions::batch_may_hold(&b.bytes) {
-            continue;
+            return Some((b, Vec::new()));
         }
+        let want = (b.pieces.iter().enumerate())
+            .filter(|(_, r)| {
+                let piece = b.bytes.get((*r).clone());
+                piece
+                    .and_then(|p| std::str::from_utf8(p).ok())
+                    .is_some_and(|p| {
+                        let head = crate::yaml::simple::head(p);
+                        crate::decide::may_add(p, head.as_ref(), true)
+                    })
+            })
+            .map(|(i, _)| i)
+            .collect();
+        Some((b, want))
+    };
+    let mut read = |w: Option<(Batch, Vec<usize>)>| -> bool {
+        let Some((b, want)) = w else {
+            return false;
+        };
         let mut lines = crate::decide::Lines::default();
-        for r in &b.pieces {
+        for r in want.iter().filter_map(|&i| b.pieces.get(i)) {
             if let Some(piece) = b
                 .bytes
                 .get(r.clone())
@@ -114,9 +154,28 @@ pub(crate) fn first_pass<R: Read>(reader: Reader<R>, file: Option<Arc<str>>) -> 
                     offset: b.offset as usize + r.start,
                     line: b.line as usize + lines.before(&b.bytes, r.start),
                 };
-                ctx.add(piece, &base);
+                ctx.add_wanted(piece, &base);
             }
         }
+        true
+    };
+    if reader.at_eof() {
+        // All of it is in memory already: no threads.
+        for b in std::iter::once(first).chain(&mut reader) {
+            if !read(wanted(b)) {
+                break;
+            }
+        }
+    } else {
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let source = std::iter::once(first).chain(&mut reader);
+        let _ = ordered(
+            threads,
+            AHEAD_PER_THREAD * threads + 2,
+            source,
+            wanted,
+            &mut read,
+        );
     }
     ctx
 }
@@ -554,6 +613,50 @@ pub(crate) fn process_sized<R: Read + Send>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_first_pass_on_every_core_reads_what_one_reads_in_order() {
+        // Every input of testdata, Namespaces, versions and injected proxies among them,
+        // one after the other and repeated, in batches small enough for many threads: what
+        // the first pass reads is what reading each piece in order reads, in that order.
+        fn walk(dir: &std::path::Path, out: &mut Vec<String>) {
+            let Ok(rd) = std::fs::read_dir(dir) else {
+                return;
+            };
+            let mut paths: Vec<_> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+            paths.sort();
+            for p in paths {
+                if p.is_dir() {
+                    walk(&p, out);
+                } else if p.extension().is_some_and(|e| e == "yaml") {
+                    out.extend(std::fs::read_to_string(&p).ok());
+                }
+            }
+        }
+        let mut parts = Vec::new();
+        walk(std::path::Path::new("testdata"), &mut parts);
+        assert!(parts.len() > 100, "testdata is there");
+        let mut text = String::new();
+        for round in 0..3 {
+            for p in parts.iter().skip(round) {
+                text.push_str(p);
+                if !text.ends_with('\n') {
+                    text.push('\n');
+                }
+                text.push_str("---\n");
+            }
+        }
+        let whole = crate::yaml::split::pieces(&text);
+        let want = format!("{:?}", RunContext::of_stream(&text, &whole, None));
+        assert!(
+            want.contains("Namespace") && want.contains("Kubelet"),
+            "{want}"
+        );
+        for batch in [1 << 10, 64 << 10] {
+            let reader = Reader::with_sizes(text.as_bytes(), batch, usize::MAX);
+            assert_eq!(format!("{:?}", first_pass(reader, None)), want, "{batch}");
+        }
+    }
 
     #[test]
     fn spells_context_across_reads() {

@@ -7,8 +7,10 @@ use std::ops::Range;
 /// A batch closes at the first document boundary at or past this many bytes.
 pub(crate) const BATCH_BYTES: usize = 64 << 10;
 pub(crate) use crate::source::MAX_DOCUMENT_BYTES;
-/// Bytes asked of the reader at a time.
-const READ_CHUNK: usize = 64 << 10;
+/// Bytes asked of the reader at a time, at most.
+const READ_CHUNK: usize = 256 << 10;
+/// Bytes asked of the reader past where a batch may close.
+const READ_TAIL: usize = 8 << 10;
 
 /// Documents read whole, in stream order.
 #[derive(Debug)]
@@ -145,10 +147,17 @@ impl<R: Read> Reader<R> {
     }
 
     fn fill(&mut self) -> std::io::Result<()> {
-        // `read_to_end` on a `take` appends without zeroing the buffer first, and retries
-        // interrupted reads.
+        // Up to a little past where the batch may close, then a little at a time (more for a
+        // long document): what is read past the cut is copied into the next batch's buffer.
+        let len = self.buf.len();
+        let want = match self.batch_bytes.checked_sub(len) {
+            Some(short) => short.saturating_add(READ_TAIL),
+            None => READ_TAIL.max(len / 8),
+        };
+        // `read_to_end` on a `take` appends without zeroing the buffer first (for a reader
+        // that reads into uninitialised memory), and retries interrupted reads.
         let n = (&mut self.inner)
-            .take(READ_CHUNK as u64)
+            .take(want.min(READ_CHUNK) as u64)
             .read_to_end(&mut self.buf)?;
         if n == 0 {
             self.eof = true;
@@ -202,31 +211,25 @@ impl<R: Read> Reader<R> {
 
     /// The fast form of [`Self::scan`] over the complete lines read so far, when only `---`
     /// lines can cut there: no directive pending, no CR (a lone one hides lines), and no
-    /// line that starts with `.`, `%` or a byte-order mark. Then the marker lines are found
-    /// by a vectorised search for `\n---` and the line breaks between them counted in bulk,
-    /// instead of giving the cutter every line; each line found goes to the cutter as in
-    /// `scan`, so the cuts are the same. Leaves anything else (and the last, unfinished
-    /// line) to `scan`.
+    /// line that starts with `.`, `%` or a byte-order mark ([`quiet`]). Then the marker
+    /// lines are found by a vectorised search for `\n---` and the line breaks between them
+    /// counted in bulk, instead of giving the cutter every line; each line found gets the
+    /// cutter's answer ([`Cutter::dashes`]), so the cuts are the same. Leaves anything else
+    /// (and the last, unfinished line) to `scan`.
     fn skim(&mut self) -> Option<Result<Batch, ReadError>> {
         if !self.cutter.settled() {
             return None;
         }
         let from = self.scanned;
         let end = from + memchr::memrchr(b'\n', &self.buf[from..])? + 1;
-        let region = &self.buf[from..end];
-        let quiet = !matches!(region.first(), Some(b'.' | b'%' | 0xEF))
-            && memchr::memchr(b'\r', region).is_none()
-            && [&b"\n."[..], b"\n%", b"\n\xEF"]
-                .iter()
-                .all(|n| memchr::memmem::find(region, n).is_none());
-        if !quiet {
+        if !quiet(&self.buf[from..end]) {
             return None;
         }
         let markers = memchr::memmem::Finder::new(b"\n---");
-        let mut next = if region.starts_with(b"---") {
+        let mut next = if self.buf[from..end].starts_with(b"---") {
             Some(from)
         } else {
-            markers.find(region).map(|i| from + i + 1)
+            markers.find(&self.buf[from..end]).map(|i| from + i + 1)
         };
         while let Some(at) = next {
             // `end` is a line end, so this line has its break.
@@ -234,7 +237,7 @@ impl<R: Read> Reader<R> {
                 at + memchr::memchr(b'\n', &self.buf[at..end]).map_or(end - at, |i| i + 1);
             self.lines += count_line_breaks(&self.buf[self.scanned..at]);
             let line_before = self.lines;
-            let cut = self.cutter.line(&self.buf[at..line_end]);
+            let cut = self.cutter.dashes(&self.buf[at..line_end]);
             self.scanned = line_end;
             self.searched = line_end;
             self.lines += 1;
@@ -279,7 +282,9 @@ impl<R: Read> Reader<R> {
     /// Closes the batch at `at`, a piece start (or the end of the buffer at the end).
     fn close(&mut self, at: usize) -> Batch {
         // The next batch's buffer starts with the unfinished piece, with room for a batch.
-        let mut rest = Vec::with_capacity((self.buf.len() - at).max(self.batch_bytes) + READ_CHUNK);
+        let mut rest = Vec::with_capacity(
+            (self.buf.len() - at).max(self.batch_bytes.min(BATCH_BYTES)) + 2 * READ_TAIL,
+        );
         rest.extend_from_slice(&self.buf[at..]);
         self.buf.truncate(at);
         let bytes = std::mem::replace(&mut self.buf, rest);
@@ -320,7 +325,7 @@ impl<R: Read> Reader<R> {
 }
 
 /// The line breaks in `b`, counted in blocks of 255 bytes with a byte-wide sum that the
-/// compiler vectorises.
+/// compiler vectorises (fewer instructions than memchr's count on text this dense).
 fn count_line_breaks(b: &[u8]) -> u64 {
     b.chunks(255)
         .map(|c| {
@@ -330,6 +335,19 @@ fn count_line_breaks(b: &[u8]) -> u64 {
             u64::from(n)
         })
         .sum()
+}
+
+/// Whether only `---` lines can cut in `region` (whole lines, from a line start): it holds
+/// no CR, and no line of it starts with `.`, `%` or a byte-order mark's first byte. One
+/// vectorised search finds the rare bytes (a CR anywhere; `%` and 0xEF anywhere, each
+/// then looked at for a line start), one more the lines that start with `.`.
+fn quiet(region: &[u8]) -> bool {
+    if matches!(region.first(), Some(b'.' | b'%' | 0xEF)) {
+        return false;
+    }
+    let rare = memchr::memchr3_iter(b'\r', b'%', 0xEF, region)
+        .any(|i| region[i] == b'\r' || i > 0 && region[i - 1] == b'\n');
+    !rare && memchr::memmem::find(region, b"\n.").is_none()
 }
 
 impl<R: Read> Iterator for Reader<R> {
@@ -477,6 +495,29 @@ mod tests {
                     assert_eq!(got, want, "{text:?} {batch} {step}");
                 }
             }
+        }
+    }
+
+    #[test]
+    fn quiet_is_its_definition() {
+        // Regions of bytes drawn from those the check looks for and ordinary ones.
+        let pool = [b'\n', b'.', b'%', 0xEF, b'\r', b'a', b'-', b' '];
+        let mut seed = 0x9e37_79b9_u64;
+        for _ in 0..20_000 {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            let len = (seed % 12) as usize;
+            let region: Vec<u8> = (0..len)
+                .map(|k| pool[((seed >> (4 + 3 * k)) % pool.len() as u64) as usize])
+                .collect();
+            let starts = |n: &[u8]| region.windows(n.len()).any(|w| w == n);
+            let want = !matches!(region.first(), Some(b'.' | b'%' | 0xEF))
+                && !region.contains(&b'\r')
+                && !starts(b"\n.")
+                && !starts(b"\n%")
+                && !starts(b"\n\xEF");
+            assert_eq!(quiet(&region), want, "{region:?}");
         }
     }
 

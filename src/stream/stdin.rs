@@ -73,14 +73,16 @@ impl Stdin {
         // Only a piece that spells `Namespace`, or a word of the documents that say
         // something about versions, can add to the context: the read-ahead need not be cut
         // into documents when it spells none.
-        let spelled = crate::versions::batch_may_hold(&head);
+        let spelled = crate::versions::may_hold_anywhere(&head);
         let (ctx, from) = if complete || error.is_some() {
             let ctx = match spelled {
                 true => super::first_pass(Reader::new(&head[..]), None),
                 false => RunContext::default(),
             };
             (ctx, None)
-        } else if let Some(ctx) = start.and_then(|s| whole_file(&file, s, head.len() as u64)) {
+        } else if let Some(ctx) =
+            start.and_then(|s| whole_file(&file, s, head.len() as u64, spelled))
+        {
             (ctx, None)
         } else if spelled {
             let (ctx, from) = read_ahead(&head);
@@ -129,11 +131,17 @@ impl Stdin {
 }
 
 /// The first pass over a regular file given as stdin: from `start` to its end, then back to
-/// where the read-ahead left it. `None` when it cannot seek.
-fn whole_file(file: &File, start: u64, head: u64) -> Option<RunContext> {
+/// where the read-ahead (`head` bytes, which `spelled` says whether they spell a word of a
+/// context document) left it. `None` when it cannot seek.
+fn whole_file(file: &File, start: u64, head: u64, spelled: bool) -> Option<RunContext> {
     let mut f = file;
-    f.seek(SeekFrom::Start(start)).ok()?;
-    let ctx = if super::spells_context(f) {
+    // The read-ahead was searched already: only a word that ends past it is new.
+    let after = head.saturating_sub(crate::versions::LONGEST_NEEDLE as u64 - 1);
+    let spelled = spelled || {
+        f.seek(SeekFrom::Start(start + after)).ok()?;
+        super::spells_context(f)
+    };
+    let ctx = if spelled {
         f.seek(SeekFrom::Start(start)).ok()?;
         super::first_pass(Reader::new(f), None)
     } else {

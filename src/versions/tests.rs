@@ -200,3 +200,56 @@ fn every_needle_is_found_wherever_it_stands() {
         assert_eq!(batch_may_hold(&bytes), one_each);
     }
 }
+
+#[test]
+fn the_search_on_every_core_finds_what_one_finds() {
+    // A large input of ordinary text, each needle placed across each part boundary and at
+    // both ends: the threads' parts overlap enough to see it whole.
+    let line = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+    let plain: Vec<u8> = line.iter().copied().cycle().take(5 << 20).collect();
+    assert!(!may_hold_anywhere(&plain));
+    for needle in NEEDLES {
+        for at in [
+            0,
+            (1 << 20) - 3,
+            2 << 20,
+            (3 << 20) - 1,
+            plain.len() - needle.len(),
+        ] {
+            let mut bytes = plain.clone();
+            bytes[at..at + needle.len()].copy_from_slice(needle);
+            assert!(
+                may_hold_anywhere(&bytes),
+                "{} at {at}",
+                String::from_utf8_lossy(needle)
+            );
+        }
+    }
+}
+
+#[test]
+fn the_search_block_by_block_finds_what_one_search_finds() {
+    // Each needle placed across each block boundary of the search (64 KiB blocks) and at
+    // both ends, in inputs of several sizes.
+    let line = b"apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: web\n";
+    for len in [10, 65_536, 65_555, 200_000] {
+        let plain: Vec<u8> = line.iter().copied().cycle().take(len).collect();
+        assert!(!batch_may_hold(&plain));
+        for needle in NEEDLES {
+            let ends = [0, len.saturating_sub(needle.len())];
+            let bounds = (1..4).flat_map(|k| (1..needle.len()).map(move |d| (k << 16) - d));
+            for at in ends.into_iter().chain(bounds) {
+                if at + needle.len() > len {
+                    continue;
+                }
+                let mut bytes = plain.clone();
+                bytes[at..at + needle.len()].copy_from_slice(needle);
+                assert!(
+                    batch_may_hold(&bytes),
+                    "{} at {at}",
+                    String::from_utf8_lossy(needle)
+                );
+            }
+        }
+    }
+}

@@ -10,6 +10,13 @@
 //! check this against the YAML test suite and the corpus); anything outside the subset makes
 //! it answer `None`, and the caller parses the document fully. The scanner decides nothing
 //! else: a document that could be a target is always parsed fully.
+//!
+//! It runs on every document of every stream, so it is written for speed: it walks the
+//! bytes once with positions (no `str` slicing, no line iterator), finds line ends, special
+//! bytes, indentation and the end of a key eight bytes at a time (SWAR: a `u64` per step), and
+//! keeps its stack in a fixed array. One pass over the whole document first makes sure that
+//! every byte is printable ASCII; the rare documents with a CR or a tab are read by the
+//! same code with a few more checks.
 
 /// The top-level identity of a document the scanner read to the end.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -23,12 +30,6 @@ pub struct Head<'a> {
     pub opaque: bool,
 }
 
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Coll {
-    Map,
-    Seq,
-}
-
 /// A value still to come: after `key:` or `-` with nothing on the line.
 #[derive(Clone, Copy)]
 struct Pending {
@@ -36,20 +37,28 @@ struct Pending {
     after_key: bool,
 }
 
-/// Deepest nesting the scanner follows (granit-parser stops at 255).
+/// Deepest nesting the scanner follows (granit-parser stops at 255). At most 64: one bit of
+/// [`Scan::seqs`] per level.
 const MAX_DEPTH: usize = 64;
 /// Longest key the scanner reads (YAML limits implicit keys to 1024 characters).
 const MAX_KEY: usize = 512;
 
-struct Scan<'a> {
-    stack: Vec<(usize, Coll)>,
+struct Scan<'a, 's> {
+    doc: &'a str,
+    b: &'a [u8],
+    /// The open collections, outermost first: the indentation of each (`depth` of them),
+    /// and bit `i` of `seqs` set when collection `i` is a sequence (else a mapping). The
+    /// array lives outside, so that the compiler keeps the other fields in registers.
+    indents: &'s mut [u32; MAX_DEPTH],
+    seqs: u64,
+    depth: usize,
     pending: Option<Pending>,
     /// A block scalar is open whose parent is at this indentation; its content indentation,
     /// once known.
     block: Option<(usize, Option<usize>)>,
     root_seen: bool,
-    /// The top-level key whose value is open (for `metadata.name`).
-    root_key: &'a str,
+    /// The top-level key whose value is open is `metadata` (for `metadata.name`).
+    in_metadata: bool,
     head: Head<'a>,
     /// The document holds a tab somewhere.
     has_tab: bool,
@@ -57,89 +66,80 @@ struct Scan<'a> {
 
 /// Reads one document (a piece from `split::pieces`). `None`: outside the subset.
 pub fn head(doc: &str) -> Option<Head<'_>> {
-    // One pass over all bytes, without an early exit, that the compiler vectorises; what it
-    // finds spares each line its own searches.
-    let (mut unprintable, mut has_cr, mut has_tab) = (false, false, false);
-    for &b in doc.as_bytes() {
-        unprintable |= !is_printable_ascii(b);
-        has_cr |= b == b'\r';
-        has_tab |= b == b'\t';
-    }
-    if unprintable {
-        return None;
-    }
+    let b = doc.as_bytes();
+    let has_tab = check_bytes(b)?;
+    let mut indents = [0; MAX_DEPTH];
     let mut s = Scan {
-        // Deep enough for most manifests without growing.
-        stack: Vec::with_capacity(16),
+        doc,
+        b,
+        indents: &mut indents,
+        seqs: 0,
+        depth: 0,
         pending: None,
         block: None,
         root_seen: false,
-        root_key: "",
+        in_metadata: false,
         head: Head::default(),
         has_tab,
     };
-    for (i, raw) in lines(doc).enumerate() {
-        let line = match raw.strip_suffix('\r') {
-            Some(l) if has_cr => l,
-            _ => raw,
-        };
-        if has_cr && line.contains('\r') {
-            return None;
-        }
-        if i == 0 && line.starts_with("---") {
-            // The piece's own marker: nothing may follow it but a comment.
-            if !rest_is_comment(&line[3..]) {
-                return None;
-            }
-            continue;
-        }
-        if line.starts_with("---") || line.starts_with("...") {
-            return None;
-        }
-        s.line(line)?;
+    let mut at = 0;
+    if b.starts_with(b"---") {
+        // The piece's own marker: nothing may follow it but a comment.
+        at = s.trailer(3)?;
+    }
+    while at < b.len() {
+        at = s.line(at)?;
     }
     // A block scalar still open here just ends with the document (empty if it had no lines).
     Some(s.head)
 }
 
-/// The lines of `text`, as `text.split('\n')` gives them, found by a byte loop: faster than
-/// the `memchr` behind `split` on lines this short.
-fn lines(text: &str) -> impl Iterator<Item = &str> {
-    let mut rest = Some(text);
-    std::iter::from_fn(move || {
-        let r = rest?;
-        match r.bytes().position(|b| b == b'\n') {
-            Some(i) => {
-                rest = Some(&r[i + 1..]);
-                Some(&r[..i])
-            }
-            None => {
-                rest = None;
-                Some(r)
-            }
+/// Checks that every byte is printable ASCII, a tab or a line break, and that every CR ends
+/// a line (is followed by a LF, or ends the text): then a CR can only stand right before a
+/// line's LF, and the scanner treats it as the end of the line's content. Returns whether the
+/// text holds a tab; `None` when a byte is outside that set, or a CR stands alone.
+fn check_bytes(b: &[u8]) -> Option<bool> {
+    // One pass without an early exit, that the compiler vectorises: anything but LF and
+    // `0x20..=0x7E` is rare, and looked at again only when there is some.
+    let odd = b.iter().fold(false, |o, &c| {
+        o | (c != b'\n' && c.wrapping_sub(0x20) > 0x5e)
+    });
+    if !odd {
+        return Some(false);
+    }
+    let mut has_tab = false;
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b'\t' => has_tab = true,
+            b'\r' if matches!(b.get(i + 1), None | Some(b'\n')) => {}
+            b'\n' | 0x20..=0x7e => {}
+            // Any other control character (the parser rejects it wherever it stands, in a
+            // comment or a quoted scalar too), a lone CR (a line break that would hide a
+            // line), or not ASCII.
+            _ => return None,
         }
-    })
+    }
+    Some(has_tab)
 }
 
-/// Whether `rest` is empty, whitespace, or whitespace then a comment (which needs a space
-/// before its `#`, unless `rest` starts with it right after a space the caller consumed).
-fn rest_is_comment(rest: &str) -> bool {
-    let t = rest.trim_start_matches(' ');
-    t.is_empty() || (t.starts_with('#') && t.len() < rest.len())
-}
-
-impl<'a> Scan<'a> {
-    fn line(&mut self, line: &'a str) -> Option<()> {
-        let indent = line.len() - line.trim_start_matches(' ').len();
-        let rest = &line[indent..];
+impl<'a> Scan<'a, '_> {
+    /// Reads the line that starts at `ls`; returns where the next one starts.
+    #[inline(always)]
+    fn line(&mut self, ls: usize) -> Option<usize> {
+        let b = self.b;
+        let p = skip_spaces(b, ls);
+        let indent = p - ls;
+        let c = b.get(p).copied().unwrap_or(b'\n');
+        // A CR stands only before a LF (`check_bytes`): either ends the line's content.
+        let empty = c == b'\n' || c == b'\r';
         if let Some((parent, content)) = self.block {
-            if rest.is_empty() {
+            if empty {
                 // Spaces-only lines before the first content line must not be longer than
                 // it; stay clear of the rule altogether.
-                if content.is_none() && !line.is_empty() {
+                if content.is_none() && indent > 0 {
                     return None;
                 }
-                return Some(());
+                return Some(next_line(b, p));
             }
             if indent > parent {
                 match content {
@@ -147,95 +147,136 @@ impl<'a> Scan<'a> {
                     Some(ci) if indent < ci => return None,
                     Some(_) => {}
                 }
-                return Some(());
+                return Some(next_line(b, p));
             }
             self.block = None;
         }
-        if self.has_tab && rest.contains('\t') {
+        if self.has_tab && b.get(p..find_line_end(b, p))?.contains(&b'\t') {
             return None;
         }
-        if rest.is_empty() || rest.starts_with('#') {
-            return Some(());
+        if empty || c == b'#' {
+            return Some(next_line(b, p));
         }
-        if let Some(p) = self.pending.take() {
-            if indent > p.indent {
-                let coll = if is_dash(rest) { Coll::Seq } else { Coll::Map };
-                return self.open(indent, coll, rest);
+        let d = self.depth;
+        if self.pending.is_none()
+            && d > 0
+            && self.indents[d - 1] as usize == indent
+            && !self.is_seq(d - 1)
+            && is_key_byte(c)
+            && c != b'-'
+            && c != b'.'
+        {
+            // The most common line, a key of the mapping on top of the stack: nothing opens
+            // or closes, and no marker or sequence item can start with a key byte but `-`
+            // and `.` (the checks below would all pass through to `entry`).
+            return self.entry(indent, p);
+        }
+        if indent == 0 && (b[p..].starts_with(b"---") || b[p..].starts_with(b"...")) {
+            return None;
+        }
+        let dash = is_dash(b, p);
+        if let Some(pd) = self.pending.take() {
+            if indent > pd.indent {
+                return self.open(indent, dash, p);
             }
-            if indent == p.indent && p.after_key && is_dash(rest) {
+            if indent == pd.indent && pd.after_key && dash {
                 // A sequence at the indentation of its key.
-                return self.open(indent, Coll::Seq, rest);
+                return self.open(indent, true, p);
             }
             // Otherwise the value was null: go on with this line.
         }
-        if self.stack.is_empty() {
-            if self.root_seen || indent != 0 || is_dash(rest) {
+        if self.depth == 0 {
+            if self.root_seen || indent != 0 || dash {
                 return None;
             }
             self.root_seen = true;
-            return self.open(0, Coll::Map, rest);
+            return self.open(0, false, p);
         }
-        while self.stack.last().is_some_and(|&(i, _)| i > indent) {
-            self.stack.pop();
+        while self.depth > 1 && self.indents[self.depth - 1] as usize > indent {
+            self.depth -= 1;
         }
-        if !is_dash(rest)
-            && self.stack.last() == Some(&(indent, Coll::Seq))
-            && self.stack.len() >= 2
-            && self.stack[self.stack.len() - 2] == (indent, Coll::Map)
+        let d = self.depth;
+        if !dash
+            && d >= 2
+            && self.is_seq(d - 1)
+            && self.indents[d - 1] as usize == indent
+            && !self.is_seq(d - 2)
+            && self.indents[d - 2] as usize == indent
         {
             // The end of a sequence that sat at its key's indentation.
-            self.stack.pop();
+            self.depth -= 1;
         }
-        match self.stack.last() {
-            Some(&(i, Coll::Map)) if i == indent => self.entry(indent, rest),
-            Some(&(i, Coll::Seq)) if i == indent && is_dash(rest) => self.item(indent, rest),
-            _ => None,
+        let d = self.depth;
+        if self.indents[d - 1] as usize != indent {
+            return None;
+        }
+        match (self.is_seq(d - 1), dash) {
+            (false, _) => self.entry(indent, p),
+            (true, true) => self.item(indent, p),
+            (true, false) => None,
         }
     }
 
-    fn open(&mut self, indent: usize, coll: Coll, rest: &'a str) -> Option<()> {
-        if self.stack.len() >= MAX_DEPTH {
+    #[inline(always)]
+    fn is_seq(&self, level: usize) -> bool {
+        self.seqs >> level & 1 == 1
+    }
+
+    /// Opens a collection at `indent` whose first entry (or item) starts at `p`.
+    #[inline(always)]
+    fn open(&mut self, indent: usize, seq: bool, p: usize) -> Option<usize> {
+        let d = self.depth;
+        if d >= MAX_DEPTH {
             return None;
         }
-        self.stack.push((indent, coll));
-        match coll {
-            Coll::Map => self.entry(indent, rest),
-            Coll::Seq => self.item(indent, rest),
+        self.indents[d] = u32::try_from(indent).ok()?;
+        self.seqs = self.seqs & !(1 << d) | u64::from(seq) << d;
+        self.depth = d + 1;
+        match seq {
+            false => self.entry(indent, p),
+            true => self.item(indent, p),
         }
     }
 
-    /// `key: value` at `indent` in the mapping on top of the stack.
-    fn entry(&mut self, indent: usize, rest: &'a str) -> Option<()> {
-        let key_len = rest
-            .bytes()
-            .position(|b| !is_key_byte(b))
-            .unwrap_or(rest.len());
-        if key_len == 0 || key_len > MAX_KEY || rest.as_bytes()[0] == b'-' {
+    /// `key: value` at `p`, at `indent` in the mapping on top of the stack.
+    #[inline(always)]
+    fn entry(&mut self, indent: usize, p: usize) -> Option<usize> {
+        let b = self.b;
+        let ke = key_end(b, p);
+        let key = &b[p..ke];
+        if key.is_empty() || key.len() > MAX_KEY || key[0] == b'-' || b.get(ke) != Some(&b':') {
             return None;
         }
-        let key = &rest[..key_len];
-        let after = rest[key_len..].strip_prefix(':')?;
-        if !(after.is_empty() || after.starts_with(' ')) {
-            return None;
-        }
-        let value = after.trim_start_matches(' ');
-        let depth = self.stack.len();
-        if depth == 1 {
-            self.root_key = key;
-        }
-        let which = match (depth, key) {
-            (1, "apiVersion") => Some(0),
-            (1, "kind") => Some(1),
-            (2, "name") if self.root_key == "metadata" && self.stack[0] == (0, Coll::Map) => {
-                Some(2)
-            }
-            _ => None,
+        let v = match (b.get(ke + 1), b.get(ke + 2)) {
+            (None | Some(b'\n' | b'\r'), _) => ke + 1,
+            // Mostly one space.
+            (Some(b' '), Some(&c)) if c != b' ' => ke + 2,
+            (Some(b' '), _) => skip_spaces(b, ke + 1),
+            (Some(_), _) => return None,
         };
-        let plain = self.value(indent, value, true)?;
-        if let Some(which) = which {
+        let which = match self.depth {
+            1 => {
+                self.in_metadata = key == b"metadata";
+                match key {
+                    b"apiVersion" => 1,
+                    b"kind" => 2,
+                    _ => 0,
+                }
+            }
+            2 if self.in_metadata
+                && key == b"name"
+                && self.seqs & 1 == 0
+                && self.indents[0] == 0 =>
+            {
+                3
+            }
+            _ => 0,
+        };
+        let (plain, next) = self.value(indent, v, true)?;
+        if which != 0 {
             let slot = match which {
-                0 => &mut self.head.api_version,
-                1 => &mut self.head.kind,
+                1 => &mut self.head.api_version,
+                2 => &mut self.head.kind,
                 _ => &mut self.head.name,
             };
             if slot.is_some() {
@@ -243,190 +284,212 @@ impl<'a> Scan<'a> {
                 return None;
             }
             match plain {
-                Some(v) => *slot = Some(v),
+                Some((s, e)) => *slot = Some(self.doc.get(s..e)?),
                 None => self.head.opaque = true,
             }
         }
-        Some(())
+        Some(next)
     }
 
-    /// `- value` at `indent` in the sequence on top of the stack.
-    fn item(&mut self, indent: usize, rest: &'a str) -> Option<()> {
-        let after = &rest[1..];
-        let value = after.trim_start_matches(' ');
-        if value.is_empty() || value.starts_with('#') {
+    /// `- value` at `p`, at `indent` in the sequence on top of the stack.
+    fn item(&mut self, indent: usize, p: usize) -> Option<usize> {
+        let b = self.b;
+        let v = skip_spaces(b, p + 1);
+        let c = b.get(v).copied().unwrap_or(b'\n');
+        if matches!(c, b'\n' | b'\r' | b'#') {
             self.pending = Some(Pending {
                 indent,
                 after_key: false,
             });
-            return Some(());
+            return Some(next_line(b, v));
         }
-        let col = indent + (rest.len() - value.len());
-        if is_dash(value) || value.starts_with(['?', ':']) {
+        if is_dash(b, v) || c == b'?' || c == b':' {
             return None;
         }
-        if looks_like_entry(value) {
-            // `- key: value`: a mapping whose keys sit at `col`.
-            return self.open(col, Coll::Map, value);
+        // `- key: value`: a mapping whose keys sit at the value's column.
+        let ke = key_end(b, v);
+        if ke > v
+            && b.get(ke) == Some(&b':')
+            && matches!(b.get(ke + 1), None | Some(b' ' | b'\n' | b'\r'))
+        {
+            return self.open(indent + (v - p), false, v);
         }
-        self.value(indent, value, false).map(|_| ())
+        self.value(indent, v, false).map(|(_, next)| next)
     }
 
-    /// A value after `key:` or `-` on the same line. `Some(Some(text))` for a plain scalar,
-    /// `Some(None)` for any other accepted value, `None` outside the subset.
-    fn value(&mut self, indent: usize, v: &'a str, after_key: bool) -> Option<Option<&'a str>> {
-        if v.is_empty() || v.starts_with('#') {
-            if after_key {
-                self.pending = Some(Pending {
-                    indent,
-                    after_key: true,
-                });
-            }
-            return Some(None);
-        }
-        match v.as_bytes()[0] {
-            b'|' | b'>' => {
-                let header = &v[1..];
-                // An optional chomping indicator; an indentation indicator is refused.
-                let tail = header.strip_prefix(['-', '+']).unwrap_or(header);
-                if !rest_is_comment(tail) {
-                    return None;
+    /// A value at `v` after `key:` or `-` on the same line. Returns the span of a plain
+    /// scalar (`None` for any other accepted value) and where the next line starts; `None`
+    /// outside the subset.
+    #[allow(clippy::type_complexity)]
+    #[inline(always)]
+    fn value(
+        &mut self,
+        indent: usize,
+        v: usize,
+        after_key: bool,
+    ) -> Option<(Option<(usize, usize)>, usize)> {
+        let b = self.b;
+        let c = b.get(v).copied().unwrap_or(b'\n');
+        let next = match c {
+            b'\n' | b'\r' | b'#' => {
+                if after_key {
+                    self.pending = Some(Pending {
+                        indent,
+                        after_key: true,
+                    });
                 }
+                next_line(b, v)
+            }
+            b'|' | b'>' => {
+                // An optional chomping indicator; an indentation indicator is refused.
+                let h = v + 1 + usize::from(matches!(b.get(v + 1), Some(b'-' | b'+')));
+                let next = self.trailer(h)?;
                 self.block = Some((indent, None));
-                Some(None)
+                next
             }
             b'"' => {
-                let body = &v[1..];
-                let close = body.find('"')?;
-                if body[..close].contains('\\') || !rest_is_comment(&body[close + 1..]) {
+                // One line, without escapes.
+                let q = find3(b, v + 1, b'"', b'\\', b'\n');
+                if b.get(q) != Some(&b'"') {
                     return None;
                 }
-                Some(None)
+                self.trailer(q + 1)?
             }
             b'\'' => {
-                let body = &v.as_bytes()[1..];
-                let mut i = 0;
+                let mut i = v + 1;
                 loop {
-                    match body.get(i)? {
-                        b'\'' if body.get(i + 1) == Some(&b'\'') => i += 2,
-                        b'\'' => break,
-                        _ => i += 1,
+                    i = find3(b, i, b'\'', b'\n', b'\n');
+                    if b.get(i) != Some(&b'\'') {
+                        return None;
                     }
+                    if b.get(i + 1) != Some(&b'\'') {
+                        break;
+                    }
+                    i += 2;
                 }
-                if !rest_is_comment(&v[1 + i + 1..]) {
-                    return None;
-                }
-                Some(None)
+                self.trailer(i + 1)?
             }
             b'{' => {
-                if !v.starts_with("{}") || !rest_is_comment(&v[2..]) {
+                if b.get(v + 1) != Some(&b'}') {
                     return None;
                 }
-                Some(None)
+                self.trailer(v + 2)?
             }
             b'[' => {
-                let end = flow_seq(v)?;
-                if !rest_is_comment(&v[end..]) {
-                    return None;
-                }
-                Some(None)
+                let end = flow_seq(b, v)?;
+                self.trailer(end)?
             }
-            _ => plain(v).map(Some),
+            _ => {
+                let (end, next) = plain(b, v)?;
+                return Some((Some((v, end)), next));
+            }
+        };
+        Some((None, next))
+    }
+
+    /// After a value that ends at `from`: nothing but spaces, then the line's end or a
+    /// comment (which needs a space before its `#`). Returns where the next line starts.
+    #[inline(always)]
+    fn trailer(&self, from: usize) -> Option<usize> {
+        let b = self.b;
+        let i = skip_spaces(b, from);
+        match b.get(i) {
+            None => Some(b.len()),
+            Some(b'\n' | b'\r') => Some(next_line(b, i)),
+            Some(b'#') if i > from => Some(next_line(b, i)),
+            Some(_) => None,
         }
     }
 }
 
-/// A one-line plain scalar in block context, with an optional comment after it. Returns the
-/// scalar's text.
-fn plain(v: &str) -> Option<&str> {
-    let b = v.as_bytes();
-    match b[0] {
+/// A one-line plain scalar in block context at `v`, with an optional comment after it: the
+/// end of its text and where the next line starts.
+#[inline(always)]
+fn plain(b: &[u8], v: usize) -> Option<(usize, usize)> {
+    match b.get(v)? {
         // A plain scalar only when a non-space character follows (`ns-plain-first`).
-        b'-' | b'?' | b':' if !b.get(1).is_some_and(|c| c.is_ascii_graphic()) => return None,
+        b'-' | b'?' | b':' if !b.get(v + 1).is_some_and(u8::is_ascii_graphic) => return None,
         b',' | b']' | b'}' | b'#' | b'&' | b'*' | b'!' | b'%' | b'@' | b'`' => return None,
         _ => {}
     }
-    // One pass over the bytes (this runs for most values of most documents): the text ends
-    // at the first ` #` (a comment), and may hold no `: ` nor control character. A `: `
-    // whose space is trimmed off the end leaves a text ending in `:`, refused below.
-    let mut cut = b.len();
-    for (i, &c) in b.iter().enumerate() {
-        if c.is_ascii_control() {
-            return None;
-        }
-        let next = b.get(i + 1);
-        if i < cut {
-            if c == b' ' && next == Some(&b'#') {
-                cut = i;
-            } else if c == b':' && next == Some(&b' ') && i + 1 < cut {
-                return None;
+    // The text ends at the first ` #` (a comment), and may hold no `: ` (nor a `:` at its
+    // end); only `:`, `#` and the line's end need a look.
+    let mut i = v;
+    loop {
+        i = find3(b, i, b'\n', b':', b'#');
+        match b.get(i) {
+            Some(b':') => {
+                if matches!(b.get(i + 1), None | Some(b' ' | b'\n' | b'\r')) {
+                    return None;
+                }
+                i += 1;
+            }
+            Some(b'#') => {
+                if i > v && b[i - 1] == b' ' {
+                    return Some((trim_end(b, v, i - 1), next_line(b, i)));
+                }
+                i += 1;
+            }
+            _ => {
+                // The line's end (a CR before it is not text), or the text's.
+                let end = if i > v && b[i - 1] == b'\r' { i - 1 } else { i };
+                return Some((trim_end(b, v, end), (i + 1).min(b.len())));
             }
         }
     }
-    let text = v[..cut].trim_end_matches(' ');
-    if text.ends_with(':') {
-        return None;
-    }
-    Some(text)
 }
 
-/// A one-line flow sequence of simple scalars, `[]`, `[a, "b", 'c']`: the length up to and
-/// including its `]`. Plain items are limited to key characters; quoted items to one line
+/// A one-line flow sequence of simple scalars at `v`, `[]`, `[a, "b", 'c']`: the position
+/// after its `]`. Plain items are limited to key characters; quoted items to one line
 /// without escapes.
-fn flow_seq(v: &str) -> Option<usize> {
-    let b = v.as_bytes();
-    let mut i = 1;
-    let skip_spaces = |i: &mut usize| {
-        while b.get(*i) == Some(&b' ') {
-            *i += 1;
-        }
-    };
-    skip_spaces(&mut i);
+fn flow_seq(b: &[u8], v: usize) -> Option<usize> {
+    let mut i = skip_spaces(b, v + 1);
     if b.get(i) == Some(&b']') {
         return Some(i + 1);
     }
     loop {
         match *b.get(i)? {
             b'"' => {
-                let close = v[i + 1..].find('"')?;
-                if v[i + 1..i + 1 + close].contains('\\') {
+                let close = find3(b, i + 1, b'"', b'\\', b'\n');
+                if b.get(close) != Some(&b'"') {
                     return None;
                 }
-                i += close + 2;
+                i = close + 1;
             }
             b'\'' => {
-                let close = v[i + 1..].find('\'')?;
-                if b.get(i + 1 + close + 1) == Some(&b'\'') {
+                let close = find3(b, i + 1, b'\'', b'\n', b'\n');
+                if b.get(close) != Some(&b'\'') || b.get(close + 1) == Some(&b'\'') {
                     return None;
                 }
-                i += close + 2;
+                i = close + 1;
             }
-            c if is_key_byte(c) && c != b'-' => {
-                while b.get(i).copied().is_some_and(is_key_byte) {
-                    i += 1;
-                }
-            }
+            c if is_key_byte(c) && c != b'-' => i = key_end(b, i),
             _ => return None,
         }
-        skip_spaces(&mut i);
+        i = skip_spaces(b, i);
         match *b.get(i)? {
-            b',' => {
-                i += 1;
-                skip_spaces(&mut i);
-            }
+            b',' => i = skip_spaces(b, i + 1),
             b']' => return Some(i + 1),
             _ => return None,
         }
     }
 }
 
-/// The ASCII part of YAML's printable set (`c-printable`): tab, line breaks and `0x20..=0x7E`.
-/// Every other ASCII byte (C0 controls, DEL) is an error for the parser wherever it stands,
-/// in a comment or a quoted scalar too, so the scanner must not pass it through.
-fn is_printable_ascii(b: u8) -> bool {
-    matches!(b, b'\t' | b'\n' | b'\r' | 0x20..=0x7e)
+/// `end` with the spaces before it (down to `from`) taken off.
+#[inline(always)]
+fn trim_end(b: &[u8], from: usize, mut end: usize) -> usize {
+    while end > from && b[end - 1] == b' ' {
+        end -= 1;
+    }
+    end
 }
 
+#[inline(always)]
+fn is_dash(b: &[u8], p: usize) -> bool {
+    b.get(p) == Some(&b'-') && matches!(b.get(p + 1), None | Some(b' ' | b'\n' | b'\r'))
+}
+
+#[inline(always)]
 fn is_key_byte(b: u8) -> bool {
     KEY_BYTES[b as usize]
 }
@@ -443,14 +506,111 @@ static KEY_BYTES: [bool; 256] = {
     t
 };
 
-fn is_dash(rest: &str) -> bool {
-    rest == "-" || rest.starts_with("- ")
+// Eight bytes at a time. The words are read little-endian, so the lowest marked byte of a
+// mask is the first in the text; `has_zero` marks a zero byte exactly when no zero byte
+// comes before it, which is all a search for the first one needs.
+
+const ONES: u64 = u64::from_ne_bytes([1; 8]);
+const HIGH: u64 = ONES << 7;
+
+/// The eight bytes at `i`, when there are eight.
+#[inline(always)]
+fn word(b: &[u8], i: usize) -> Option<u64> {
+    let w = b.get(i..)?.first_chunk::<8>()?;
+    Some(u64::from_le_bytes(*w))
 }
 
-/// Whether `v` starts with a plain key followed by `:` and a space or the end.
-fn looks_like_entry(v: &str) -> bool {
-    let n = v.bytes().position(|b| !is_key_byte(b)).unwrap_or(v.len());
-    n > 0 && v[n..].starts_with(':') && matches!(v.as_bytes().get(n + 1), None | Some(b' '))
+/// The high bit of each byte of `x` that is zero (and maybe of bytes after the first).
+#[inline(always)]
+fn has_zero(x: u64) -> u64 {
+    x.wrapping_sub(ONES) & !x & HIGH
+}
+
+/// The position of the first byte in a mask of high bits.
+#[inline(always)]
+fn first(mask: u64) -> usize {
+    (mask.trailing_zeros() / 8) as usize
+}
+
+/// The position of the first `x`, `y` or `z` at or after `i`, or the text's length.
+#[inline(always)]
+fn find3(b: &[u8], mut i: usize, x: u8, y: u8, z: u8) -> usize {
+    let (xs, ys, zs) = (
+        ONES * u64::from(x),
+        ONES * u64::from(y),
+        ONES * u64::from(z),
+    );
+    while let Some(w) = word(b, i) {
+        let m = has_zero(w ^ xs) | has_zero(w ^ ys) | has_zero(w ^ zs);
+        if m != 0 {
+            return i + first(m);
+        }
+        i += 8;
+    }
+    while i < b.len() && b[i] != x && b[i] != y && b[i] != z {
+        i += 1;
+    }
+    i.min(b.len())
+}
+
+/// The position of the LF that ends the line `i` is on, or the text's length.
+#[inline(always)]
+fn find_line_end(b: &[u8], i: usize) -> usize {
+    find3(b, i, b'\n', b'\n', b'\n')
+}
+
+/// Where the line after the one `i` is on starts (the text's length after the last line).
+#[inline(always)]
+fn next_line(b: &[u8], i: usize) -> usize {
+    (find_line_end(b, i) + 1).min(b.len())
+}
+
+/// The position of the first byte at or after `i` that is not a space.
+#[inline(always)]
+fn skip_spaces(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = word(b, i) {
+        let other = w ^ (ONES * u64::from(b' '));
+        if other != 0 {
+            return i + (other.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while b.get(i) == Some(&b' ') {
+        i += 1;
+    }
+    i.min(b.len())
+}
+
+/// The position of the first byte at or after `i` that is not a key byte ([`KEY_BYTES`]).
+#[inline(always)]
+fn key_end(b: &[u8], mut i: usize) -> usize {
+    while let Some(w) = word(b, i) {
+        let m = non_key(w);
+        if m != 0 {
+            return i + first(m);
+        }
+        i += 8;
+    }
+    while b.get(i).copied().is_some_and(is_key_byte) {
+        i += 1;
+    }
+    i.min(b.len())
+}
+
+/// The high bit of each byte of `x` that is not a key byte ([`KEY_BYTES`]), exactly.
+#[inline(always)]
+fn non_key(x: u64) -> u64 {
+    // On seven-bit bytes, adding `0x80 - k` to each sets its high bit exactly when it is at
+    // least `k`, and never carries into the next byte.
+    let low = x & !HIGH;
+    let at_least = |v: u64, k: u8| v.wrapping_add(ONES * u64::from(0x80 - k)) & HIGH;
+    // `-`, `.`, `/` and the digits are 0x2D..=0x39; letters, folded to lower case, 0x61..=0x7A.
+    let digit = at_least(low, 0x2d) & !at_least(low, 0x3a);
+    let lower = low | (ONES * 0x20);
+    let letter = at_least(lower, b'a') & !at_least(lower, b'z' + 1);
+    let under = at_least(low, b'_') & !at_least(low, b'_' + 1);
+    // A byte with its high bit set is not ASCII: never a key byte.
+    !(digit | letter | under) & HIGH | x & HIGH
 }
 
 #[cfg(test)]
@@ -556,6 +716,31 @@ mod tests {
             "a: [\"\u{8}\"]\n",
         ] {
             assert_eq!(head(doc), None, "{doc:?}");
+        }
+    }
+
+    #[test]
+    fn word_at_a_time_helpers_agree_with_byte_loops() {
+        // Every byte value at every place of a word, and texts ending within a word.
+        for c in 0..=255u8 {
+            for at in 0..12 {
+                let mut t = [b'a'; 12];
+                t[at] = c;
+                for len in [at + 1, 12] {
+                    let b = &t[..len];
+                    let key = b.iter().position(|&x| !is_key_byte(x)).unwrap_or(len);
+                    assert_eq!(key_end(b, 0), key, "{c} {at} {len}");
+                    let nl = b.iter().position(|&x| x == b'\n').unwrap_or(len);
+                    assert_eq!(find_line_end(b, 0), nl, "{c} {at} {len}");
+                    let of3 = b.iter().position(|&x| matches!(x, b':' | b'#' | b'\n'));
+                    assert_eq!(find3(b, 0, b'\n', b':', b'#'), of3.unwrap_or(len));
+                    let mut s = [b' '; 12];
+                    s[at] = c;
+                    let s = &s[..len];
+                    let sp = s.iter().position(|&x| x != b' ').unwrap_or(len);
+                    assert_eq!(skip_spaces(s, 0), sp, "{c} {at} {len}");
+                }
+            }
         }
     }
 }

@@ -3,9 +3,10 @@
 //! them assert the same thing.
 //!
 //! For any text: no panic; the outcome is the one of the reference path that parses every
-//! document fully (so the quick path never changes it); on a fatal error the text is returned
-//! unchanged and the error points inside it; otherwise the output parses, a second run changes
-//! nothing, and the unified diff applied to the input gives the output.
+//! document fully (so the quick path never changes it); wherever the subset parser accepts
+//! the input or the output, the full parser gives the same tree; on a fatal error the text
+//! is returned unchanged and the error points inside it; otherwise the output parses, a
+//! second run changes nothing, and the unified diff applied to the input gives the output.
 
 use super::patch;
 use meshjob::Settings;
@@ -17,6 +18,10 @@ pub fn check(input: &str) -> Result<Outcome, String> {
     let settings = Settings::default();
     let out = run::process(input, &settings);
     same_as_reference(input, &out, &settings)?;
+    subset_agrees(input)?;
+    if out.text != input {
+        subset_agrees(&out.text)?;
+    }
     if let Some(f) = &out.fatal {
         if out.text != input {
             return Err(format!("fatal ({}) but the text was changed", f.message));
@@ -64,6 +69,36 @@ fn same_as_reference(input: &str, out: &Outcome, settings: &Settings) -> Result<
     }
     if out.text != full.text || out.findings != full.findings {
         return Err("the quick path's output or findings differ from the full parse's".into());
+    }
+    Ok(())
+}
+
+/// Where the subset parser (what `parse_stream` tries first) accepts a text, the full parser
+/// must accept it too and give the same tree: checked on the whole text and on each of its
+/// documents (`split_pieces`, what the pipeline parses). Debug builds check every text the
+/// subset parser accepts on their own; release builds (the fuzzers) rely on this.
+pub fn subset_agrees(text: &str) -> Result<(), String> {
+    let pieces = meshjob::split_pieces(text);
+    let several = pieces.len() > 1;
+    let whole = std::iter::once(0..text.len()).filter(|_| several);
+    for r in whole.chain(pieces) {
+        let piece = &text[r.clone()];
+        let Some(fast) = meshjob::parse_subset(piece) else {
+            continue;
+        };
+        let full = meshjob::parse_full(piece).map_err(|e| {
+            format!(
+                "the subset parser accepted the document at byte {} that the full parser \
+                 refuses ({})",
+                r.start, e.message
+            )
+        })?;
+        if let Some(d) = meshjob::tree_difference(&fast, &full) {
+            return Err(format!(
+                "the subset parser differs from the full parser on the document at byte {}: {d}",
+                r.start
+            ));
+        }
     }
     Ok(())
 }
