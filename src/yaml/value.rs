@@ -56,7 +56,7 @@ impl Value {
                 let text = match ty {
                     ScalarType::Bool => Text::from(value.to_ascii_lowercase()),
                     ScalarType::Null => Text::new(""),
-                    _ => Text::new(value),
+                    _ => value.clone(),
                 };
                 Value::Scalar(ty, text)
             }
