@@ -57,10 +57,17 @@ pub(crate) fn object_ref(obj: &crate::yaml::tree::Node) -> ObjectRef {
 
 /// Human name of an object: `Job/pi`.
 pub(crate) fn describe(o: &ObjectRef) -> String {
-    if o.name.is_empty() {
-        o.kind.clone()
-    } else {
-        format!("{}/{}", o.kind, o.name)
+    let mut s = String::with_capacity(o.kind.len() + o.name.len() + 1);
+    write_describe(&mut s, o);
+    s
+}
+
+/// [`describe`], appended to `s`.
+pub(crate) fn write_describe(s: &mut String, o: &ObjectRef) {
+    s.push_str(&o.kind);
+    if !o.name.is_empty() {
+        s.push('/');
+        s.push_str(&o.name);
     }
 }
 

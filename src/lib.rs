@@ -73,4 +73,4 @@ pub use yaml::split::pieces as split_pieces;
 pub use yaml::subset::{difference as tree_difference, parse as parse_subset};
 pub use yaml::text::line_col;
 pub use yaml::tree::{Doc, Node, parse_full, parse_stream};
-pub use yaml::value::{ScalarType, Value, plain_type};
+pub use yaml::value::{ScalarType, Text, Value, plain_type};

@@ -4,7 +4,7 @@
 
 use crate::finding::ObjectRef;
 use crate::kinds::{Fallback, Fixes, RestartPolicy, Shape};
-use crate::yaml::path::{Path, Seg, child};
+use crate::yaml::path::{Path, Seg, child, key};
 use crate::yaml::tree::{Entry, Node};
 
 /// One pod of an object: a pod template (or, for kinds whose controller writes the
@@ -225,7 +225,10 @@ impl<'d> Pod<'d> {
 
     /// The path to list `list` of the pod spec.
     pub fn list_path(&self, list: List) -> Path {
-        child(&self.spec_path(), list.key())
+        let mut p = Vec::with_capacity(self.path.len() + 3);
+        p.extend_from_slice(&self.path);
+        p.extend([key("spec"), key(list.key())]);
+        p
     }
 
     /// The path to a container.

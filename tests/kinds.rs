@@ -14,7 +14,7 @@ fn differences(a: &Value, b: &Value, at: &mut Vec<Seg>, out: &mut Vec<Vec<Seg>>)
     match (a, b) {
         (Value::Map(x), Value::Map(y)) => {
             let key = |k: &Value| match k {
-                Value::Scalar(_, s) => s.clone(),
+                Value::Scalar(_, s) => s.to_string(),
                 other => format!("{other:?}"),
             };
             let mut keys: Vec<String> = x.iter().chain(y).map(|(k, _)| key(k)).collect();

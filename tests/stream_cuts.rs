@@ -10,8 +10,6 @@
 
 mod common;
 
-use common::walk;
-
 use meshjob::Reader;
 use meshjob::RunContext;
 use meshjob::Settings;
@@ -19,31 +17,10 @@ use meshjob::{self as run, Outcome, ProcessOptions};
 use meshjob::{Finding, Rule};
 use std::ops::Range;
 
+/// (label, text) of every input: testdata always, the shared data when present.
 fn inputs() -> Vec<(String, String)> {
-    let root = common::root();
-    let mut paths = Vec::new();
-    walk(
-        &root.join("testdata"),
-        &|n| n.ends_with(".yaml"),
-        &mut paths,
-    );
-    match common::shared_dir() {
-        Some(shared) => {
-            walk(&shared.join("corpus"), &|n| !n.ends_with(".md"), &mut paths);
-            walk(
-                &shared.join("yaml-test-suite"),
-                &|n| n == "in.yaml",
-                &mut paths,
-            );
-        }
-        None => eprintln!("SKIPPING the corpus and the YAML test suite: ../shared is absent"),
-    }
-    paths
-        .into_iter()
-        .filter_map(|p| {
-            let text = String::from_utf8(std::fs::read(&p).ok()?).ok()?;
-            Some((p.display().to_string(), text))
-        })
+    (common::yaml_inputs().into_iter())
+        .map(|(label, text, _)| (label, text))
         .collect()
 }
 

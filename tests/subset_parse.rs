@@ -12,59 +12,15 @@
 
 mod common;
 
-use common::walk;
+use common::Origin as From;
 use meshjob::{Settings, parse_full, parse_subset, split_pieces, tree_difference};
-use std::path::PathBuf;
-
-/// Where an input comes from. testdata and the YAML test suite are made of corner cases
-/// on purpose (CRLF, explicit keys, JSON, every feature of YAML): the corpus of real
-/// manifests says how much the subset parser accepts.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum From {
-    Testdata,
-    Corpus,
-    Suite,
-}
 
 /// (label, text, origin) of each input or document.
 type Texts = Vec<(String, String, From)>;
 
-fn read_all(paths: Vec<PathBuf>, from: From) -> Texts {
-    paths
-        .into_iter()
-        .filter_map(|p| {
-            let text = String::from_utf8(std::fs::read(&p).ok()?).ok()?;
-            Some((p.display().to_string(), text, from))
-        })
-        .collect()
-}
-
 /// (label, text, origin) of every input: testdata always, the shared data when present.
 fn inputs() -> Texts {
-    let root = common::root();
-    let mut testdata = Vec::new();
-    walk(
-        &root.join("testdata"),
-        &|n| n.ends_with(".yaml"),
-        &mut testdata,
-    );
-    let (mut corpus, mut suite) = (Vec::new(), Vec::new());
-    if let Some(shared) = common::shared_dir() {
-        walk(
-            &shared.join("corpus"),
-            &|n| !n.ends_with(".md"),
-            &mut corpus,
-        );
-        walk(
-            &shared.join("yaml-test-suite"),
-            &|n| n == "in.yaml",
-            &mut suite,
-        );
-    }
-    let mut all = read_all(testdata, From::Testdata);
-    all.extend(read_all(corpus, From::Corpus));
-    all.extend(read_all(suite, From::Suite));
-    all
+    common::yaml_inputs()
 }
 
 /// Where the subset parser accepts `text`, the full parser must accept it too and give the

@@ -6,6 +6,7 @@ use crate::config::StrategyChoice;
 use crate::finding::{Finding, Rule, Severity};
 use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
+use std::fmt::Write;
 
 /// What [`Why::finding`] says after the reason when meshjob's earlier changes come out.
 const REMOVE_NOTE: &str = "meshjob's own earlier changes, if any, are taken out";
@@ -180,10 +181,14 @@ impl Why {
             }
             _ => Severity::Info,
         };
-        let message = self.message(&pod.describe());
-        if let Why::VersionsUnknown { support, .. } = self {
+        if let Why::VersionsUnknown { support, native } = self {
+            let message = versions_unknown(support, *native);
             return Finding::info(self.rule(), at, message).with_versions(support.json());
         }
+        let mut message = String::with_capacity(128);
+        crate::finding::write_describe(&mut message, &pod.object);
+        message.push_str(": ");
+        let _ = self.write_reason(&mut message);
         let finding =
             Finding::new(severity, self.rule(), at, message).with_object(Some(pod.object.clone()));
         match self.support() {
@@ -192,18 +197,18 @@ impl Why {
         }
     }
 
-    /// What it says about the pod called `name` (`Job/pi`).
-    pub(crate) fn message(&self, name: &str) -> String {
-        match self {
-            Why::VersionsUnknown { .. } => self.reason(),
-            _ => format!("{name}: {}", self.reason()),
-        }
-    }
-
     /// What it says, without naming the pod.
     pub(crate) fn reason(&self) -> String {
+        let mut s = String::new();
+        let _ = self.write_reason(&mut s);
+        s
+    }
+
+    /// [`Why::reason`], written to `out`: a finding's message is put together in one String.
+    fn write_reason(&self, out: &mut String) -> std::fmt::Result {
         match self {
-            Why::MeshConflict(a, b) => format!(
+            Why::MeshConflict(a, b) => write!(
+                out,
                 "both {} ({}) and {} ({}) would inject this pod, and two proxies in one \
                  pod break its traffic; left alone: opt it out of one of the two",
                 a.mesh.mesh().name,
@@ -212,97 +217,120 @@ impl Why {
                 b.what
             ),
             Why::OptedOut(off) => {
-                format!("skipped, opted out of injection ({})", off.what)
+                write!(out, "skipped, opted out of injection ({})", off.what)
             }
-            Why::HostNetwork => "skipped, hostNetwork pods are never injected".to_string(),
+            Why::HostNetwork => out.write_str("skipped, hostNetwork pods are never injected"),
             Why::Ambient { by } => {
-                format!("ambient mode ({by}): no sidecar to stop; {REMOVE_NOTE}")
+                write!(
+                    out,
+                    "ambient mode ({by}): no sidecar to stop; {REMOVE_NOTE}"
+                )
             }
-            Why::ProxyIsNative(mesh) => format!(
+            Why::ProxyIsNative(mesh) => write!(
+                out,
                 "{} is already injected as a native sidecar, which Kubernetes stops by \
                  itself; {REMOVE_NOTE}",
                 mesh.proxy_container
             ),
             Why::Ignored { reason, place } => {
-                let reason = match reason.trim() {
-                    "" => String::new(),
-                    r => format!(": {r}"),
-                };
-                format!(
-                    "left alone: {IGNORE_KEY} {}{reason}; nothing is written",
-                    place.text()
-                )
+                write!(out, "left alone: {IGNORE_KEY} {}", place.text())?;
+                match reason.trim() {
+                    "" => {}
+                    r => write!(out, ": {r}")?,
+                }
+                out.write_str("; nothing is written")
             }
-            Why::PinInvalid { value, place } => format!(
+            Why::PinInvalid { value, place } => write!(
+                out,
                 "{STRATEGY_KEY}: {value:?} {} is not a strategy (auto, wrapper, native or \
                  none); the pod is left as it is",
                 place.text()
             ),
             Why::ChosenNone(by) => {
-                let pin = match by {
-                    By::Setting => String::new(),
-                    By::Pin { .. } => format!(" ({})", by.text(StrategyChoice::None)),
-                };
-                format!("strategy none{pin}: {REMOVE_NOTE}")
+                out.write_str("strategy none")?;
+                match by {
+                    By::Setting => {}
+                    By::Pin { .. } => write!(out, " ({})", by.text(StrategyChoice::None))?,
+                }
+                write!(out, ": {REMOVE_NOTE}")
             }
             Why::ChosenWrapper(by) => {
-                format!("the wrapper ({})", by.text(StrategyChoice::Wrapper))
+                write!(out, "the wrapper ({})", by.text(StrategyChoice::Wrapper))
             }
-            Why::ChosenNative(s, by) => format!(
-                "native sidecar ({}; {})",
-                by.text(StrategyChoice::Native),
-                s.versions_text()
-            ),
-            Why::NativeTooOld(s, by) => format!(
+            Why::ChosenNative(s, by) => {
+                write!(out, "native sidecar ({}; ", by.text(StrategyChoice::Native))?;
+                s.write_versions_text(out)?;
+                out.write_str(")")
+            }
+            Why::NativeTooOld(s, by) => write!(
+                out,
                 "{} needs {}, but {}; the pod is left as it is (use the wrapper, or upgrade)",
                 by.text(StrategyChoice::Native),
                 s.needs_text(),
                 s.too_old_text().unwrap_or_default()
             ),
-            Why::NativeInjected(mesh) => format!(
+            Why::NativeInjected(mesh) => write!(
+                out,
                 "{} is already injected as a regular container, so the native-sidecar \
                  annotation cannot take effect; the pod is left as it is. Inject it again from \
                  the un-injected manifest",
                 mesh.proxy_container
             ),
-            Why::ProxyInjected(mesh) => format!(
+            Why::ProxyInjected(mesh) => write!(
+                out,
                 "the wrapper: {} is already injected, so native sidecars need a new \
                  injection",
                 mesh.proxy_container
             ),
-            Why::PodTurnsNativeOff { key, value, from } => format!(
+            Why::PodTurnsNativeOff { key, value, from } => write!(
+                out,
                 "the wrapper: the pod turns native sidecars off ({key}: \"{value}\"{})",
                 on_namespace(from)
             ),
-            Why::PodIsNative { key, value, from } => format!(
+            Why::PodIsNative { key, value, from } => write!(
+                out,
                 "native sidecar mode ({key}: \"{value}\"{}) lets the Job complete without a \
                  wrapper; {REMOVE_NOTE}",
                 on_namespace(from)
             ),
-            Why::TooOld(s) => format!(
+            Why::TooOld(s) => write!(
+                out,
                 "the wrapper, since {} (native sidecars need {})",
                 s.too_old_text().unwrap_or_default(),
                 s.needs_text()
             ),
-            Why::MeshNative(s) => format!(
-                "native sidecar: {}; the annotation keeps it one ({})",
-                mesh_native(s),
-                s.versions_text()
-            ),
-            Why::Native(s) => format!("native sidecar ({}){}", s.versions_text(), own_setting(s)),
-            Why::Unknown(s) => format!("the wrapper ({})", s.versions_text()),
-            Why::VersionsUnknown { support, native } => versions_unknown(support, *native),
-            Why::EveryVariantOptsOut { count, first, seen } => {
-                let which = match count {
-                    1 => "its one template that runs pods opts".to_string(),
-                    n => format!("every one of its {n} templates that run pods opts"),
-                };
-                format!(
-                    "skipped, {which} out of injection (`{first}`: {})",
-                    seen.what
-                )
+            Why::MeshNative(s) => {
+                write!(
+                    out,
+                    "native sidecar: {}; the annotation keeps it one (",
+                    mesh_native(s)
+                )?;
+                s.write_versions_text(out)?;
+                out.write_str(")")
             }
-            Why::WrapperNotAllowed { why, by } => format!(
+            Why::Native(s) => {
+                out.write_str("native sidecar (")?;
+                s.write_versions_text(out)?;
+                write!(out, "){}", own_setting(s))
+            }
+            Why::Unknown(s) => {
+                out.write_str("the wrapper (")?;
+                s.write_versions_text(out)?;
+                out.write_str(")")
+            }
+            Why::VersionsUnknown { support, native } => {
+                out.write_str(&versions_unknown(support, *native))
+            }
+            Why::EveryVariantOptsOut { count, first, seen } => {
+                out.write_str("skipped, ")?;
+                match count {
+                    1 => out.write_str("its one template that runs pods opts")?,
+                    n => write!(out, "every one of its {n} templates that run pods opts")?,
+                }
+                write!(out, " out of injection (`{first}`: {})", seen.what)
+            }
+            Why::WrapperNotAllowed { why, by } => write!(
+                out,
                 "{} cannot fix this pod: {why}; the pod is left as it is ({})",
                 by.text(StrategyChoice::Wrapper),
                 match by {
@@ -310,29 +338,34 @@ impl Why {
                     By::Pin { .. } => "pin auto or native instead",
                 }
             ),
-            Why::NativeNotAllowed(by) => format!(
+            Why::NativeNotAllowed(by) => write!(
+                out,
                 "{}: its entry in the config's `kinds` does not allow native sidecars; the pod \
                  is left as it is",
                 by.text(StrategyChoice::Native)
             ),
-            Why::OnlyWrapper => {
-                "the wrapper (its entry in the config's `kinds` allows only the wrapper)"
-                    .to_string()
-            }
+            Why::OnlyWrapper => out.write_str(
+                "the wrapper (its entry in the config's `kinds` allows only the wrapper)",
+            ),
             Why::NativeOnlyUnknown { support, why } => {
                 let m = support.mesh;
-                format!(
+                write!(
+                    out,
                     "only a native sidecar fixes this pod ({why}); it needs {}, and the versions \
-                     are not known ({}), so nothing is written: pass {} and \
-                     --kubernetes-version, or set {} and kubernetesVersion in the config (or \
-                     let meshjob read them from the manifests, docs/versions.md)",
+                     are not known (",
                     support.needs_text(),
-                    support.versions_text(),
-                    m.version_flag,
-                    m.version_key
+                )?;
+                support.write_versions_text(out)?;
+                write!(
+                    out,
+                    "), so nothing is written: pass {} and --kubernetes-version, or set {} and \
+                     kubernetesVersion in the config (or let meshjob read them from the \
+                     manifests, docs/versions.md)",
+                    m.version_flag, m.version_key
                 )
             }
-            Why::NoFix { mesh, why, cause } => format!(
+            Why::NoFix { mesh, why, cause } => write!(
+                out,
                 "only a native sidecar fixes this pod ({why}), but {}; nothing is written and \
                  its proxy keeps running after the task: opt the pod out of the mesh ({})",
                 cause.text(),
@@ -344,14 +377,15 @@ impl Why {
                 fallback,
             } => {
                 let crate::kinds::Fallback::KillCommand { prefix } = fallback;
-                let key = format!("{prefix}{}", mesh.proxy_container);
                 let argv = mesh.argo_kill.argv;
-                format!(
+                write!(
+                    out,
                     "native sidecars are out: {}; so the workflow controller is told to stop the \
-                     proxy instead ({key}: '{argv}') once the main containers end. It races the \
-                     `wait` container, which may still be uploading outputs and logs through the \
-                     proxy (argo-workflows#12919)",
-                    cause.text()
+                     proxy instead ({prefix}{}: '{argv}') once the main containers end. It races \
+                     the `wait` container, which may still be uploading outputs and logs through \
+                     the proxy (argo-workflows#12919)",
+                    cause.text(),
+                    mesh.proxy_container
                 )
             }
         }
@@ -403,9 +437,23 @@ fn own_setting(s: &Support) -> String {
     }
 }
 
-/// The once-per-run note about the versions that were not given.
+/// The once-per-run note about the versions that were not given. Its words come from the
+/// mesh table and `native` alone, and every pod of a run without versions gets it: each
+/// thread keeps the last few.
 fn versions_unknown(s: &Support, native: bool) -> String {
-    let m = s.mesh;
+    type Notes = crate::memo::Recent<(crate::mesh::MeshId, bool), String, 4>;
+    thread_local! {
+        static NOTES: std::cell::RefCell<Notes> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
+    }
+    let key = (s.mesh.id, native);
+    NOTES.with_borrow_mut(|notes| {
+        let word = || (key, word_versions_unknown(s.mesh, native));
+        notes.find_or(|k| *k == key, word).clone()
+    })
+}
+
+fn word_versions_unknown(m: &Mesh, native: bool) -> String {
     let n = &m.native;
     let tail = if native {
         format!(

@@ -255,7 +255,7 @@ impl KrmResult {
                     "index".to_string(),
                     Out::Raw {
                         text: i.to_string(),
-                        value: Value::Scalar(ScalarType::Int, i.to_string()),
+                        value: Value::Scalar(ScalarType::Int, i.to_string().into()),
                         flow_safe: true,
                     },
                 ));

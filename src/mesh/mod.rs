@@ -381,28 +381,45 @@ impl Support {
     /// `Istio 1.24 (--istio-version), Kubernetes unknown`: each version with where it came
     /// from.
     pub(crate) fn versions_text(&self) -> String {
-        let mesh = match &self.mesh_version {
-            Some(s) => format!("{} {} from {}", self.mesh.name, s.value, s.origin),
-            None => format!("{} unknown", self.mesh.name),
-        };
-        format!("{mesh}, {}", self.kubernetes_text())
+        let mut s = String::new();
+        let _ = self.write_versions_text(&mut s);
+        s
+    }
+
+    /// [`Support::versions_text`], written to `s` (a finding's message, being put together).
+    pub(crate) fn write_versions_text(&self, s: &mut impl std::fmt::Write) -> std::fmt::Result {
+        match &self.mesh_version {
+            Some(v) => write!(s, "{} {} from {}, ", self.mesh.name, v.value, v.origin)?,
+            None => {
+                s.write_str(self.mesh.name)?;
+                s.write_str(" unknown, ")?;
+            }
+        }
+        self.write_kubernetes_text(s)
     }
 
     /// `Kubernetes 1.29 (nodes.yaml:4 ...)`, `Kubernetes 1.29 or newer (...)`.
     pub(crate) fn kubernetes_text(&self) -> String {
+        let mut s = String::new();
+        let _ = self.write_kubernetes_text(&mut s);
+        s
+    }
+
+    fn write_kubernetes_text(&self, s: &mut impl std::fmt::Write) -> std::fmt::Result {
         match &self.kubernetes {
             Some(Sourced {
                 value: Kubelets::Oldest(v),
                 origin,
-            }) => format!("Kubernetes {v} from {origin}"),
+            }) => write!(s, "Kubernetes {v} from {origin}"),
             Some(Sourced {
                 value: Kubelets::AtLeast(v),
                 origin,
-            }) => format!(
+            }) => write!(
+                s,
                 "Kubernetes {v} or newer (the version skew policy's bound for the control \
                  plane at {origin})"
             ),
-            None => "Kubernetes unknown".to_string(),
+            None => s.write_str("Kubernetes unknown"),
         }
     }
 

@@ -20,6 +20,7 @@ use crate::yaml::emit::Out;
 use crate::yaml::path::{Seg, child};
 use crate::yaml::tree::{Entry, Kind, Node};
 use crate::yaml::value::{ScalarType, resolve};
+use std::sync::Arc;
 
 /// The hint for a `command` or `args` that meshjob will not rewrite because it is shared.
 const SPELL_OUT: &str = "write the list out in each container (expand the anchor or alias by \
@@ -84,7 +85,7 @@ fn not_argv(n: &Node) -> Option<String> {
     None
 }
 
-fn wrapper_out(script: String) -> Out {
+fn wrapper_out(script: Arc<str>) -> Out {
     Out::Seq(vec![
         Out::Str(SHELL.into()),
         Out::Str("-c".into()),
@@ -221,7 +222,7 @@ pub(crate) fn plan(
             origin: origin(w),
             command_style: command_style(w, ed.src),
         };
-        let script = script::render(&opts);
+        let script = script::render_shared(&opts);
         let mut path = t.list_path(List::Containers);
         path.push(Seg::Index(w.index));
         apply(ed, w, &path, script, oref, out);
@@ -429,7 +430,7 @@ fn apply(
     ed: &mut Editor<'_>,
     w: &Wrap<'_>,
     path: &[Seg],
-    script: String,
+    script: Arc<str>,
     oref: &ObjectRef,
     out: &mut Vec<Finding>,
 ) {
@@ -468,7 +469,7 @@ fn apply(
                     )
                     .with_object(Some(oref.clone())),
                 ),
-                _ if current != script => {
+                _ if current != &*script => {
                     ed.replace_item(cmd, &child(path, "command"), 2, &Out::Literal(script));
                 }
                 _ => {}
@@ -476,13 +477,11 @@ fn apply(
         }
         How::Command { cmd, args } => {
             let from_flow = cmd.value.flow;
-            let words: Vec<Out> = cmd
-                .value
-                .items()
-                .unwrap_or(&[])
-                .iter()
-                .map(|n| item_out(src, n, from_flow))
-                .collect();
+            let words = || -> Vec<Out> {
+                (cmd.value.items().unwrap_or(&[]).iter())
+                    .map(|n| item_out(src, n, from_flow))
+                    .collect()
+            };
             match args {
                 None => {
                     // The command's own text becomes `args`, byte for byte.
@@ -498,7 +497,7 @@ fn apply(
                         "command",
                         &wrapper_out(script),
                     );
-                    put_args(ed, c, path, a, words);
+                    put_args(ed, c, path, a, words());
                 }
             }
         }

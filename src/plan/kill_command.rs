@@ -55,7 +55,7 @@ pub(crate) fn plan(cx: &mut PodCx<'_, '_, '_>) {
     let mut replaced = false;
     if effective == Some(mesh.native.on) {
         for native_key in mesh.native_sidecar_annotations {
-            let replacement = (!replaced).then(|| (key.as_str(), text(argv)));
+            let replacement = (!replaced).then_some(|| (key.as_str(), text(argv)));
             replaced |= drop_native(
                 cx.ed,
                 pod,

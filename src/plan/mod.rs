@@ -27,6 +27,7 @@ use crate::yaml::editor::Editor;
 use crate::yaml::tree::Doc;
 use crate::yaml::tree::Node;
 use planner::{Planner, PodCx};
+use std::fmt::Write;
 
 /// The planner of a mesh. A new mesh adds its arm here (the match is exhaustive).
 pub(crate) fn planner(id: MeshId) -> &'static dyn Planner {
@@ -311,27 +312,28 @@ fn would_change(
         .into_iter()
         .filter(|c| !is_proxy(c) && is_touched(c))
         .collect();
-    let names: Vec<String> = touched
-        .iter()
-        .map(|c| format!("`{}`", c.str("name").unwrap_or_default()))
-        .collect();
     let (offset, message) = match touched.first() {
-        Some(first) => (
-            first.start,
-            match names.as_slice() {
-                [one] => format!(
-                    "{who}: container {one} would be wrapped: its pod would keep running \
-                     after the task, because the {} proxy does not stop",
-                    mesh.name
-                ),
-                many => format!(
-                    "{who}: containers {} would be wrapped: their pod would keep running \
-                     after the task, because the {} proxy does not stop",
-                    many.join(", "),
-                    mesh.name
-                ),
-            },
-        ),
+        Some(first) => {
+            // Worded in one String: every wrapped pod gets this finding.
+            let (containers, their) = match touched.len() {
+                1 => ("container", "its"),
+                _ => ("containers", "their"),
+            };
+            let mut m = who;
+            let _ = write!(m, ": {containers} ");
+            for (i, c) in touched.iter().enumerate() {
+                m.push_str(if i == 0 { "`" } else { ", `" });
+                m.push_str(c.str("name").unwrap_or_default());
+                m.push('`');
+            }
+            let _ = write!(
+                m,
+                " would be wrapped: {their} pod would keep running after the task, because \
+                 the {} proxy does not stop",
+                mesh.name
+            );
+            (first.start, m)
+        }
         None if proxy.is_some() => (
             proxy.map_or(tpl.start, |c| c.start),
             format!(

@@ -12,6 +12,7 @@ use crate::finding::{Finding, ObjectRef, Rule, Severity};
 use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
 use crate::yaml::tree::Node;
+use std::borrow::Cow;
 
 /// The pod's quit port from its mesh's annotation (`status.sidecar.istio.io/port`,
 /// `config.linkerd.io/admin-port`; the pod's own, else the one its Namespace gives it),
@@ -63,9 +64,14 @@ fn strings(n: Option<&Node>) -> Vec<String> {
 }
 
 /// A container's argv as written (`command` then `args`), or with the configured
-/// entrypoint in front.
-fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
-    let args = |a: Option<&crate::yaml::tree::Entry>| strings(a.map(|e| &e.value));
+/// entrypoint in front: borrowed from the document where it is written there (every
+/// container is looked at).
+fn argv<'w>(w: &'w Wrap<'_>) -> Option<Vec<Cow<'w, str>>> {
+    let words = |n: Option<&'w Node>| {
+        let items = n.and_then(Node::items).unwrap_or(&[]);
+        items.iter().filter_map(|i| i.as_str().map(Cow::Borrowed))
+    };
+    let args = |a: Option<&'w crate::yaml::tree::Entry>| words(a.map(|e| &e.value));
     match &w.how {
         // What an earlier meshjob wrapped: the original argv, from the marker line.
         How::Existing { cmd } => {
@@ -75,19 +81,13 @@ fn argv(w: &Wrap<'_>) -> Option<Vec<String>> {
             }
             let original =
                 super::script::original_argv(&strings(Some(cmd)), &strings(w.node.get("args")))?;
-            let mut v = original.command.unwrap_or_default();
-            v.extend(original.args.unwrap_or_default());
-            Some(v)
+            let original = original.command.into_iter().chain(original.args).flatten();
+            Some(original.map(Cow::Owned).collect())
         }
-        How::Command { cmd, args: a } => {
-            let mut v = strings(Some(&cmd.value));
-            v.extend(args(*a));
-            Some(v)
-        }
+        How::Command { cmd, args: a } => Some(words(Some(&cmd.value)).chain(args(*a)).collect()),
         How::Entrypoint { argv, args: a, .. } => {
-            let mut v = argv.clone();
-            v.extend(args(*a));
-            Some(v)
+            let configured = argv.iter().map(|s| Cow::Borrowed(s.as_str()));
+            Some(configured.chain(args(*a)).collect())
         }
     }
 }
@@ -105,7 +105,7 @@ pub(crate) fn own_stop(
     let Some(argv) = argv(w) else {
         return false;
     };
-    let words: Vec<&str> = argv.iter().map(String::as_str).collect();
+    let words: Vec<&str> = argv.iter().map(|w| w.as_ref()).collect();
     let at = w.node.start;
     let name = &w.name;
     let found = stops::find(&words, targets);

@@ -213,17 +213,16 @@ fn restored_command(
 
 /// Takes out the native-sidecar annotation `key` when it holds the value meshjob writes
 /// (`on`; the wrapper strategy). When it is the pod's only annotation and `replacement` is given,
-/// the replacement takes its place (true is returned); without one, `annotations` (and a
+/// the entry it makes takes its place (true is returned); without one, `annotations` (and a
 /// `metadata` left empty) go too.
-pub(crate) fn drop_native(
+pub(crate) fn drop_native<'k>(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     (key, on): (&str, &str),
-    replacement: Option<(&str, Out)>,
+    replacement: Option<impl FnOnce() -> (&'k str, Out)>,
     out: &mut Vec<Finding>,
 ) -> bool {
     let native_key = key;
-    let apath = t.annotations_path();
     if t.metadata().is_none_or(|m| shared_node(m).is_some()) {
         return false;
     }
@@ -250,8 +249,10 @@ pub(crate) fn drop_native(
         .with_object(Some(t.object.clone())),
     );
     let only = anns.entries().is_some_and(|es| es.len() == 1);
+    let apath = t.annotations_path();
     match (only, replacement) {
-        (true, Some((new_key, value))) => {
+        (true, Some(replacement)) => {
+            let (new_key, value) = replacement();
             ed.rename_key(&apath, &e.key, native_key, new_key);
             ed.replace_value(anns, &e.key, &e.value, &apath, new_key, &value);
             true

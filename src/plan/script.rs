@@ -14,6 +14,8 @@
 //!
 //! It is plain POSIX sh (dash, bash, `bash --posix`, busybox ash).
 
+use std::sync::Arc;
+
 mod marker;
 mod quote;
 mod text;
@@ -76,12 +78,26 @@ pub struct ReadyWait {
 }
 
 /// The full script text, ending in '\n'. Its first line is the marker (see [`marker`]).
+/// The text is a function of the options alone, and a run wraps container after container
+/// with the same options: the last few texts are kept (per thread).
 ///
 /// # Panics
 /// If a baked-in value (quit host or path, peers dir) contains a control character; such a
 /// value cannot be written into a YAML block scalar. `parse_quit_url` never returns one.
 pub fn render(opts: &ScriptOptions) -> String {
-    text::render(opts)
+    render_shared(opts).to_string()
+}
+
+/// [`render`], shared with every other container wrapped with the same options.
+pub(crate) fn render_shared(opts: &ScriptOptions) -> Arc<str> {
+    thread_local! {
+        static RENDERED: std::cell::RefCell<crate::memo::Recent<ScriptOptions, Arc<str>, 4>> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
+    }
+    RENDERED.with_borrow_mut(|rendered| {
+        let render = || (opts.clone(), Arc::from(text::render(opts)));
+        Arc::clone(rendered.find_or(|o| o == opts, render))
+    })
 }
 
 /// Whether `script` is a wrapper body meshjob wrote, byte for byte, in any version it knows
@@ -90,7 +106,7 @@ pub fn render(opts: &ScriptOptions) -> String {
 /// the last answers are kept (per thread).
 pub fn is_genuine(script: &str) -> bool {
     thread_local! {
-        static SEEN: std::cell::RefCell<crate::memo::Recent<bool, 8>> =
+        static SEEN: std::cell::RefCell<crate::memo::Recent<String, bool, 8>> =
             const { std::cell::RefCell::new(crate::memo::Recent::new()) };
     }
     SEEN.with_borrow_mut(|seen| seen.get(script, is_genuine_uncached))

@@ -98,10 +98,29 @@ impl Done {
         settings: &Settings,
         support: &Support,
     ) {
+        out.retain(|f| f.rule != Rule::LongRunningSidecar || !self.handled.contains(&f.offset));
+        // Worded only for a pod that has such a sidecar (most have none).
+        if out.iter().any(|f| f.rule == Rule::LongRunningSidecar) {
+            let hint = self.hint(settings, support);
+            for f in out
+                .iter_mut()
+                .filter(|f| f.rule == Rule::LongRunningSidecar)
+            {
+                if !hint.is_empty() {
+                    f.message.push_str(". ");
+                    f.message.push_str(&hint);
+                }
+            }
+        }
+        out.append(&mut self.findings);
+    }
+
+    /// What would move the pod's long-running sidecars.
+    fn hint(&self, settings: &Settings, support: &Support) -> String {
         let moves = "meshjob moves it to `initContainers` with `restartPolicy: Always`, which \
                      Kubernetes stops after the task";
         let since = KUBERNETES_SINCE;
-        let hint = match kubelets(support) {
+        match kubelets(support) {
             Some(Err(k)) => format!(
                 "Kubernetes {k} has no native sidecars on by default; from Kubernetes {since} \
                  on, {moves}"
@@ -112,18 +131,7 @@ impl Done {
             ),
             _ if settings.strategy == StrategyChoice::None => String::new(),
             _ => format!("On Kubernetes {since}+ (pass --kubernetes-version), {moves}"),
-        };
-        out.retain(|f| f.rule != Rule::LongRunningSidecar || !self.handled.contains(&f.offset));
-        for f in out
-            .iter_mut()
-            .filter(|f| f.rule == Rule::LongRunningSidecar)
-        {
-            if !hint.is_empty() {
-                f.message.push_str(". ");
-                f.message.push_str(&hint);
-            }
         }
-        out.append(&mut self.findings);
     }
 }
 

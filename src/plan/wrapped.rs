@@ -68,8 +68,8 @@ pub(crate) fn item_out(src: &str, n: &Node, from_flow: bool) -> Out {
         };
     }
     if value.contains('\n') && literal_ok(value) {
-        Out::Literal(value.clone())
+        Out::Literal(value.as_str().into())
     } else {
-        Out::Str(value.clone())
+        Out::Str(value.to_string())
     }
 }

@@ -146,7 +146,7 @@ impl<'a> Editor<'a> {
 
     /// Column of byte offset `at` (indentation is ASCII, so bytes are columns).
     pub fn col(&self, at: usize) -> usize {
-        let start = line_start(self.src, at);
+        let start = memchr::memrchr(b'\n', &self.src.as_bytes()[..at]).map_or(0, |i| i + 1);
         // A byte order mark is not indentation.
         let bom = if start == 0 && self.src.starts_with('\u{feff}') {
             '\u{feff}'.len_utf8()
@@ -224,18 +224,21 @@ impl<'a> Editor<'a> {
             let key_col = entries
                 .first()
                 .map_or(0, |e| self.col(entry_start(self.src, e.key.props_start)));
-            let entry = format!(
-                "{}:{}",
-                emit::key_text(key, &st),
-                emit::after_key(out, key_col, &st)
-            );
+            let entry = |s: &mut String| {
+                emit::push_key_text(s, key, &st);
+                s.push(':');
+                emit::push_after_key(s, out, key_col, &st);
+            };
             match before {
                 Some(b) => {
                     let at = entry_start(self.src, b.props_start);
-                    let text = format!("{entry}{}{}", st.nl, " ".repeat(key_col));
+                    let mut text = String::with_capacity(256);
+                    entry(&mut text);
+                    text.push_str(st.nl);
+                    emit::push_spaces(&mut text, key_col);
                     self.push(at, at, text);
                 }
-                None => self.insert_line_after(map.end, key_col, &entry),
+                None => self.insert_line_after(map.end, key_col, entry),
             }
         }
         if let Some(v) = self.intended_at(path) {
@@ -243,20 +246,29 @@ impl<'a> Editor<'a> {
         }
     }
 
-    /// Inserts a new line holding `text` at column `col` after the line where `end` falls.
-    fn insert_line_after(&mut self, end: usize, col: usize, text: &str) {
+    /// Inserts a new line at column `col` after the line where `end` falls, its text
+    /// written by `text` (in place: the wrapper's entry is several KB).
+    fn insert_line_after(&mut self, end: usize, col: usize, text: impl FnOnce(&mut String)) {
         let nl = self.style().nl;
-        match self.src[end..].find('\n') {
+        // Room for most entries, without growing a few bytes at a time.
+        let mut line = String::with_capacity(256);
+        match memchr::memchr(b'\n', &self.src.as_bytes()[end..]) {
             Some(i) => {
                 let at = end + i + 1;
-                self.push_line(at, col, format!("{}{text}{nl}", " ".repeat(col)));
+                emit::push_spaces(&mut line, col);
+                text(&mut line);
+                line.push_str(nl);
+                self.push_line(at, col, line);
             }
             None => {
                 // No line break at the end of the text: the new line starts with one, and
                 // goes after whatever else is appended to the last line (a value given to an
                 // empty `key:` there), still deepest first among new lines.
                 let at = self.src.len();
-                let text = format!("{nl}{}{text}", " ".repeat(col));
+                line.push_str(nl);
+                emit::push_spaces(&mut line, col);
+                text(&mut line);
+                let text = line;
                 self.edits
                     .push(Edit::insert(at, text).ordered(AFTER_LAST_LINE - col as i64));
                 if let Some(fix) = &self.eof_block
@@ -455,8 +467,10 @@ impl<'a> Editor<'a> {
         } else if !existing.is_empty() {
             let dash_col = self.col(seq.start);
             for item in items {
-                let text = format!("-{}", emit::after_dash(item, dash_col, &st));
-                self.insert_line_after(seq.end, dash_col, &text);
+                self.insert_line_after(seq.end, dash_col, |s| {
+                    s.push('-');
+                    emit::push_after_dash(s, item, dash_col, &st);
+                });
             }
         }
         if let Some(Value::Seq(vals)) = self.intended_at(path) {

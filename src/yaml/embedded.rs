@@ -116,7 +116,7 @@ pub(crate) fn edit_in_string<R>(
     }
     .map_err(|_| EmbeddedError::Verify)?;
     let [intended] = intended;
-    let value = Value::YamlText(Box::new(intended.value));
+    let value = Value::YamlText(std::sync::Arc::new(intended.value));
     if *style == ScalarStyle::Literal
         && place.block_allowed
         && !stand_in
@@ -237,9 +237,9 @@ fn value_to_out(v: &Value) -> emit::Out {
                 .collect(),
         ),
         Value::Seq(items) => emit::Out::Seq(items.iter().map(value_to_out).collect()),
-        Value::Scalar(ScalarType::Str, s) => emit::Out::Str(s.clone()),
+        Value::Scalar(ScalarType::Str, s) => emit::Out::Str(s.to_string()),
         Value::Scalar(_, s) => emit::Out::Raw {
-            text: s.clone(),
+            text: s.to_string(),
             value: v.clone(),
             flow_safe: true,
         },

@@ -12,7 +12,9 @@ pub enum Out {
     /// A string, plain when safe, else double-quoted.
     Str(String),
     /// A multi-line string, as a literal block scalar (`|`) where block style is allowed.
-    Literal(String),
+    /// Shared: the wrapper script goes into every wrapped container, and into the intended
+    /// value beside it.
+    Literal(std::sync::Arc<str>),
     Bool(bool),
     /// Text copied from the source, with its meaning. `flow_safe` says whether the text may
     /// also stand inside a flow collection.
@@ -26,7 +28,7 @@ pub enum Out {
     /// A string holding YAML text (an annotation value) that must parse to `value`.
     YamlText {
         text: String,
-        value: Value,
+        value: std::sync::Arc<Value>,
     },
 }
 
@@ -34,7 +36,8 @@ impl Out {
     /// What this output means once parsed.
     pub fn value(&self) -> Value {
         match self {
-            Out::Str(s) | Out::Literal(s) => Value::str(s.clone()),
+            Out::Str(s) => Value::str(s.as_str()),
+            Out::Literal(s) => Value::str(s.clone()),
             Out::Bool(b) => Value::bool(*b),
             Out::Raw { value, .. } => value.clone(),
             Out::Seq(items) => Value::Seq(items.iter().map(Out::value).collect()),
@@ -44,7 +47,7 @@ impl Out {
                     .map(|(k, v)| (Value::str(k.clone()), v.value()))
                     .collect(),
             ),
-            Out::YamlText { value, .. } => Value::YamlText(Box::new(value.clone())),
+            Out::YamlText { value, .. } => Value::YamlText(value.clone()),
         }
     }
 }
@@ -77,7 +80,7 @@ impl Default for Style {
 }
 
 /// Appends `n` spaces.
-fn push_spaces(s: &mut String, mut n: usize) {
+pub(crate) fn push_spaces(s: &mut String, mut n: usize) {
     const SPACES: &str = "                                ";
     while n > 0 {
         let k = n.min(SPACES.len());
@@ -102,7 +105,7 @@ pub(crate) fn after_dash(out: &Out, dash_col: usize, st: &Style) -> String {
 
 /// [`after_key`], appended to `s`: the text of a nested value is written where it goes,
 /// never built apart and copied.
-fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
+pub(crate) fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
     match out {
         Out::Seq(items) if !items.is_empty() => {
             let dash = key_col + st.seq_offset;
@@ -118,7 +121,7 @@ fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
             for (k, v) in entries {
                 s.push_str(st.nl);
                 push_spaces(s, col);
-                s.push_str(&key_text(k, st));
+                push_key_text(s, k, st);
                 s.push(':');
                 push_after_key(s, v, col, st);
             }
@@ -128,7 +131,7 @@ fn push_after_key(s: &mut String, out: &Out, key_col: usize, st: &Style) {
 }
 
 /// [`after_dash`], appended to `s`.
-fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
+pub(crate) fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
     match out {
         Out::Map(entries) if !entries.is_empty() => {
             let col = dash_col + 2;
@@ -139,7 +142,7 @@ fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
                     s.push_str(st.nl);
                     push_spaces(s, col);
                 }
-                s.push_str(&key_text(k, st));
+                push_key_text(s, k, st);
                 s.push(':');
                 push_after_key(s, v, col, st);
             }
@@ -165,19 +168,62 @@ fn push_after_dash(s: &mut String, out: &Out, dash_col: usize, st: &Style) {
 /// block whose lines are indented at `content_col`; appended to `s`.
 fn push_scalar_after_indicator(s: &mut String, out: &Out, content_col: usize, st: &Style) {
     let literal = match out {
-        Out::Literal(text) => Some(text.as_str()),
+        Out::Literal(text) => Some(&**text),
         Out::YamlText { text, .. } => Some(text.as_str()),
         _ => None,
     };
     s.push(' ');
-    if let Some(text) = literal.filter(|t| literal_ok(t)) {
-        push_literal_block(s, text, content_col, st);
-    } else if let Out::Raw { text, .. } = out {
-        // Copied from block or flow context: valid in block context either way.
-        s.push_str(text);
-    } else {
-        s.push_str(&flow(out, st));
+    if literal.is_some_and(|text| push_literal(s, text, content_col, st)) {
+        return;
     }
+    match out {
+        // Copied from block or flow context: valid in block context either way.
+        Out::Raw { text, .. } => s.push_str(text),
+        Out::Str(text) => push_scalar_text(s, text, st),
+        Out::Literal(text) => push_scalar_text(s, text, st),
+        Out::YamlText { text, .. } => push_scalar_text(s, text, st),
+        _ => s.push_str(&flow(out, st)),
+    }
+}
+
+/// The length from which a literal block's text is kept per thread: the wrapper script
+/// (several KB) and the annotation meshjob adds (about 100 bytes), the same in every pod of
+/// a run, are checked and laid out once per column, while shorter texts cost less to write
+/// again than to look up.
+const KEEP_BLOCKS_FROM: usize = 64;
+
+/// Appends `text` as a literal block at `col` when it can be one ([`literal_ok`]); returns
+/// whether it did.
+fn push_literal(s: &mut String, text: &str, col: usize, st: &Style) -> bool {
+    if text.len() < KEEP_BLOCKS_FROM {
+        let ok = literal_ok(text);
+        if ok {
+            push_literal_block(s, text, col, st);
+        }
+        return ok;
+    }
+    type Blocks = crate::memo::Recent<(usize, &'static str, String), Option<String>, 4>;
+    thread_local! {
+        static BLOCKS: std::cell::RefCell<Blocks> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
+    }
+    BLOCKS.with_borrow_mut(|blocks| {
+        // The block depends on the text, the column and the line break alone.
+        let block = blocks.find_or(
+            |(c, nl, t)| *c == col && *nl == st.nl && t == text,
+            || {
+                let block = literal_ok(text).then(|| literal_block(text, col, st));
+                ((col, st.nl, text.to_string()), block)
+            },
+        );
+        block.as_ref().is_some_and(|b| {
+            // Room for what follows the block too (`- meshjob`), so that it is not copied
+            // again when the entry grows.
+            s.reserve(b.len() + 64);
+            s.push_str(b);
+            true
+        })
+    })
 }
 
 /// A literal block scalar: header, then each line at `col`. No line break after the last
@@ -264,7 +310,8 @@ fn lines_ok(text: &str, body: &str) -> bool {
 /// A value in flow style (also used for scalars in block context).
 pub(crate) fn flow(out: &Out, st: &Style) -> String {
     match out {
-        Out::Str(s) | Out::Literal(s) | Out::YamlText { text: s, .. } => scalar_text(s, st),
+        Out::Str(s) | Out::YamlText { text: s, .. } => scalar_text(s, st),
+        Out::Literal(s) => scalar_text(s, st),
         Out::Bool(b) => if *b { "true" } else { "false" }.to_string(),
         Out::Raw { text, value, .. } => match out {
             Out::Raw {
@@ -291,31 +338,52 @@ pub(crate) fn flow(out: &Out, st: &Style) -> String {
 
 /// A mapping key.
 pub(crate) fn key_text(k: &str, st: &Style) -> String {
+    let mut s = String::new();
+    push_key_text(&mut s, k, st);
+    s
+}
+
+/// [`key_text`], appended to `s`.
+pub(crate) fn push_key_text(s: &mut String, k: &str, st: &Style) {
     if st.json {
-        return serde_json::to_string(k).unwrap_or_else(|_| double_quoted(k));
-    }
-    if plain_safe(k) {
-        k.to_string()
+        s.push_str(&serde_json::to_string(k).unwrap_or_else(|_| double_quoted(k)));
+    } else if plain_safe(k) {
+        s.push_str(k);
     } else {
-        double_quoted(k)
+        s.push_str(&double_quoted(k));
     }
 }
 
 /// A string scalar: plain when safe, else double-quoted (always quoted in JSON).
 pub(crate) fn scalar_text(s: &str, st: &Style) -> String {
+    let mut out = String::new();
+    push_scalar_text(&mut out, s, st);
+    out
+}
+
+/// [`scalar_text`], appended to `out`.
+fn push_scalar_text(out: &mut String, s: &str, st: &Style) {
     if st.json {
-        return serde_json::to_string(s).unwrap_or_else(|_| double_quoted(s));
-    }
-    if plain_safe(s) && !st.quote {
-        s.to_string()
+        out.push_str(&serde_json::to_string(s).unwrap_or_else(|_| double_quoted(s)));
+    } else if plain_safe(s) && !st.quote {
+        out.push_str(s);
     } else {
-        double_quoted(s)
+        out.push_str(&double_quoted(s));
     }
 }
 
 /// Whether `s` can be written as a plain scalar, in block or flow context, and read back as
 /// the same string by any YAML 1.1 or 1.2 reader.
 pub(crate) fn plain_safe(s: &str) -> bool {
+    if s.is_ascii() {
+        ascii_plain_safe(s)
+    } else {
+        chars_plain_safe(s)
+    }
+}
+
+/// [`plain_safe`], character by character.
+fn chars_plain_safe(s: &str) -> bool {
     let Some(first) = s.chars().next() else {
         return false;
     };
@@ -328,6 +396,30 @@ pub(crate) fn plain_safe(s: &str) -> bool {
         && plain_type(s) == ScalarType::Str
         && !(matches!(first, '-' | '+' | '.') && s.chars().any(|c| c.is_ascii_digit()))
         && !matches!(s, "-" | "." | "=" | "<<")
+}
+
+/// [`plain_safe`] for ASCII text, in one pass over its bytes: every key and word meshjob
+/// writes is checked.
+fn ascii_plain_safe(s: &str) -> bool {
+    let b = s.as_bytes();
+    let Some(&first) = b.first() else {
+        return false;
+    };
+    let ok_byte = |c: u8| c.is_ascii_alphanumeric() || b"-_./=+ ".contains(&c);
+    let (mut digit, mut prev_space) = (false, false);
+    for &c in b {
+        if !ok_byte(c) || (c == b' ' && prev_space) {
+            return false;
+        }
+        digit |= c.is_ascii_digit();
+        prev_space = c == b' ';
+    }
+    let starts_well = first.is_ascii_alphanumeric() || b"/._-".contains(&first);
+    // A sign or a dot before a digit may read as a number.
+    let number_like = b"-+.".contains(&first) && digit;
+    // A trailing space, a leading `- ` or a lone indicator reads as something else.
+    let ambiguous = prev_space || b.starts_with(b"- ") || matches!(b, b"-" | b"." | b"=" | b"<<");
+    starts_well && !number_like && !ambiguous && plain_type(s) == ScalarType::Str
 }
 
 /// A double-quoted scalar with YAML escapes.
@@ -408,6 +500,21 @@ mod tests {
             "$(VAR)",
         ] {
             assert!(!plain_safe(s), "{s:?} must be quoted");
+        }
+        // The byte loop for ASCII agrees with the general check.
+        let pieces = [
+            "a", "Z", "9", "-", "_", ".", "/", "=", "+", " ", ":", "#", "<", "~", "1e",
+        ];
+        let mut texts = vec![String::new()];
+        for _ in 0..3 {
+            let longer: Vec<String> = (texts.iter())
+                .flat_map(|t| pieces.iter().map(move |p| format!("{t}{p}")))
+                .collect();
+            texts.extend(longer);
+        }
+        texts.extend(["null", "true", "<<", "- x", "-.5", "+1", "0x1f", "a  b"].map(String::from));
+        for t in &texts {
+            assert_eq!(ascii_plain_safe(t), chars_plain_safe(t), "{t:?}");
         }
     }
 

@@ -2,7 +2,6 @@
 //! so that new text matches the text around it.
 
 use super::emit::Style;
-use super::text::line_start;
 use super::tree::{Kind, Node};
 use super::value::{ScalarType, plain_type};
 use granit_parser::ScalarStyle;
@@ -15,19 +14,9 @@ pub(crate) fn detect_style(src: &str, root: &Node) -> Style {
         Some(i) if i > 0 && src.as_bytes()[i - 1] == b'\r' => "\r\n",
         _ => "\n",
     };
-    let mut steps = Vec::new();
-    let mut offsets = Vec::new();
+    let mut steps = Tally::default();
+    let mut offsets = Tally::default();
     walk_layout(src, root, &mut steps, &mut offsets);
-    let pick = |v: &[usize], default: usize| -> usize {
-        let mut counts = std::collections::BTreeMap::new();
-        for &x in v {
-            *counts.entry(x).or_insert(0usize) += 1;
-        }
-        counts
-            .into_iter()
-            .max_by_key(|&(x, n)| (n, std::cmp::Reverse(x)))
-            .map_or(default, |(x, _)| x)
-    };
     // A document written in flow style (JSON-like) keeps its quoting habits.
     let (json, quote) = if root.flow {
         let mut q = QuoteCount::default();
@@ -38,11 +27,45 @@ pub(crate) fn detect_style(src: &str, root: &Node) -> Style {
     };
     Style {
         nl,
-        step: pick(&steps, 2).clamp(1, 8),
-        seq_offset: pick(&offsets, 0).min(8),
+        step: steps.most_common().unwrap_or(2).clamp(1, 8),
+        seq_offset: offsets.most_common().unwrap_or(0).min(8),
         json,
         quote,
     }
+}
+
+/// How often each width was seen: small widths (nearly all) in an array, others in a list.
+#[derive(Default)]
+struct Tally {
+    small: [u32; 16],
+    large: Vec<(usize, u32)>,
+}
+
+impl Tally {
+    fn add(&mut self, x: usize) {
+        match self.small.get_mut(x) {
+            Some(n) => *n += 1,
+            None => match self.large.iter_mut().find(|(y, _)| *y == x) {
+                Some((_, n)) => *n += 1,
+                None => self.large.push((x, 1)),
+            },
+        }
+    }
+
+    /// The width seen most often, the smallest of those seen equally often.
+    fn most_common(&self) -> Option<usize> {
+        let small = (self.small.iter().enumerate()).map(|(x, &n)| (x, n));
+        let all = small
+            .chain(self.large.iter().copied())
+            .filter(|&(_, n)| n > 0);
+        all.max_by_key(|&(x, n)| (n, std::cmp::Reverse(x)))
+            .map(|(x, _)| x)
+    }
+}
+
+/// The column of byte `at`: its distance from the line break before it.
+fn column(src: &str, at: usize) -> usize {
+    at - memchr::memrchr(b'\n', &src.as_bytes()[..at]).map_or(0, |i| i + 1)
 }
 
 #[derive(Default)]
@@ -87,17 +110,24 @@ fn count_quotes(n: &Node, q: &mut QuoteCount) {
     }
 }
 
-fn walk_layout(src: &str, node: &Node, steps: &mut Vec<usize>, offsets: &mut Vec<usize>) {
+fn walk_layout(src: &str, node: &Node, steps: &mut Tally, offsets: &mut Tally) {
     match &node.kind {
         Kind::Map(entries) if !node.flow => {
             for e in entries {
-                let key_col = e.key.props_start - line_start(src, e.key.props_start);
                 let v = &e.value;
-                if !v.flow && v.is_collection() && src[e.key.end..v.start].contains('\n') {
-                    let child_col = v.start - line_start(src, v.start);
+                if !v.flow
+                    && v.is_collection()
+                    && let Some(nl) = memchr::memchr(b'\n', &src.as_bytes()[e.key.end..v.start])
+                {
+                    let key_col = column(src, e.key.props_start);
+                    // The line break before the child is the last one before it.
+                    let child_line = e.key.end + nl + 1;
+                    let child_line = memchr::memrchr(b'\n', &src.as_bytes()[child_line..v.start])
+                        .map_or(child_line, |i| child_line + i + 1);
+                    let child_col = v.start - child_line;
                     match &v.kind {
-                        Kind::Map(_) if child_col > key_col => steps.push(child_col - key_col),
-                        Kind::Seq(_) if child_col >= key_col => offsets.push(child_col - key_col),
+                        Kind::Map(_) if child_col > key_col => steps.add(child_col - key_col),
+                        Kind::Seq(_) if child_col >= key_col => offsets.add(child_col - key_col),
                         _ => {}
                     }
                 }

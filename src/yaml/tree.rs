@@ -8,12 +8,17 @@
 //! - `end` is just past its last content byte (block scalars exclude trailing line breaks).
 
 use super::text::dash_before;
+use super::value::Text;
 use granit_parser::{Event, Parser, ScalarStyle, Span, StructureStyle};
 
 /// The kind of a node, with its children.
 #[derive(Clone, Debug)]
 pub enum Kind {
-    Scalar { value: String, style: ScalarStyle },
+    /// The scalar's text (short ones inline: nearly every key and value of a manifest).
+    Scalar {
+        value: Text,
+        style: ScalarStyle,
+    },
     Seq(Vec<Node>),
     Map(Vec<Entry>),
     Alias(String),
@@ -329,7 +334,7 @@ impl Builder<'_> {
                 let props = tag_start.map_or(start, |t| t.min(start));
                 let node = Node {
                     kind: Kind::Scalar {
-                        value: value.into_owned(),
+                        value: Text::from(value),
                         style,
                     },
                     start,

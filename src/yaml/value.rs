@@ -6,6 +6,9 @@
 use super::tree::{Kind, Node};
 use granit_parser::ScalarStyle;
 
+mod text;
+pub use text::Text;
+
 /// The resolved type of a scalar (YAML 1.2 core schema, plus the YAML 1.1 booleans that
 /// Kubernetes' parser still accepts, so that `yes` never passes for a string).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -22,17 +25,18 @@ pub enum ScalarType {
 /// A semantic value.
 #[derive(Clone, Debug)]
 pub enum Value {
-    Scalar(ScalarType, String),
+    Scalar(ScalarType, Text),
     Seq(Vec<Value>),
     /// Entries in source order; compared regardless of order.
     Map(Vec<(Value, Value)>),
     Alias(String),
     /// Expected only: a string whose text parses (as YAML, JSON included) to this value.
-    YamlText(Box<Value>),
+    /// Shared: a run writes the same annotation value into pod after pod.
+    YamlText(std::sync::Arc<Value>),
 }
 
 impl Value {
-    pub fn str(s: impl Into<String>) -> Value {
+    pub fn str(s: impl Into<Text>) -> Value {
         Value::Scalar(ScalarType::Str, s.into())
     }
 
@@ -40,13 +44,18 @@ impl Value {
         Value::Scalar(ScalarType::Bool, if b { "true" } else { "false" }.into())
     }
 
+    /// Whether this is the string `key` (a mapping key looked for).
+    fn is_str(&self, key: &str) -> bool {
+        matches!(self, Value::Scalar(ScalarType::Str, s) if s == key)
+    }
+
     pub fn from_node(node: &Node) -> Value {
         match &node.kind {
             Kind::Scalar { value, style } => {
                 let ty = resolve(value, *style, node.tag.as_deref(), node.empty);
                 let text = match ty {
-                    ScalarType::Bool => value.to_ascii_lowercase(),
-                    ScalarType::Null => String::new(),
+                    ScalarType::Bool => Text::from(value.to_ascii_lowercase()),
+                    ScalarType::Null => Text::new(""),
                     _ => value.clone(),
                 };
                 Value::Scalar(ty, text)
@@ -72,10 +81,7 @@ impl Value {
     /// The value under a string key of a mapping.
     pub fn get(&self, key: &str) -> Option<&Value> {
         match self {
-            Value::Map(entries) => entries
-                .iter()
-                .find(|(k, _)| k.as_str() == Some(key))
-                .map(|(_, v)| v),
+            Value::Map(entries) => entries.iter().find(|(k, _)| k.is_str(key)).map(|(_, v)| v),
             _ => None,
         }
     }
@@ -84,7 +90,7 @@ impl Value {
         match self {
             Value::Map(entries) => entries
                 .iter_mut()
-                .find(|(k, _)| k.as_str() == Some(key))
+                .find(|(k, _)| k.is_str(key))
                 .map(|(_, v)| v),
             _ => None,
         }
@@ -93,7 +99,7 @@ impl Value {
     /// Sets `key` in a mapping, replacing an existing entry.
     pub fn set(&mut self, key: &str, value: Value) {
         if let Value::Map(entries) = self {
-            match entries.iter_mut().find(|(k, _)| k.as_str() == Some(key)) {
+            match entries.iter_mut().find(|(k, _)| k.is_str(key)) {
                 Some(slot) => slot.1 = value,
                 None => entries.push((Value::str(key), value)),
             }
@@ -102,7 +108,7 @@ impl Value {
 
     pub fn remove(&mut self, key: &str) -> Option<Value> {
         if let Value::Map(entries) = self {
-            let i = entries.iter().position(|(k, _)| k.as_str() == Some(key))?;
+            let i = entries.iter().position(|(k, _)| k.is_str(key))?;
             return Some(entries.remove(i).1);
         }
         None
@@ -147,9 +153,9 @@ impl Value {
                     && match ty {
                         ScalarType::Bool => {
                             s.len() == value.len()
-                                && s.bytes()
+                                && (s.as_bytes().iter())
                                     .zip(value.bytes())
-                                    .all(|(a, b)| a == b.to_ascii_lowercase())
+                                    .all(|(a, b)| *a == b.to_ascii_lowercase())
                         }
                         ScalarType::Null => s.is_empty(),
                         _ => s == value,
@@ -181,7 +187,7 @@ impl Value {
             }
             let value = match super::tree::parse_stream(text) {
                 Ok(docs) if docs.len() == 1 => Some(Value::from_node(&docs[0].root)),
-                Ok(docs) if docs.is_empty() => Some(Value::Scalar(ScalarType::Null, String::new())),
+                Ok(docs) if docs.is_empty() => Some(Value::Scalar(ScalarType::Null, Text::new(""))),
                 _ => None,
             };
             let ok = value.as_ref().is_some_and(|v| expected.matches(v));
@@ -513,10 +519,13 @@ mod tests {
     fn yaml_texts_read_back_the_same_parsed_or_kept() {
         let parsed = |t: &str| {
             let docs = super::super::tree::parse_stream(t).unwrap();
-            Value::YamlText(Box::new(Value::from_node(&docs[0].root)))
+            Value::YamlText(std::sync::Arc::new(Value::from_node(&docs[0].root)))
         };
         let (one, two) = (parsed("k: 1"), parsed("k: 2"));
-        let empty = Value::YamlText(Box::new(Value::Scalar(ScalarType::Null, String::new())));
+        let empty = Value::YamlText(std::sync::Arc::new(Value::Scalar(
+            ScalarType::Null,
+            Text::new(""),
+        )));
         // The second round finds each text kept from the first.
         for _ in 0..2 {
             assert!(one.matches_text("k: 1"));
@@ -559,7 +568,7 @@ mod tests {
                     let inner = super::super::tree::parse_stream(&t).unwrap();
                     expected.set(
                         key,
-                        Value::YamlText(Box::new(Value::from_node(&inner[0].root))),
+                        Value::YamlText(std::sync::Arc::new(Value::from_node(&inner[0].root))),
                     );
                 }
             }

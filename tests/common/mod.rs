@@ -196,6 +196,54 @@ pub fn walk(dir: &Path, name_ok: &dyn Fn(&str) -> bool, out: &mut Vec<PathBuf>) 
     }
 }
 
+/// Where a YAML input comes from. testdata and the YAML test suite are made of corner cases
+/// on purpose (CRLF, explicit keys, JSON, every feature of YAML); the corpus of real
+/// manifests says how common a case is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    Testdata,
+    Corpus,
+    Suite,
+}
+
+/// Every YAML text the property tests read, as (label, text, origin): `testdata/**/*.yaml`
+/// always; the corpus and the YAML test suite's `in.yaml` files from `../shared/` when it is
+/// there, else a loud skip message. Files that are not UTF-8 are left out.
+pub fn yaml_inputs() -> Vec<(String, String, Origin)> {
+    let mut sets = vec![(Origin::Testdata, Vec::new())];
+    walk(
+        &root().join("testdata"),
+        &|n| n.ends_with(".yaml"),
+        &mut sets[0].1,
+    );
+    match shared_dir() {
+        Some(shared) => {
+            let (mut corpus, mut suite) = (Vec::new(), Vec::new());
+            walk(
+                &shared.join("corpus"),
+                &|n| !n.ends_with(".md"),
+                &mut corpus,
+            );
+            walk(
+                &shared.join("yaml-test-suite"),
+                &|n| n == "in.yaml",
+                &mut suite,
+            );
+            sets.push((Origin::Corpus, corpus));
+            sets.push((Origin::Suite, suite));
+        }
+        None => eprintln!("SKIPPING the corpus and the YAML test suite: ../shared is absent"),
+    }
+    sets.into_iter()
+        .flat_map(|(origin, paths)| {
+            paths.into_iter().filter_map(move |p| {
+                let text = String::from_utf8(std::fs::read(&p).ok()?).ok()?;
+                Some((p.display().to_string(), text, origin))
+            })
+        })
+        .collect()
+}
+
 pub mod golden;
 pub mod hosts;
 pub mod invariants;

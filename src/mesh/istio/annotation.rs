@@ -14,11 +14,22 @@ use crate::yaml::path::child;
 use crate::yaml::tree::{Kind, parse_stream};
 use crate::yaml::value::Value;
 
-/// The annotation value for a template that has none, with what it means.
+/// The annotation value for a template that has none, with what it means. It depends on
+/// the settings alone, the same for every pod of a run: the last few are kept (per thread)
+/// rather than written and parsed again.
 fn fresh(d: &Desired, json: bool) -> Out {
-    let text = d.fresh_text(json);
-    let value = fresh_value(&text);
-    Out::YamlText { text, value }
+    thread_local! {
+        static FRESH: std::cell::RefCell<crate::memo::Recent<(Desired, bool), Out, 4>> =
+            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
+    }
+    FRESH.with_borrow_mut(|fresh| {
+        let made = || {
+            let text = d.fresh_text(json);
+            let value = std::sync::Arc::new(fresh_value(&text));
+            ((d.clone(), json), Out::YamlText { text, value })
+        };
+        (fresh.find_or(|(d0, j)| d0 == d && *j == json, made)).clone()
+    })
 }
 
 /// The annotation meshjob adds for the wrapper, as a key and a block value: to put in the
@@ -27,21 +38,12 @@ pub(super) fn fresh_entry(d: &Desired) -> (&'static str, Out) {
     (istio::PROXY_CONFIG_ANNOTATION, fresh(d, false))
 }
 
-/// The value of a fresh annotation text. A run renders the same few texts for every pod, so
-/// the last ones read are kept (per thread) rather than parsed again.
+/// The value of a fresh annotation text.
 fn fresh_value(text: &str) -> Value {
-    thread_local! {
-        static SEEN: std::cell::RefCell<crate::memo::Recent<Value, 4>> =
-            const { std::cell::RefCell::new(crate::memo::Recent::new()) };
-    }
-    SEEN.with_borrow_mut(|seen| {
-        seen.get(text, |text| {
-            parse_stream(text)
-                .ok()
-                .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
-                .unwrap_or(Value::Map(Vec::new()))
-        })
-    })
+    parse_stream(text)
+        .ok()
+        .and_then(|docs| docs.first().map(|doc| Value::from_node(&doc.root)))
+        .unwrap_or(Value::Map(Vec::new()))
 }
 
 /// Plans the annotation edits for one pod template.

@@ -22,7 +22,7 @@ impl Planner for Istio {
     fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {
         let d = Desired::from_settings(cx.settings);
         let native = (cx.mesh.native_sidecar_annotation, super::NATIVE_ON);
-        let replacement = wrapped.then(|| annotation::fresh_entry(&d));
+        let replacement = wrapped.then_some(|| annotation::fresh_entry(&d));
         let replaced = crate::plan::revert::drop_native(cx.ed, cx.pod, native, replacement, cx.out);
         if env::proxy(cx.pod, cx.mesh).is_some() {
             // The annotation would have no effect: the proxy's env instead.
@@ -58,6 +58,10 @@ impl Planner for Istio {
         force_mesh: bool,
         out: &mut Vec<Finding>,
     ) {
+        // Most documents hold no mesh configuration: nothing to set up for them.
+        if !super::values::holds(root, force_mesh) {
+            return;
+        }
         let d = Desired::from_settings(settings);
         super::values::plan(ed, root, &d, force_mesh, out);
     }

@@ -16,7 +16,7 @@ use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::{ScalarType, resolve, string_key};
 
 /// What the ProxyConfig should hold.
-#[derive(Clone, Debug)]
+#[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Desired {
     pub hold: bool,
     pub drain: crate::config::GoDuration,

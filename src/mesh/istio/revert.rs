@@ -243,7 +243,7 @@ fn ours(root: &Node, d: &Desired) -> Ours {
     let typed = |n: &Node| match &n.kind {
         crate::yaml::tree::Kind::Scalar { value, style } => Some((
             resolve(value, *style, n.tag.as_deref(), n.empty),
-            value.clone(),
+            value.to_string(),
         )),
         _ => None,
     };

@@ -28,7 +28,7 @@ impl Planner for Linkerd {
         };
         let mut replaced = false;
         for key in drop {
-            let replacement = (wrapped && !replaced).then(annotation::fresh_entry);
+            let replacement = (wrapped && !replaced).then_some(annotation::fresh_entry);
             let native = (*key, super::NATIVE_ON);
             replaced |=
                 crate::plan::revert::drop_native(cx.ed, cx.pod, native, replacement, cx.out);

@@ -28,6 +28,7 @@ mod compare;
 mod scalars;
 
 use super::tree::{Doc, Entry, Kind, Node};
+use super::value::Text;
 use bytes::{find2, is_marker, printable_ascii, spaces};
 use granit_parser::ScalarStyle;
 
@@ -119,9 +120,12 @@ enum Inline {
     Value(Node),
 }
 
-fn scalar(value: String, style: ScalarStyle, start: usize, end: usize) -> Node {
+fn scalar(value: impl Into<Text>, style: ScalarStyle, start: usize, end: usize) -> Node {
     Node {
-        kind: Kind::Scalar { value, style },
+        kind: Kind::Scalar {
+            value: value.into(),
+            style,
+        },
         start,
         end,
         props_start: start,
@@ -219,7 +223,7 @@ impl Parser<'_> {
             return Ok(match marker {
                 // A bare `---` is a document whose root is an empty null, just past it.
                 Some(m) => {
-                    let mut root = scalar("~".to_string(), ScalarStyle::Plain, m + 3, m + 3);
+                    let mut root = scalar("~", ScalarStyle::Plain, m + 3, m + 3);
                     root.empty = true;
                     vec![Doc {
                         root,
@@ -382,7 +386,7 @@ impl Parser<'_> {
             l => {
                 // Empty: a null just past the `:`.
                 let at = colon + 1;
-                let mut node = scalar("~".to_string(), ScalarStyle::Plain, at, at);
+                let mut node = scalar("~", ScalarStyle::Plain, at, at);
                 node.empty = true;
                 Ok((node, l.map_or(b.len(), |l| l.start)))
             }

@@ -4,6 +4,7 @@
 use super::bytes::{find2, push_breaks, spaces, starts_with_spaces, trim_end};
 use super::{Decline, Inline, MAX_KEY, Parser, R, collection, scalar};
 use crate::yaml::tree::{Kind, Node};
+use crate::yaml::value::Text;
 use granit_parser::ScalarStyle;
 
 impl Parser<'_> {
@@ -52,7 +53,7 @@ impl Parser<'_> {
         // The scalar up to `to`, without the spaces before it.
         let node = |to: usize| {
             let end = trim_end(b, p, to);
-            scalar(self.src[p..end].to_string(), ScalarStyle::Plain, p, end)
+            scalar(&self.src[p..end], ScalarStyle::Plain, p, end)
         };
         let mut i = p;
         while let Some(j) = find2(b, i, eol, b':', b'#') {
@@ -87,9 +88,9 @@ impl Parser<'_> {
         };
         let text = &self.src[p + 1..close];
         let value = if escaped {
-            text.replace("''", "'")
+            Text::from(text.replace("''", "'"))
         } else {
-            text.to_string()
+            Text::new(text)
         };
         Ok((
             scalar(value, ScalarStyle::SingleQuoted, p, close + 1),
@@ -103,7 +104,7 @@ impl Parser<'_> {
         let b = self.b;
         let first = find2(b, p + 1, eol, b'"', b'\\').ok_or(Decline)?;
         if b[first] == b'"' {
-            let value = self.src[p + 1..first].to_string();
+            let value = &self.src[p + 1..first];
             return Ok((
                 scalar(value, ScalarStyle::DoubleQuoted, p, first + 1),
                 first + 1,
@@ -196,10 +197,7 @@ impl Parser<'_> {
             i += 1;
         }
         let end = trim_end(b, p, i);
-        Ok((
-            scalar(self.src[p..end].to_string(), ScalarStyle::Plain, p, end),
-            end,
-        ))
+        Ok((scalar(&self.src[p..end], ScalarStyle::Plain, p, end), end))
     }
 
     /// A literal (`|`) or folded (`>`) block scalar whose indicator is at `p`, on a line that
@@ -231,9 +229,9 @@ impl Parser<'_> {
         let read = self
             .block_lines(first, first_end, n, folded, &mut text)
             .and_then(|lines| chomped(&mut text, &lines, chomp, b).map(|end| (end, lines.stop)));
-        let value = read.is_ok().then(|| text.as_str().to_owned());
+        let value = read.is_ok().then(|| Text::new(&text));
         self.scratch.text = text;
-        let ((end, stop), value) = (read?, value.unwrap_or_default());
+        let ((end, stop), value) = (read?, value.unwrap_or_else(|| Text::new("")));
         let style = if folded {
             ScalarStyle::Folded
         } else {
