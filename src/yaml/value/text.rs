@@ -40,6 +40,7 @@ impl Text {
         }
     }
 
+    #[allow(unsafe_code)]
     pub fn as_str(&self) -> &str {
         match &self.0 {
             Repr::Inline(len, bytes) => {
