@@ -9,9 +9,8 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr, unreachable_pub)]
 // `unsafe` is allowed in two places only: the vector code of the quick scanner
-// (`yaml::simple::masks`), which a test holds to its portable form, and the reading of a
-// short scalar text kept inline as a `str` (`yaml::value::Text::as_str`), whose bytes are a whole
-// `str`'s.
+// (`yaml::simple::masks`), which a test holds to its portable form, and the reading of an
+// inline scalar text as a `str` (`yaml::value::Text::as_str`): its bytes are a whole `str`'s.
 #![deny(unsafe_code)]
 
 mod apply;

@@ -16,38 +16,12 @@ mod common;
 #[path = "quick_path/previous.rs"]
 mod previous;
 
-use common::walk;
+use common::yaml_texts as inputs;
 
 use meshjob::Rule;
 use meshjob::Settings;
 use meshjob::{self as run, ProcessOptions};
 use meshjob::{QuickScanner, parse_stream, quick_head, split_pieces};
-
-/// (label, text) of every input: testdata always, the shared data when present.
-fn inputs() -> Vec<(String, String)> {
-    let root = common::root();
-    let mut paths = Vec::new();
-    walk(
-        &root.join("testdata"),
-        &|n| n.ends_with(".yaml"),
-        &mut paths,
-    );
-    if let Some(shared) = common::shared_dir() {
-        walk(&shared.join("corpus"), &|n| !n.ends_with(".md"), &mut paths);
-        walk(
-            &shared.join("yaml-test-suite"),
-            &|n| n == "in.yaml",
-            &mut paths,
-        );
-    }
-    paths
-        .into_iter()
-        .filter_map(|p| {
-            let text = String::from_utf8(std::fs::read(&p).ok()?).ok()?;
-            Some((p.display().to_string(), text))
-        })
-        .collect()
-}
 
 /// The scanner's answer for every piece must be sound: valid YAML, and the same identity the
 /// parser sees.

@@ -10,19 +10,14 @@
 
 mod common;
 
+use common::yaml_texts as inputs;
+
 use meshjob::Reader;
 use meshjob::RunContext;
 use meshjob::Settings;
 use meshjob::{self as run, Outcome, ProcessOptions};
 use meshjob::{Finding, Rule};
 use std::ops::Range;
-
-/// (label, text) of every input: testdata always, the shared data when present.
-fn inputs() -> Vec<(String, String)> {
-    (common::yaml_inputs().into_iter())
-        .map(|(label, text, _)| (label, text))
-        .collect()
-}
 
 /// The reader's pieces, as ranges of the text (every piece its own batch).
 fn pieces(text: &str) -> Vec<Range<usize>> {

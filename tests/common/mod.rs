@@ -244,6 +244,13 @@ pub fn yaml_inputs() -> Vec<(String, String, Origin)> {
         .collect()
 }
 
+/// [`yaml_inputs`] as (label, text).
+pub fn yaml_texts() -> Vec<(String, String)> {
+    (yaml_inputs().into_iter())
+        .map(|(label, text, _)| (label, text))
+        .collect()
+}
+
 pub mod golden;
 pub mod hosts;
 pub mod invariants;
