@@ -48,7 +48,7 @@ impl Text {
                 debug_assert!(std::str::from_utf8(bytes).is_ok());
                 // SAFETY: an inline text is made only by `Text::new`, from the bytes of a
                 // whole `str`, and never changed after (the representation is private):
-                // they are valid UTF-8. Checking again on every read cost a tenth of the
+                // they are valid UTF-8. Checking again on every read cost an eighth of the
                 // instructions of a run that edits CronJobs (each key compared, each value
                 // resolved reads its text).
                 unsafe { std::str::from_utf8_unchecked(bytes) }
