@@ -361,6 +361,18 @@ fn process_piece(
                  then run again",
             ));
         }
+        if !p.editor.edits.is_empty()
+            && let Some(at) = inner_bom(text, from..to)
+        {
+            return fatal(Finding::error(
+                Rule::InnerByteOrderMark,
+                at,
+                "this document holds a byte order mark (U+FEFF) past its start, which YAML \
+                 allows only at the start of a document or inside a quoted scalar, and which \
+                 meshjob does not edit around: remove it (inside quotes, write it as \\uFEFF), \
+                 then run again",
+            ));
+        }
         // `select` / `ignore`: what is reported, never what is planned (a refusal of an
         // ignored rule has already dropped its pod's edits).
         findings.extend(
@@ -415,6 +427,19 @@ fn process_piece(
 fn lone_cr(text: &str) -> Option<usize> {
     let b = text.as_bytes();
     (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
+}
+
+/// Where `text[range]`, the lines of a document's content, holds a byte order mark other
+/// than one at their start (where YAML allows one, and which the editor steps over, see
+/// `Editor::col`). The editor lays out the lines it adds by byte columns, and the parser
+/// reads a line that begins with a mark further on as if the mark were not there; a mark
+/// elsewhere in a line is in a scalar (allowed inside quotes) or an error of the parser.
+fn inner_bom(text: &str, range: std::ops::Range<usize>) -> Option<usize> {
+    const BOM: &[u8] = "\u{feff}".as_bytes();
+    let start = range.start;
+    memchr::memmem::find_iter(&text.as_bytes()[range], BOM)
+        .map(|i| start + i)
+        .find(|&at| at != start)
 }
 
 /// Keeps only the first of each note that is said once (the drain interaction, the

@@ -93,6 +93,8 @@ rules! {
     LoneCarriageReturn = "MJ011", [Error], "lone CR line break";
     /// On stdin past its read-ahead, a `Namespace` document after a pod it would place.
     LateNamespace = "MJ012", [Error], "Namespace after its pods on stdin";
+    /// A document to edit has a byte order mark past its start.
+    InnerByteOrderMark = "MJ013", [Error], "byte order mark inside a document";
     /// meshjob's own output failed its checks; nothing was written.
     Internal = "MJ090", [Error], "internal error";
     /// An object of a kind meshjob fixes without the pod template its kind has.

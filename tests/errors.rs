@@ -21,6 +21,7 @@ const CLASSES: &[&str] = &[
     "alias-refusal",
     "unquoted-version-in-config",
     "lone-cr-line-breaks",
+    "byte-order-mark-inside-a-document",
     "explicit-key-colon-less-indented",
 ];
 

@@ -147,8 +147,9 @@ impl<'a> Editor<'a> {
     /// Column of byte offset `at` (indentation is ASCII, so bytes are columns).
     pub fn col(&self, at: usize) -> usize {
         let start = memchr::memrchr(b'\n', &self.src.as_bytes()[..at]).map_or(0, |i| i + 1);
-        // A byte order mark is not indentation.
-        let bom = if start == 0 && self.src.starts_with('\u{feff}') {
+        // A byte order mark is not indentation: the parser steps over one at the start of
+        // a document's first line (of the stream, or after a comment or a `...` line).
+        let bom = if self.src[start..].starts_with('\u{feff}') {
             '\u{feff}'.len_utf8()
         } else {
             0
