@@ -48,12 +48,15 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -
                 fatal: None,
             }
         }
-        // A document refused for a lone CR (or one meshjob fails on) is met where the stream
-        // reaches it, which can be before a syntax error further on; the whole text's parse
-        // reports that error first, so a text in memory says what the reference says.
+        // A document refused for a lone CR or a byte order mark (or one meshjob fails on) is
+        // met where the stream reaches it, which can be before a syntax error further on;
+        // the whole text's parse reports that error first, so a text in memory says what
+        // the reference says.
         Err(crate::stream::Stop::Failed(f))
-            if matches!(f.finding.rule, Rule::LoneCarriageReturn | Rule::Internal)
-                && crate::yaml::tree::parse_stream(text).is_err() =>
+            if matches!(
+                f.finding.rule,
+                Rule::LoneCarriageReturn | Rule::InnerByteOrderMark | Rule::Internal
+            ) && crate::yaml::tree::parse_stream(text).is_err() =>
         {
             process_reference(text, settings, opts)
         }

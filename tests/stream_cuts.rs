@@ -142,12 +142,13 @@ fn compare(label: &str, text: &str, failures: &mut Vec<String>) {
                 ((!internal).then_some(f.offset), f.message.clone())
             })
         };
-        // A document refused for a lone CR is refused where the stream reaches it, before a
-        // syntax error further on that the whole text's parse reports first: both stop the
-        // input with nothing written, and only the message differs.
+        // A document refused for a lone CR or a byte order mark is refused where the stream
+        // reaches it, before a syntax error further on that the whole text's parse reports
+        // first: both stop the input with nothing written, and only the message differs.
         let refused_first = matches!(
             (&whole.fatal, &parts.fatal),
-            (Some(w), Some(p)) if (p.rule == Rule::LoneCarriageReturn && p.offset < w.offset)
+            (Some(w), Some(p)) if (matches!(p.rule, Rule::LoneCarriageReturn | Rule::InnerByteOrderMark)
+                && p.offset < w.offset)
                 // Likewise a piece meshjob fails on (an internal error, exit 2, nothing
                 // written) before a syntax error that the whole text's parse reports first;
                 // `run::process` reports the syntax error, as the whole parse does.
