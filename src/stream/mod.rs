@@ -124,15 +124,22 @@ pub(crate) fn first_pass<R: Read + Send>(
         if !namespace && !crate::versions::batch_may_hold(&b.bytes) {
             return Some((b, Vec::new()));
         }
+        // One scanner for the batch, which makes its bitmaps once, when it is text (else
+        // each piece that is text is read alone).
+        let text = std::str::from_utf8(&b.bytes).ok();
+        let mut scanner = text.map(crate::yaml::simple::Scanner::new);
         let want = (b.pieces.iter().enumerate())
-            .filter(|(_, r)| {
-                let piece = b.bytes.get((*r).clone());
-                piece
+            .filter(|(_, r)| match (text, scanner.as_mut()) {
+                (Some(text), Some(scanner)) => {
+                    let head = scanner.head((*r).clone());
+                    crate::decide::may_add(&text[(*r).clone()], head.as_ref(), true)
+                }
+                _ => (b.bytes.get((*r).clone()))
                     .and_then(|p| std::str::from_utf8(p).ok())
                     .is_some_and(|p| {
                         let head = crate::yaml::simple::head(p);
                         crate::decide::may_add(p, head.as_ref(), true)
-                    })
+                    }),
             })
             .map(|(i, _)| i)
             .collect();
