@@ -17,43 +17,35 @@ pub(super) fn pod_endpoint(
     url: Option<&Endpoint>,
     pod: &Pod<'_>,
 ) -> Result<Endpoint, String> {
-    mesh_url(mesh.default_quit_url, |quit| {
-        let quit = quit?;
-        mesh_url(mesh.ready_url, |ready| {
-            let ready = ready?;
-            let mut q = url.unwrap_or(quit).clone();
-            let port = own_fixes::status_port(mesh, pod);
-            if port == Some(0) && (q == *quit || q == *ready) {
-                return port_off(mesh, pod, q == *ready);
-            }
-            if let Some(p) = port
-                && q.port == quit.port
-                && (q == *quit || q == *ready)
-            {
-                q.port = p;
-            }
-            Ok(q)
-        })
-    })
+    let (quit, ready) = (mesh_url(mesh.default_quit_url), mesh_url(mesh.ready_url));
+    let quit = quit.as_ref().as_ref().map_err(Clone::clone)?;
+    let ready = ready.as_ref().as_ref().map_err(Clone::clone)?;
+    let mut q = url.unwrap_or(quit).clone();
+    let port = own_fixes::status_port(mesh, pod);
+    if port == Some(0) && (q == *quit || q == *ready) {
+        return port_off(mesh, pod, q == *ready);
+    }
+    if let Some(p) = port
+        && q.port == quit.port
+        && (q == *quit || q == *ready)
+    {
+        q.port = p;
+    }
+    Ok(q)
 }
 
-/// `f` of one of the mesh table's URLs, parsed: the same few for every pod of a run, so
-/// each thread keeps them parsed.
-fn mesh_url<T>(
-    url: &'static str,
-    f: impl FnOnce(Result<&Endpoint, String>) -> Result<T, String>,
-) -> Result<T, String> {
+/// One of the mesh table's URLs, parsed: the same few for every pod of a run, so each
+/// thread keeps them parsed (shared, so that two can be held at once).
+fn mesh_url(url: &'static str) -> Rc<Result<Endpoint, String>> {
     type Parsed = crate::memo::Recent<&'static str, Rc<Result<Endpoint, String>>, 4>;
     thread_local! {
         static PARSED: std::cell::RefCell<Parsed> =
             const { std::cell::RefCell::new(crate::memo::Recent::new()) };
     }
-    // Shared, not borrowed: `f` may ask for another URL.
-    let parsed = PARSED.with_borrow_mut(|parsed| {
+    PARSED.with_borrow_mut(|parsed| {
         let parse = || (url, Rc::new(script::parse_quit_url(url)));
         Rc::clone(parsed.find_or(|u| *u == url, parse))
-    });
-    f(parsed.as_ref().as_ref().map_err(Clone::clone))
+    })
 }
 
 /// The quit (or, `ready`, readiness) endpoint of a pod whose quit port annotation is `0`.
