@@ -2,6 +2,7 @@
 //! so that new text matches the text around it.
 
 use super::emit::Style;
+use super::text::line_start;
 use super::tree::{Kind, Node};
 use super::value::{ScalarType, plain_type};
 use granit_parser::ScalarStyle;
@@ -63,11 +64,6 @@ impl Tally {
     }
 }
 
-/// The column of byte `at`: its distance from the line break before it.
-fn column(src: &str, at: usize) -> usize {
-    at - memchr::memrchr(b'\n', &src.as_bytes()[..at]).map_or(0, |i| i + 1)
-}
-
 #[derive(Default)]
 struct QuoteCount {
     keys: usize,
@@ -117,14 +113,10 @@ fn walk_layout(src: &str, node: &Node, steps: &mut Tally, offsets: &mut Tally) {
                 let v = &e.value;
                 if !v.flow
                     && v.is_collection()
-                    && let Some(nl) = memchr::memchr(b'\n', &src.as_bytes()[e.key.end..v.start])
+                    && memchr::memchr(b'\n', &src.as_bytes()[e.key.end..v.start]).is_some()
                 {
-                    let key_col = column(src, e.key.props_start);
-                    // The line break before the child is the last one before it.
-                    let child_line = e.key.end + nl + 1;
-                    let child_line = memchr::memrchr(b'\n', &src.as_bytes()[child_line..v.start])
-                        .map_or(child_line, |i| child_line + i + 1);
-                    let child_col = v.start - child_line;
+                    let key_col = e.key.props_start - line_start(src, e.key.props_start);
+                    let child_col = v.start - line_start(src, v.start);
                     match &v.kind {
                         Kind::Map(_) if child_col > key_col => steps.add(child_col - key_col),
                         Kind::Seq(_) if child_col >= key_col => offsets.add(child_col - key_col),
