@@ -11,6 +11,13 @@
 //! MESHJOB_FUZZ_SECONDS=60 MESHJOB_FUZZ_SEED=7 cargo test --release --test fuzz_smoke -- --ignored
 //! ```
 //!
+//! The inputs depend on the seed and the run number alone, so one find is made again at once,
+//! on any machine, from the seed and the run number in its file name:
+//!
+//! ```sh
+//! MESHJOB_FUZZ_SEED=7 MESHJOB_FUZZ_RUN=1234 cargo test --release --test fuzz_smoke mutated -- --ignored --nocapture
+//! ```
+//!
 //! The run goes on past a find until the time is up (or 50 finds): each input that breaks an
 //! invariant, and each that ends in an internal error (verification caught a bad edit: safe,
 //! since nothing is written, but a bug all the same), is written to
@@ -193,6 +200,39 @@ fn mutated_corpus_keeps_the_invariants() {
     let seeds = seeds();
     assert!(seeds.len() > 20, "seed corpus too small: {}", seeds.len());
     let mut rng = Rng(seed);
+    // The inputs depend on the seed and the run number alone, never on the clock: with
+    // MESHJOB_FUZZ_RUN=N, run N of the seed is made again, checked, and saved whatever its
+    // outcome, so a find from another machine is met without waiting for that machine's speed.
+    if let Some(only) = std::env::var("MESHJOB_FUZZ_RUN")
+        .ok()
+        .and_then(|v| v.parse::<u64>().ok())
+    {
+        let mut text = String::new();
+        for _ in 0..=only {
+            text = seeds[rng.below(seeds.len())].clone();
+            for _ in 0..1 + rng.below(6) {
+                mutate(&mut rng, &seeds, &mut text);
+            }
+        }
+        let place = save_crash(&format!("run-seed{seed}-run{only}.yaml"), &text);
+        let outcome = match std::panic::catch_unwind(|| common::invariants::check(&text)) {
+            Ok(Ok(out)) => match out.fatal {
+                Some(f) => format!("fatal: {}", f.message),
+                None if out.text != text => "fixed".to_owned(),
+                None => "unchanged".to_owned(),
+            },
+            Ok(Err(e)) => format!("invariant failure: {e}"),
+            Err(payload) => format!("panic: {}", panic_message(&*payload)),
+        };
+        eprintln!("run {only} (seed {seed}): {outcome}; {place}");
+        assert!(
+            !outcome.starts_with("fatal: internal error")
+                && !outcome.starts_with("invariant")
+                && !outcome.starts_with("panic"),
+            "run {only} of seed {seed} is a find"
+        );
+        return;
+    }
     let deadline = Instant::now() + Duration::from_secs(secs);
     let (mut runs, mut changed, mut fatal) = (0u64, 0u64, 0u64);
     let mut failures = Saved::new("crash", seed);
@@ -233,7 +273,8 @@ fn mutated_corpus_keeps_the_invariants() {
             "seed {seed}: {} inputs broke an invariant and {} ended in an internal error; the \
              first of each kind are listed above with the files they were saved to. Replay: \
              MESHJOB_FUZZ_SECONDS={secs} MESHJOB_FUZZ_SEED={seed} cargo test --release --test \
-             fuzz_smoke -- --ignored",
+             fuzz_smoke -- --ignored; or one run N of them: MESHJOB_FUZZ_SEED={seed} \
+             MESHJOB_FUZZ_RUN=N cargo test --release --test fuzz_smoke mutated -- --ignored",
             failures.total, internal.total
         );
     }

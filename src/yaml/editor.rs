@@ -182,7 +182,7 @@ impl<'a> Editor<'a> {
             let pair = format!("{}: {}", emit::key_text(key, &st), emit::flow(out, &st));
             match (before, entries.first(), entries.last()) {
                 (Some(b), _, _) => {
-                    let at = entry_start(self.src, b.props_start);
+                    let at = self.entry_start(map, b);
                     let text = if self.on_own_line(at) {
                         format!("{pair},{}{}", st.nl, " ".repeat(self.col(at)))
                     } else {
@@ -224,7 +224,7 @@ impl<'a> Editor<'a> {
         } else {
             let key_col = entries
                 .first()
-                .map_or(0, |e| self.col(entry_start(self.src, e.key.props_start)));
+                .map_or(0, |e| self.col(self.entry_start(map, &e.key)));
             let entry = |s: &mut String| {
                 emit::push_key_text(s, key, &st);
                 s.push(':');
@@ -232,7 +232,7 @@ impl<'a> Editor<'a> {
             };
             match before {
                 Some(b) => {
-                    let at = entry_start(self.src, b.props_start);
+                    let at = self.entry_start(map, b);
                     let mut text = String::with_capacity(256);
                     entry(&mut text);
                     text.push_str(st.nl);
@@ -281,6 +281,17 @@ impl<'a> Editor<'a> {
         }
     }
 
+    /// Where the entry of `map` whose key is `key` begins: the `?` of an explicit key, else
+    /// the key (see [`entry_start`]; the entry before it bounds where a `?` may be).
+    pub(super) fn entry_start(&self, map: &Node, key: &Node) -> usize {
+        let entries = map.entries().unwrap_or(&[]);
+        let before = entries.partition_point(|e| e.key.props_start < key.props_start);
+        let floor = before
+            .checked_sub(1)
+            .map_or(0, |i| entries[i].value.end.max(entries[i].key.end));
+        entry_start(self.src, floor, key.props_start)
+    }
+
     /// Whether only indentation precedes `at` on its line.
     fn on_own_line(&self, at: usize) -> bool {
         self.src[line_start(self.src, at)..at]
@@ -308,7 +319,7 @@ impl<'a> Editor<'a> {
                 // may be followed by `:` only when it is explicit.
                 None if value.empty => {
                     let at = key_node.props_start;
-                    if key_node.is_multiline(self.src) && entry_start(self.src, at) == at {
+                    if key_node.is_multiline(self.src) && self.entry_start(map, key_node) == at {
                         self.push(at, at, "? ".to_string());
                     }
                     self.push(key_node.end, key_node.end, format!(": {text}"));
@@ -316,7 +327,7 @@ impl<'a> Editor<'a> {
                 _ => self.push(value.props_start, value.end, text),
             }
         } else {
-            let entry = entry_start(self.src, key_node.props_start);
+            let entry = self.entry_start(map, key_node);
             match colon_after(self.src, key_node.end) {
                 Some(c) => {
                     let text = emit::after_key(out, self.col(key_node.props_start), &st);

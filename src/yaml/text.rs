@@ -82,9 +82,14 @@ pub(crate) fn dash_before(src: &str, item: usize) -> Option<usize> {
 }
 
 /// Where the mapping entry whose key starts at `key` begins: the `?` of an explicit key
-/// (`? a`, or `?` on a line of its own before the key), else the key itself.
-pub(crate) fn entry_start(src: &str, key: usize) -> usize {
-    explicit_key_before(src, key).unwrap_or(key)
+/// (`? a`, or `?` on a line of its own before the key), else the key itself. `floor` is
+/// where the entry before it ends (0 for a mapping's first entry): a `?` before that is the
+/// end of that entry's text (a plain scalar `a ?`, a block scalar's last line `x ?`), which
+/// reads the same as an indicator line by line.
+pub(crate) fn entry_start(src: &str, floor: usize, key: usize) -> usize {
+    explicit_key_before(src, key)
+        .filter(|&q| q >= floor)
+        .unwrap_or(key)
 }
 
 /// The `?` explicit-key indicator that ends the last line before `at` with content, past
@@ -251,11 +256,14 @@ mod tests {
         assert_eq!(dash_before("- # é\n  x", 9), Some(0));
         assert_eq!(dash_before("é\n x", 5), None);
         assert_eq!(colon_after("k  : v", 1), Some(3));
-        assert_eq!(entry_start("a:\n  ? k\n", 7), 5);
-        assert_eq!(entry_start("?\n  k\n", 4), 0);
-        assert_eq!(entry_start("a?k", 2), 2);
-        assert_eq!(entry_start("  k: v", 2), 2);
-        assert_eq!(entry_start("a: é\n  k", 8), 8);
+        assert_eq!(entry_start("a:\n  ? k\n", 0, 7), 5);
+        assert_eq!(entry_start("?\n  k\n", 0, 4), 0);
+        assert_eq!(entry_start("a?k", 0, 2), 2);
+        assert_eq!(entry_start("  k: v", 0, 2), 2);
+        assert_eq!(entry_start("a: é\n  k", 0, 8), 8);
+        // A `?` that ends the entry before is its text, not an indicator.
+        assert_eq!(entry_start("a: x ?\nb: 1", 6, 7), 7);
+        assert_eq!(entry_start("a: x\n?\nb: 1", 4, 7), 5);
         assert_eq!(colon_at_next_token(" ? a\n # c\n: b", 4), Some(10));
         assert_eq!(colon_at_next_token("? a\n#c: b", 3), None);
         assert_eq!(colon_at_next_token("? a b", 3), None);

@@ -6,7 +6,7 @@
 
 use super::Editor;
 use crate::yaml::path::Seg;
-use crate::yaml::text::{dash_before, entry_start, line_start};
+use crate::yaml::text::{dash_before, line_start};
 use crate::yaml::tree::{Entry, Kind, Node};
 use crate::yaml::value::Value;
 
@@ -112,14 +112,14 @@ impl Editor<'_> {
                     .entries()
                     .and_then(<[Entry]>::first)
                     .ok_or("it is not a mapping")?;
-                let col = self.col(entry_start(self.src, first.key.props_start));
+                let col = self.col(self.entry_start(item, &first.key));
                 let nl = self.style().nl;
                 body.insert_str(at, &format!("{}{line}{nl}", " ".repeat(col)));
                 value.set(key, v.clone());
             }
             Change::Remove { key } => {
                 let e = item.entry(key).ok_or("the entry to take out is missing")?;
-                let start = entry_start(self.src, e.key.props_start);
+                let start = self.entry_start(item, &e.key);
                 if !self.alone_on_line(start) {
                     return Err("the entry to take out shares its line");
                 }
@@ -188,8 +188,8 @@ impl Editor<'_> {
                 let [item] = items else {
                     return Err("the list holds more than this item");
                 };
-                let key_at = entry_start(self.src, e.key.props_start);
-                let next_at = entry_start(self.src, next.key.props_start);
+                let key_at = self.entry_start(map, &e.key);
+                let next_at = self.entry_start(map, &next.key);
                 if !self.alone_on_line(key_at) || !self.alone_on_line(next_at) {
                     return Err("its list's key shares a line");
                 }
@@ -213,8 +213,10 @@ impl Editor<'_> {
         bare: bool,
     ) -> Result<(usize, String, usize), &'static str> {
         match to {
-            Target::NewKey { key, before, .. } => {
-                let at = entry_start(self.src, before.key.props_start);
+            Target::NewKey {
+                map, key, before, ..
+            } => {
+                let at = self.entry_start(map, &before.key);
                 if !self.alone_on_line(at) {
                     return Err("the entry it goes before shares its line");
                 }
