@@ -101,6 +101,12 @@ const TOKENS: &[&str] = &[
     "\u{2029}",
 ];
 
+/// What mutation 7 puts at the end of a line: indicators that a scalar may end with.
+const LINE_TAILS: &[&str] = &[
+    " ?", "?", " ? ", " -", " - ", " :", ":", " #", "#", " ,", ",", " [", " {", " |", " >", " &a",
+    " !t", " *a", " ---", " ...", " '", " \"", "\\",
+];
+
 fn seeds() -> Vec<String> {
     let root = common::root();
     let mut paths: Vec<PathBuf> = Vec::new();
@@ -135,7 +141,7 @@ fn char_floor(s: &str, mut i: usize) -> usize {
 
 fn mutate(rng: &mut Rng, seeds: &[String], text: &mut String) {
     let at = char_floor(text, rng.below(text.len() + 1));
-    match rng.below(8) {
+    match rng.below(9) {
         0 | 1 => text.insert_str(at, TOKENS[rng.below(TOKENS.len())]),
         2 => {
             let to = char_floor(text, at + rng.below(16));
@@ -175,6 +181,12 @@ fn mutate(rng: &mut Rng, seeds: &[String], text: &mut String) {
                 let next = text[at..].chars().next().map_or(1, char::len_utf8);
                 text.replace_range(at..at + next, &c.to_string());
             }
+        }
+        7 => {
+            // End a line with what reads as an indicator there: a scalar's text such as
+            // `image: a ?` looks, line by line, like the start of the next entry or item.
+            let end = text[at..].find(['\n', '\r']).map_or(text.len(), |i| at + i);
+            text.insert_str(end, LINE_TAILS[rng.below(LINE_TAILS.len())]);
         }
         _ => {
             if rng.below(2) == 0 {
