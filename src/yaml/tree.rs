@@ -311,7 +311,7 @@ impl Builder<'_> {
             Event::Anchor(_, name) => {
                 // Arrives right after the node it belongs to.
                 let name = name.into_owned();
-                self.set_anchor(name, s);
+                self.set_anchor(name, s, e);
                 return Ok(());
             }
             Event::Alias(_) | Event::UnresolvedAlias(_) => {
@@ -401,7 +401,7 @@ impl Builder<'_> {
         Ok(())
     }
 
-    fn set_anchor(&mut self, name: String, at: usize) {
+    fn set_anchor(&mut self, name: String, at: usize, anchor_end: usize) {
         // The anchor event follows its node: a collection start leaves the node open on the
         // stack; a scalar or alias was pushed as the latest child, pending key or root.
         let node: Option<&mut Node> = if self.last_opened {
@@ -423,8 +423,22 @@ impl Builder<'_> {
                 None => self.docs.last_mut().map(|d| &mut d.root),
             }
         };
-        if let Some(n) = node {
-            n.anchor = Some(name);
+        let Some(n) = node else {
+            return;
+        };
+        n.anchor = Some(name);
+        if n.empty && n.end <= at {
+            // An empty node whose anchor is all its text (`k: &a`, or the anchor on the
+            // line below its key): pushed as one without text, at its key, before the anchor
+            // arrived. The anchor is its text: it starts there (or at a tag before it) and
+            // ends after it, so that what goes after its entry goes after the anchor.
+            if n.props_start == n.start {
+                n.props_start = at;
+            }
+            n.start = anchor_end;
+            n.end = anchor_end;
+            self.prev_end = self.prev_end.max(anchor_end);
+        } else {
             n.props_start = n.props_start.min(at);
         }
     }
@@ -732,6 +746,36 @@ mod tests {
         let e = root.get("e").unwrap();
         assert_eq!(e.anchor.as_deref(), Some("m"));
         assert!(e.has_anchor_or_alias());
+    }
+
+    #[test]
+    fn an_empty_node_with_an_anchor_alone_spans_the_anchor() {
+        // Its anchor is its only text, on its key's line or below it: the entry and the
+        // mapping end after the anchor (fuzz seed 1242518854: an entry appended to the
+        // mapping went between the key and its anchor).
+        for (src, node) in [
+            ("a: 1\nb: &x\n", "&x"),
+            ("a: 1\nb:\n  &x\n", "&x"),
+            ("a: 1\nb: !t &x\n", "!t &x"),
+            ("a: 1\nb: &x !t\n", "&x !t"),
+            ("- a\n- &x\n", "&x"),
+            ("{a: 1, b: &x}\n", "&x"),
+            ("[a, &x]\n", "&x"),
+        ] {
+            let root = one(src);
+            let n = match &root.kind {
+                Kind::Map(_) => root.get("b").unwrap(),
+                _ => &root.items().unwrap()[1],
+            };
+            assert!(n.empty, "{src:?}");
+            assert_eq!(n.anchor.as_deref(), Some("x"), "{src:?}");
+            assert_eq!(text(src, n), node, "{src:?}");
+            assert_eq!(
+                root.end,
+                src.find(node).unwrap() + node.len() + usize::from(root.flow),
+                "{src:?}"
+            );
+        }
     }
 
     #[test]
