@@ -219,30 +219,14 @@ fn mutated_corpus_keeps_the_invariants() {
         .ok()
         .and_then(|v| v.parse::<u64>().ok())
     {
-        let mut text = String::new();
-        for _ in 0..=only {
-            text = seeds[rng.below(seeds.len())].clone();
-            for _ in 0..1 + rng.below(6) {
-                mutate(&mut rng, &seeds, &mut text);
-            }
-        }
+        let text = (0..=only)
+            .map(|_| input(&mut rng, &seeds))
+            .last()
+            .unwrap_or_default();
         let place = save_crash(&format!("run-seed{seed}-run{only}.yaml"), &text);
-        let outcome = match std::panic::catch_unwind(|| common::invariants::check(&text)) {
-            Ok(Ok(out)) => match out.fatal {
-                Some(f) => format!("fatal: {}", f.message),
-                None if out.text != text => "fixed".to_owned(),
-                None => "unchanged".to_owned(),
-            },
-            Ok(Err(e)) => format!("invariant failure: {e}"),
-            Err(payload) => format!("panic: {}", panic_message(&*payload)),
-        };
-        eprintln!("run {only} (seed {seed}): {outcome}; {place}");
-        assert!(
-            !outcome.starts_with("fatal: internal error")
-                && !outcome.starts_with("invariant")
-                && !outcome.starts_with("panic"),
-            "run {only} of seed {seed} is a find"
-        );
+        let outcome = outcome(&text);
+        eprintln!("run {only} (seed {seed}): {outcome:?}; {place}");
+        assert!(!outcome.is_find(), "run {only} of seed {seed} is a find");
         return;
     }
     let deadline = Instant::now() + Duration::from_secs(secs);
@@ -250,25 +234,18 @@ fn mutated_corpus_keeps_the_invariants() {
     let mut failures = Saved::new("crash", seed);
     let mut internal = Saved::new("internal", seed);
     while Instant::now() < deadline && failures.total + internal.total < MAX_FAILURES {
-        let mut text = seeds[rng.below(seeds.len())].clone();
-        for _ in 0..1 + rng.below(6) {
-            mutate(&mut rng, &seeds, &mut text);
-        }
-        let result = std::panic::catch_unwind(|| common::invariants::check(&text));
-        match result {
-            Ok(Ok(out)) => match &out.fatal {
-                // Not an invariant of its own (the text is left alone), but a bug all the
-                // same: a find.
-                Some(f) if f.message.starts_with("internal error") => {
-                    fatal += 1;
-                    internal.add(runs, &f.message, &text);
-                }
-                Some(_) => fatal += 1,
-                None if out.text != text => changed += 1,
-                None => {}
-            },
-            Ok(Err(e)) => failures.add(runs, &e, &text),
-            Err(payload) => failures.add(runs, &panic_message(&*payload), &text),
+        let text = input(&mut rng, &seeds);
+        match outcome(&text) {
+            Outcome::Unchanged => {}
+            Outcome::Fixed => changed += 1,
+            Outcome::Fatal(_) => fatal += 1,
+            Outcome::Internal(message) => {
+                fatal += 1;
+                internal.add(runs, &message, &text);
+            }
+            Outcome::Broken(message) | Outcome::Panicked(message) => {
+                failures.add(runs, &message, &text)
+            }
         }
         runs += 1;
     }
@@ -289,6 +266,54 @@ fn mutated_corpus_keeps_the_invariants() {
              MESHJOB_FUZZ_RUN=N cargo test --release --test fuzz_smoke mutated -- --ignored",
             failures.total, internal.total
         );
+    }
+}
+
+/// The input of one run: a seed file with one to six mutations. It depends on the seed
+/// corpus and the generator's state alone.
+fn input(rng: &mut Rng, seeds: &[String]) -> String {
+    let mut text = seeds[rng.below(seeds.len())].clone();
+    for _ in 0..1 + rng.below(6) {
+        mutate(rng, seeds, &mut text);
+    }
+    text
+}
+
+/// What the pipeline made of one input, checked against the shared invariants.
+#[derive(Debug)]
+enum Outcome {
+    Unchanged,
+    Fixed,
+    /// Refused with a finding (its message), the text left alone.
+    Fatal(String),
+    /// Refused with an internal error: safe (nothing is written), but a bug all the same,
+    /// a find.
+    Internal(String),
+    /// An invariant broken: a find.
+    Broken(String),
+    /// A panic: a find.
+    Panicked(String),
+}
+
+impl Outcome {
+    fn is_find(&self) -> bool {
+        matches!(
+            self,
+            Outcome::Internal(_) | Outcome::Broken(_) | Outcome::Panicked(_)
+        )
+    }
+}
+
+fn outcome(text: &str) -> Outcome {
+    match std::panic::catch_unwind(|| common::invariants::check(text)) {
+        Ok(Ok(out)) => match out.fatal {
+            Some(f) if f.message.starts_with("internal error") => Outcome::Internal(f.message),
+            Some(f) => Outcome::Fatal(f.message),
+            None if out.text != text => Outcome::Fixed,
+            None => Outcome::Unchanged,
+        },
+        Ok(Err(e)) => Outcome::Broken(e),
+        Err(payload) => Outcome::Panicked(panic_message(&*payload)),
     }
 }
 
@@ -313,30 +338,17 @@ fn replay() {
             }
             Err(e) => panic!("{path}: {e}"),
         };
-        let verdict = match std::panic::catch_unwind(|| common::invariants::check(&text)) {
-            Ok(Ok(out)) => match out.fatal {
-                Some(f) if f.message.starts_with("internal error") => {
-                    bad += 1;
-                    format!("internal error: {}", f.message)
-                }
-                Some(f) => format!("ok, refused: {}", f.message),
-                None => format!(
-                    "ok, {}",
-                    if out.text == text {
-                        "unchanged"
-                    } else {
-                        "edited"
-                    }
-                ),
-            },
-            Ok(Err(e)) => {
-                bad += 1;
-                format!("INVARIANT: {e}")
-            }
-            Err(payload) => {
-                bad += 1;
-                panic_message(&*payload)
-            }
+        let outcome = outcome(&text);
+        if outcome.is_find() {
+            bad += 1;
+        }
+        let verdict = match outcome {
+            Outcome::Unchanged => "ok, unchanged".to_owned(),
+            Outcome::Fixed => "ok, edited".to_owned(),
+            Outcome::Fatal(m) => format!("ok, refused: {m}"),
+            Outcome::Internal(m) => format!("internal error: {m}"),
+            Outcome::Broken(e) => format!("INVARIANT: {e}"),
+            Outcome::Panicked(m) => m,
         };
         eprintln!("{path}: {verdict}");
     }
