@@ -1,6 +1,6 @@
 //! Command-line parsing and dispatch: clap -> host -> exit code.
 
-use crate::config::{Flags, Settings};
+use crate::config::{Flags, Resolver, Settings};
 use crate::exit;
 use crate::hosts::{self, files, krm, kustomize};
 use crate::output::console::{self, ColorChoice};
@@ -235,12 +235,13 @@ pub fn main() -> ExitCode {
         Command::Krm => return ExitCode::from(hosts::run(&krm::Function)),
         Command::Versions(a) => {
             // Flag values are checked before any file is read.
-            if let Err(m) = a.settings.apply(&mut Settings::default()) {
-                return ExitCode::from(console::trouble(&m));
-            }
+            let settings = match Resolver::new(&a.settings) {
+                Ok(r) => r,
+                Err(m) => return ExitCode::from(console::trouble(&m)),
+            };
             let req = hosts::versions::Request {
                 paths: a.paths,
-                flags: a.settings,
+                settings,
                 format: match a.format {
                     VersionsFormat::Text => Format::Human,
                     VersionsFormat::Json => Format::Json,
@@ -262,12 +263,13 @@ pub fn main() -> ExitCode {
             });
         }
         Command::Audit(a) => {
-            if let Err(m) = a.settings.apply(&mut Settings::default()) {
-                return ExitCode::from(console::trouble(&m));
-            }
+            let settings = match Resolver::new(&a.settings) {
+                Ok(r) => r,
+                Err(m) => return ExitCode::from(console::trouble(&m)),
+            };
             let req = crate::audit::Request {
                 dumps: a.dumps,
-                flags: a.settings,
+                settings,
                 now: a.now,
                 json: a.format == VersionsFormat::Json,
                 repo: a.repo,
@@ -291,13 +293,14 @@ pub fn main() -> ExitCode {
         }
     };
     // Flag values are checked once, before any file is read.
-    if let Err(m) = args.settings.apply(&mut Settings::default()) {
-        return ExitCode::from(console::trouble(&m));
-    }
+    let settings = match Resolver::new(&args.settings) {
+        Ok(r) => r,
+        Err(m) => return ExitCode::from(console::trouble(&m)),
+    };
     let req = files::Request {
         mode,
         paths: args.paths,
-        flags: args.settings,
+        settings,
         exclude: args.exclude,
         stdin_filename: args.stdin_filename,
         force_mesh: args.mesh_config,
@@ -338,17 +341,19 @@ impl std::fmt::Display for SettingsError {
 /// The effective settings for the working directory: defaults, then `--config` or the
 /// nearest config file, then flags.
 pub fn settings_here(flags: &Flags) -> Result<Settings, SettingsError> {
-    let mut s = Settings::default();
     let file = match &flags.config {
         Some(p) => Some(std::path::PathBuf::from(p)),
         None => std::env::current_dir()
             .ok()
             .and_then(|d| crate::config::discover(&d)),
     };
-    if let Some(path) = file {
-        let cfg = crate::config::load(&path).map_err(SettingsError::Config)?;
-        cfg.apply_to(&mut s).map_err(SettingsError::Config)?;
-    }
-    flags.apply(&mut s).map_err(SettingsError::Flag)?;
-    Ok(s)
+    // The config file's errors come first, then the flags'.
+    let config = (file.as_deref())
+        .map(crate::config::load)
+        .transpose()
+        .map_err(SettingsError::Config)?;
+    let resolver = Resolver::new(flags).map_err(SettingsError::Flag)?;
+    resolver
+        .settings(config.as_ref())
+        .map_err(SettingsError::Config)
 }

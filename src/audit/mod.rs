@@ -13,7 +13,7 @@ mod repo;
 mod report;
 mod time;
 
-use crate::config::{Flags, Settings};
+use crate::config::{Resolver, Settings};
 use crate::decide::{self, Strategy};
 use crate::exit;
 use crate::kinds::{Fallback, Lookup, Wrapper};
@@ -34,7 +34,8 @@ use std::sync::Arc;
 pub(crate) struct Request {
     /// Dump files; `-` is stdin. Empty: stdin.
     pub dumps: Vec<String>,
-    pub flags: Flags,
+    /// The flags, checked.
+    pub settings: Resolver,
     /// `--now`, as given.
     pub now: Option<String>,
     pub json: bool,
@@ -81,7 +82,7 @@ pub(crate) struct Fix {
 /// cannot be read.
 pub(crate) fn run(req: &Request) -> u8 {
     let spelling = Spelling::current();
-    let settings = match crate::hosts::versions::settings(&req.flags, &spelling) {
+    let settings = match crate::hosts::versions::settings(&req.settings, &spelling) {
         Ok((s, _)) => s,
         Err(m) => return console::trouble_shown(&m),
     };
@@ -177,12 +178,12 @@ pub(crate) fn run(req: &Request) -> u8 {
 /// be made.
 fn repo_diff(req: &Request, files: &[String], all: &Dump) -> Option<u8> {
     use crate::hosts::files;
-    let mut flags = req.flags.clone();
-    if flags.kubernetes_version.is_none() {
+    let mut settings = req.settings.clone();
+    if settings.flags().kubernetes_version().is_none() {
         // Only an exact oldest kubelet: a control plane's bound is not a kubelet's version.
         if let Some(crate::version::Kubelets::Oldest(k)) = all.versions.kubelets().map(|k| k.value)
         {
-            flags.kubernetes_version = Some(format!("{}.{}", k.major, k.minor));
+            settings.flags_mut().set_kubernetes_version(k);
         }
     }
     let heading = match files.len() {
@@ -195,7 +196,7 @@ fn repo_diff(req: &Request, files: &[String], all: &Dump) -> Option<u8> {
     let diff = files::Request {
         mode: files::Mode::Diff,
         paths: files.to_vec(),
-        flags,
+        settings,
         exclude: Vec::new(),
         stdin_filename: None,
         force_mesh: false,

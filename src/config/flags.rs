@@ -2,6 +2,7 @@
 //! config file. One struct for `diff`, `check`, `fix` and `config`, so that each flag has
 //! one meaning wherever it is accepted.
 
+use super::select::Selector;
 use super::{FailOn, Settings};
 use clap::Args;
 
@@ -80,17 +81,96 @@ pub struct Flags {
 }
 
 impl Flags {
-    /// Overrides `s` with every flag given. Errors name the flag.
-    pub fn apply(&self, s: &mut Settings) -> Result<(), String> {
+    /// Checks every flag's value, once: the flags as overrides that apply without failing.
+    /// An error names the flag.
+    pub fn check(&self) -> Result<Overrides, String> {
+        let quit_url = (self.quit_url.as_deref())
+            .map(|u| super::quit_url::parse(u).map_err(|m| format!("--quit-url: {m}")))
+            .transpose()?;
+        let drain = (self.drain_duration.as_deref())
+            .map(|d| {
+                super::GoDuration::parse_drain(d).map_err(|m| format!("--drain-duration: {m}"))
+            })
+            .transpose()?;
+        let version = |flag: &'static str, given: &Option<String>| {
+            (given.as_deref())
+                .map(|v| super::Version::parse(v).map_err(|m| format!("{flag}: {m}")))
+                .transpose()
+        };
+        let istio = version("--istio-version", &self.istio_version)?;
+        let kubernetes = version("--kubernetes-version", &self.kubernetes_version)?;
+        let linkerd = (self.linkerd_version.as_deref())
+            .map(|v| super::Release::parse(v, true).map_err(|m| format!("--linkerd-version: {m}")))
+            .transpose()?;
+        if let Some(p) = self.versions_from.iter().find(|p| p.is_empty()) {
+            return Err(format!("--versions-from: {p:?} is not a path"));
+        }
+        let rules = if self.select.is_some() || !self.ignore.is_empty() {
+            let select = (self.select.as_deref())
+                .map(super::select::parse_all)
+                .transpose()
+                .map_err(|m| format!("--select: {m}"))?;
+            let ignore =
+                super::select::parse_all(&self.ignore).map_err(|m| format!("--ignore: {m}"))?;
+            Some((select, ignore))
+        } else {
+            None
+        };
+        Ok(Overrides {
+            quit_url,
+            mesh: self.mesh,
+            drain,
+            exit_on_zero_active_connections: self.exit_on_zero_active_connections,
+            hold_application_until_proxy_starts: self.hold_application_until_proxy_starts,
+            // 0 means no wait, as in the config file.
+            wait_for_proxy: self.wait_for_proxy.map(|w| (w > 0).then_some(w)),
+            force: self.force,
+            fail_on: self.fail_on,
+            istio,
+            kubernetes,
+            linkerd,
+            rules,
+            strategy: self.strategy,
+            config: self.config.clone(),
+            versions_from: self.versions_from.clone(),
+        })
+    }
+}
+
+/// The flags of a run, each value checked ([`Flags::check`]): the top layer of its settings.
+#[derive(Clone, Debug, Default)]
+pub struct Overrides {
+    quit_url: Option<super::QuitUrl>,
+    mesh: Option<super::MeshId>,
+    drain: Option<super::GoDuration>,
+    exit_on_zero_active_connections: Option<bool>,
+    hold_application_until_proxy_starts: Option<bool>,
+    wait_for_proxy: Option<Option<u32>>,
+    force: bool,
+    fail_on: Option<FailOn>,
+    istio: Option<super::Version>,
+    kubernetes: Option<super::Version>,
+    linkerd: Option<super::Release>,
+    rules: Option<(Option<Vec<Selector>>, Vec<Selector>)>,
+    strategy: Option<super::StrategyChoice>,
+    /// `--config`: the config file of every input, instead of the nearest one.
+    pub(crate) config: Option<String>,
+    /// `--versions-from`: more paths read for versions only.
+    pub(crate) versions_from: Vec<String>,
+}
+
+impl Overrides {
+    /// Overrides `s` with every flag given.
+    pub(crate) fn apply(&self, s: &mut Settings) {
+        use crate::version::Origin;
         if let Some(u) = &self.quit_url {
-            s.quit_url = Some(super::quit_url::parse(u).map_err(|m| format!("--quit-url: {m}"))?);
+            s.quit_url = Some(u.clone());
         }
         if let Some(m) = self.mesh {
             s.mesh = m;
         }
-        if let Some(d) = &self.drain_duration {
-            s.drain_duration =
-                super::GoDuration::parse_drain(d).map_err(|m| format!("--drain-duration: {m}"))?;
+        if let Some(d) = &self.drain {
+            s.drain_duration = d.clone();
         }
         if let Some(b) = self.exit_on_zero_active_connections {
             s.exit_on_zero_active_connections = b;
@@ -99,8 +179,7 @@ impl Flags {
             s.hold_application_until_proxy_starts = b;
         }
         if let Some(w) = self.wait_for_proxy {
-            // 0 means no wait, as in the config file.
-            s.wait_for_proxy_seconds = (w > 0).then_some(w);
+            s.wait_for_proxy_seconds = w;
         }
         if self.force {
             s.force = true;
@@ -108,47 +187,33 @@ impl Flags {
         if let Some(level) = self.fail_on {
             s.fail_on = level;
         }
-        use crate::version::Origin;
-        for (flag, given, slot, origin) in [
-            (
-                "--istio-version",
-                &self.istio_version,
-                &mut s.istio_version,
-                &mut s.given.istio,
-            ),
-            (
-                "--kubernetes-version",
-                &self.kubernetes_version,
-                &mut s.kubernetes_version,
-                &mut s.given.kubernetes,
-            ),
-        ] {
-            if let Some(v) = given {
-                *slot = Some(super::Version::parse(v).map_err(|m| format!("{flag}: {m}"))?);
-                *origin = Some(Origin::Flag(flag));
-            }
+        if let Some(v) = self.istio {
+            s.istio_version = Some(v);
+            s.given.istio = Some(Origin::Flag("--istio-version"));
         }
-        if let Some(v) = &self.linkerd_version {
-            let flag = "--linkerd-version";
-            s.linkerd_version =
-                Some(super::Release::parse(v, true).map_err(|m| format!("{flag}: {m}"))?);
-            s.given.linkerd = Some(Origin::Flag(flag));
+        if let Some(v) = self.kubernetes {
+            s.kubernetes_version = Some(v);
+            s.given.kubernetes = Some(Origin::Flag("--kubernetes-version"));
         }
-        if let Some(p) = self.versions_from.iter().find(|p| p.is_empty()) {
-            return Err(format!("--versions-from: {p:?} is not a path"));
+        if let Some(v) = self.linkerd {
+            s.linkerd_version = Some(v);
+            s.given.linkerd = Some(Origin::Flag("--linkerd-version"));
         }
-        if self.select.is_some() || !self.ignore.is_empty() {
-            let select = (self.select.as_deref())
-                .map(super::select::parse_all)
-                .transpose()
-                .map_err(|m| format!("--select: {m}"))?;
-            let ignore =
-                super::select::parse_all(&self.ignore).map_err(|m| format!("--ignore: {m}"))?;
-            s.rules.apply(select.as_deref(), &ignore);
+        if let Some((select, ignore)) = &self.rules {
+            s.rules.apply(select.as_deref(), ignore);
         }
         if let Some(strategy) = self.strategy {
             s.strategy = strategy;
         }
-        Ok(())
+    }
+
+    /// The oldest kubelet given by `--kubernetes-version`, when given.
+    pub(crate) fn kubernetes_version(&self) -> Option<super::Version> {
+        self.kubernetes
+    }
+
+    /// Sets the oldest kubelet as `--kubernetes-version` would.
+    pub(crate) fn set_kubernetes_version(&mut self, v: super::Version) {
+        self.kubernetes = Some(v);
     }
 }

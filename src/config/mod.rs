@@ -1,7 +1,8 @@
 //! Configuration: `.meshjob.yaml`, the KRM functionConfig and the effective settings.
 //!
 //! The settings of a run are layered: [`Settings::default`], then
-//! the config document ([`MeshJobConfig::apply_to`]), then command-line flags. The document
+//! the config document ([`MeshJobConfig::apply_to`]), then command-line flags, and made in
+//! one place, the [`Resolver`]. The document
 //! types are the one source of the JSON Schema ([`schema_json`]).
 
 mod document;
@@ -10,6 +11,7 @@ mod flags;
 mod kinds;
 mod parse;
 pub(crate) mod quit_url;
+mod resolve;
 mod select;
 
 use std::collections::BTreeMap;
@@ -21,11 +23,12 @@ pub use document::MeshId;
 pub use document::StrategyChoice;
 pub(crate) use document::{ConfigSpec, FailOn, Located, MeshJobConfig, Metadata, VersionText};
 pub(crate) use duration::{GoDuration, parse_go_duration};
-pub(crate) use flags::Flags;
+pub(crate) use flags::{Flags, Overrides};
 pub(crate) use parse::ConfigError;
 pub(crate) use parse::closest;
 pub use parse::parse;
 pub(crate) use quit_url::QuitUrl;
+pub(crate) use resolve::Resolver;
 pub(crate) use select::RuleSet;
 
 /// The config file looked up from each input's directory upward.

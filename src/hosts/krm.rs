@@ -72,7 +72,7 @@ impl Host for Function {
         let settings = match root.get("functionConfig").filter(|n| !n.is_null()) {
             Some(fc) if is_config_map(fc) => config_map_settings(input, fc)?,
             Some(fc) => function_config(input, fc)?,
-            None => Settings::default(),
+            None => crate::config::Resolver::without_flags().without_config(),
         };
         let items = items_of(root).into_iter().cloned().collect();
         Ok((settings, ListItems(items)))
@@ -140,8 +140,10 @@ fn is_config_map(fc: &Node) -> bool {
 /// the version `1.24`, not a number. An error names the key and its place in the list.
 fn config_map_settings(input: &str, fc: &Node) -> Result<Settings, String> {
     let entries = match fc.get("data") {
-        None => return Ok(Settings::default()),
-        Some(d) if d.is_null() => return Ok(Settings::default()),
+        None => return Ok(crate::config::Resolver::without_flags().without_config()),
+        Some(d) if d.is_null() => {
+            return Ok(crate::config::Resolver::without_flags().without_config());
+        }
         Some(d) => d.entries().ok_or_else(|| {
             format!(
                 "{}: functionConfig: the ConfigMap's data must be a mapping of strings",
@@ -184,9 +186,9 @@ fn config_map_settings(input: &str, fc: &Node) -> Result<Settings, String> {
             None => format!("functionConfig (ConfigMap data): {}", e.message),
         };
     let config = crate::config::parse(&text, "functionConfig").map_err(at_entry)?;
-    let mut settings = Settings::default();
-    config.apply_to(&mut settings).map_err(at_entry)?;
-    Ok(settings)
+    (crate::config::Resolver::without_flags())
+        .settings(Some(&config))
+        .map_err(at_entry)
 }
 
 /// Whether the spec key's schema is a string (after `$ref`, `anyOf` and `oneOf`).

@@ -213,8 +213,9 @@ pub(crate) fn config_settings(text: &str, origin: &str) -> Result<Settings, Stri
         line => format!("{}:{line}:{}: {}", e.path, e.column, e.message),
     };
     let config = crate::config::parse(text, origin).map_err(show)?;
-    let mut settings = Settings::default();
-    config.apply_to(&mut settings).map_err(show)?;
+    let settings = (crate::config::Resolver::without_flags())
+        .settings(Some(&config))
+        .map_err(show)?;
     if let Some(paths) = &config.spec.versions_from {
         let at = match paths.line {
             0 => String::new(),

@@ -5,7 +5,7 @@
 //! `.meshjob.yaml`, then the flags), as `meshjob config` shows them; what the paths, the
 //! config's `versionsFrom` and `--versions-from` say comes after the flags and the config.
 
-use crate::config::{self, Flags, Settings};
+use crate::config::{self, Resolver, Settings};
 use crate::decide;
 use crate::exit;
 use crate::mesh::found::{Found, What};
@@ -25,14 +25,15 @@ use std::path::Path;
 pub(crate) struct Request {
     /// Files or directories; `-` is stdin. Empty: the working directory.
     pub paths: Vec<String>,
-    pub flags: Flags,
+    /// The flags, checked.
+    pub settings: Resolver,
     pub format: Format,
 }
 
 /// Runs `req`; the exit status.
 pub(crate) fn run(req: &Request) -> u8 {
     let spelling = Spelling::current();
-    let (settings, config_dir) = match settings(&req.flags, &spelling) {
+    let (settings, config_dir) = match settings(&req.settings, &spelling) {
         Ok(s) => s,
         Err(m) => return console::trouble_shown(&m),
     };
@@ -64,24 +65,21 @@ pub(crate) fn run(req: &Request) -> u8 {
 /// The settings of the working directory, and the directory of the config file they come
 /// from.
 pub(crate) fn settings(
-    flags: &Flags,
+    resolver: &Resolver,
     spelling: &Spelling,
 ) -> Result<(Settings, Option<std::path::PathBuf>), String> {
-    let mut s = Settings::default();
-    let file = match &flags.config {
-        Some(p) => Some(spelling.absolute(Path::new(p))),
-        None => spelling.cwd().and_then(config::discover),
-    };
-    let mut dir = None;
-    if let Some(abs) = file {
-        let name = spelling.display(&abs);
-        let cfg = config::load(Path::new(&name)).map_err(|e| e.to_string())?;
-        cfg.apply_to(&mut s).map_err(|e| e.to_string())?;
-        dir = abs.parent().map(Path::to_path_buf);
-    }
-    flags
-        .apply(&mut s)
-        .map_err(|m| format!("meshjob: error: {m}"))?;
+    let file = resolver.config_file(None, spelling);
+    let config = (file.as_deref())
+        .map(|abs| config::load(Path::new(&spelling.display(abs))))
+        .transpose()
+        .map_err(|e| e.to_string())?;
+    let s = resolver
+        .settings(config.as_ref())
+        .map_err(|e| e.to_string())?;
+    let dir = file
+        .as_deref()
+        .and_then(Path::parent)
+        .map(Path::to_path_buf);
     Ok((s, dir))
 }
 
@@ -118,8 +116,12 @@ fn read(
         )?;
         versions.extend(v);
     }
-    let v =
-        super::versions_from::read(&req.flags.versions_from, None, spelling, "--versions-from")?;
+    let v = super::versions_from::read(
+        &req.settings.flags().versions_from,
+        None,
+        spelling,
+        "--versions-from",
+    )?;
     versions.extend(v);
     Ok(versions)
 }

@@ -54,7 +54,9 @@ fn a_flag_beats_the_config_which_beats_what_was_read() {
         istio_version: Some("1.26".into()),
         ..Default::default()
     };
-    flags.apply(&mut settings).expect("flags");
+    let settings = (crate::config::Resolver::new(&flags).expect("flags"))
+        .settings(Some(&config))
+        .expect("applies");
     let s = istio(&v, &settings);
     assert_eq!(s.release(), Some(Release::Stable(Version::new(1, 26))));
     assert_eq!(

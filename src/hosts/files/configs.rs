@@ -1,6 +1,6 @@
 //! The settings and excludes of each directory: config files looked up once each.
 
-use crate::config::{self, Flags, Settings};
+use crate::config::{self, Resolver, Settings};
 use crate::exclude::Pattern;
 use crate::finding::{Finding, Rule};
 use crate::output::report::Located;
@@ -22,7 +22,7 @@ pub(super) struct Layer {
 /// one `--config` file for every input. Each is read once; an error in one is reported
 /// once and stops only the files it governs.
 pub(super) struct Configs<'a> {
-    flags: &'a Flags,
+    resolver: &'a Resolver,
     spelling: &'a Spelling,
     /// Directory -> the config file that governs it.
     by_dir: HashMap<PathBuf, Option<PathBuf>>,
@@ -33,9 +33,9 @@ pub(super) struct Configs<'a> {
 }
 
 impl<'a> Configs<'a> {
-    pub(super) fn new(flags: &'a Flags, spelling: &'a Spelling) -> Self {
+    pub(super) fn new(resolver: &'a Resolver, spelling: &'a Spelling) -> Self {
         Configs {
-            flags,
+            resolver,
             spelling,
             by_dir: HashMap::new(),
             by_file: HashMap::new(),
@@ -45,16 +45,13 @@ impl<'a> Configs<'a> {
 
     /// The layer for files in `dir` (absolute); `Err` when its config file is broken.
     pub(super) fn layer(&mut self, dir: &Path) -> Result<Arc<Layer>, ()> {
-        let file = match &self.flags.config {
-            Some(explicit) => Some(self.spelling.absolute(Path::new(explicit))),
-            None => match self.by_dir.get(dir) {
-                Some(found) => found.clone(),
-                None => {
-                    let found = config::discover(dir);
-                    self.by_dir.insert(dir.to_path_buf(), found.clone());
-                    found
-                }
-            },
+        let file = match self.by_dir.get(dir) {
+            Some(found) => found.clone(),
+            None => {
+                let found = self.resolver.config_file(Some(dir), self.spelling);
+                self.by_dir.insert(dir.to_path_buf(), found.clone());
+                found
+            }
         };
         if let Some(layer) = self.by_file.get(&file) {
             return layer.clone().ok_or(());
@@ -71,55 +68,51 @@ impl<'a> Configs<'a> {
     }
 
     fn build(&self, file: Option<&Path>) -> Result<Layer, Box<Located>> {
-        let mut settings = Settings::default();
+        let Some(abs) = file else {
+            return Ok(Layer {
+                settings: self.resolver.without_config(),
+                excludes: Vec::new(),
+                versions: crate::versions::Versions::default(),
+            });
+        };
+        let name = self.spelling.display(abs);
+        // An error without a place (an unreadable file) is shown at the file's start.
+        let shown = |e: config::ConfigError| {
+            Box::new(Located {
+                path: name.clone(),
+                line: e.line.max(1),
+                col: e.column.max(1),
+                finding: Finding::error(Rule::ConfigInvalid, 0, e.message),
+            })
+        };
+        // Loaded by its spelling, so that its errors name it as the findings do.
+        let cfg = config::load(Path::new(&name)).map_err(shown)?;
+        let settings = self.resolver.settings(Some(&cfg)).map_err(shown)?;
+        let base = abs.parent().unwrap_or(abs);
         let mut excludes = Vec::new();
-        let mut versions = crate::versions::Versions::default();
-        if let Some(abs) = file {
-            let name = self.spelling.display(abs);
-            // An error without a place (an unreadable file) is shown at the file's start.
-            let shown = |e: config::ConfigError| {
-                Box::new(Located {
-                    path: name.clone(),
-                    line: e.line.max(1),
-                    col: e.column.max(1),
-                    finding: Finding::error(Rule::ConfigInvalid, 0, e.message),
-                })
-            };
-            // Loaded by its spelling, so that its errors name it as the findings do.
-            let cfg = config::load(Path::new(&name)).map_err(shown)?;
-            cfg.apply_to(&mut settings).map_err(shown)?;
-            let base = abs.parent().unwrap_or(abs);
-            for p in &settings.exclude {
-                let pattern = Pattern::new(p, base).map_err(|m| {
-                    Box::new(Located::at_start(
-                        &name,
-                        Finding::error(Rule::ConfigInvalid, 0, m),
-                    ))
-                })?;
-                excludes.push(pattern);
-            }
-            if !settings.versions_from.is_empty() {
-                versions = crate::hosts::versions_from::read(
-                    &settings.versions_from,
-                    Some(base),
-                    self.spelling,
-                    "versionsFrom",
-                )
-                .map_err(|m| {
-                    Box::new(Located::at_start(
-                        &name,
-                        Finding::error(Rule::ConfigInvalid, 0, m),
-                    ))
-                })?;
-            }
+        for p in &settings.exclude {
+            let pattern = Pattern::new(p, base).map_err(|m| {
+                Box::new(Located::at_start(
+                    &name,
+                    Finding::error(Rule::ConfigInvalid, 0, m),
+                ))
+            })?;
+            excludes.push(pattern);
         }
-        // The flags were checked before the run; this cannot fail.
-        if let Err(m) = self.flags.apply(&mut settings) {
-            return Err(Box::new(Located::run(Finding::error(
-                Rule::ConfigInvalid,
-                0,
-                m,
-            ))));
+        let mut versions = crate::versions::Versions::default();
+        if !settings.versions_from.is_empty() {
+            versions = crate::hosts::versions_from::read(
+                &settings.versions_from,
+                Some(base),
+                self.spelling,
+                "versionsFrom",
+            )
+            .map_err(|m| {
+                Box::new(Located::at_start(
+                    &name,
+                    Finding::error(Rule::ConfigInvalid, 0, m),
+                ))
+            })?;
         }
         Ok(Layer {
             settings,

@@ -15,7 +15,7 @@ mod input;
 mod run;
 mod sink;
 
-use crate::config::Flags;
+use crate::config::Resolver;
 use crate::exclude::Pattern;
 use crate::output::console::{self, ColorChoice};
 use crate::output::report::Format;
@@ -43,8 +43,8 @@ pub(crate) struct Request {
     /// Files or directories; `-` is stdin. Empty: the working directory (stdin with
     /// `stdin_filename`).
     pub paths: Vec<String>,
-    /// Settings flags, the top layer over each file's config.
-    pub flags: Flags,
+    /// The flags, checked: the top layer over each file's config.
+    pub settings: Resolver,
     /// `--exclude` patterns, relative to the working directory.
     pub exclude: Vec<String>,
     /// The name of stdin (`--stdin-filename`).
@@ -86,7 +86,7 @@ pub(crate) fn run(req: &Request) -> u8 {
         Err(m) => return console::trouble(&format!("--exclude: {m}")),
     };
     let flag_versions = match super::versions_from::read(
-        &req.flags.versions_from,
+        &req.settings.flags().versions_from,
         None,
         &spelling,
         "--versions-from",
@@ -94,7 +94,7 @@ pub(crate) fn run(req: &Request) -> u8 {
         Ok(v) => v,
         Err(m) => return console::trouble(&m),
     };
-    let mut configs = Configs::new(&req.flags, &spelling);
+    let mut configs = Configs::new(&req.settings, &spelling);
     let expansion = source::expand(
         &paths,
         &spelling,

@@ -4,7 +4,6 @@ use super::configs::{Configs, Layer};
 use super::emit::Reporter;
 use super::input::{FileResult, SMALL_FILE_BYTES, first_pass, process_file};
 use super::{Mode, Request};
-use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::exit;
 use crate::finding::{Finding, Rule};
@@ -112,10 +111,7 @@ impl<'r> Run<'r> {
     /// The rules reported about the run's paths, before any file's config is read: those
     /// of the flags (`--select`, `--ignore`).
     fn run_rules(&self) -> crate::config::RuleSet {
-        let mut s = Settings::default();
-        // The flags were checked before the run.
-        let _ = self.req.flags.apply(&mut s);
-        s.rules
+        self.req.settings.without_config().rules
     }
 
     /// An input that could not be processed (or a path that could not be read).
