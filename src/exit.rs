@@ -1,4 +1,4 @@
-//! Exit statuses, the same for every host (DESIGN.md, "Command line").
+//! Exit statuses, the same for every host (docs/cli.md).
 
 /// Nothing to report, or a diff that is only shown.
 pub(crate) const OK: u8 = 0;

@@ -1,6 +1,7 @@
 //! Go durations (`time.ParseDuration`), which is how Istio reads the
-//! `google.protobuf.Duration` fields of a ProxyConfig from YAML (FACTS.md,
-//! "terminationDrainDuration"), and the typed drain duration of the settings.
+//! `google.protobuf.Duration` fields of a ProxyConfig from YAML (istio/api
+//! `mesh/v1alpha1/proxy.proto`, `termination_drain_duration`), and the typed drain duration of
+//! the settings.
 
 use std::fmt;
 
@@ -83,7 +84,7 @@ pub struct GoDuration {
 }
 
 impl GoDuration {
-    /// `terminationDrainDuration`'s default (ProxyConfig field 29: 5s, FACTS.md).
+    /// `terminationDrainDuration`'s default (ProxyConfig field 29: 5s; istio/api `mesh/v1alpha1/proxy.proto`).
     pub fn default_drain() -> GoDuration {
         GoDuration {
             text: "5s".to_string(),
