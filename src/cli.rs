@@ -1,11 +1,11 @@
-//! Command-line parsing and dispatch: clap -> host -> exit code.
+//! Command-line parsing: clap -> `commands` -> exit code.
 
-use crate::config::{Flags, Resolver, Settings};
+use crate::config::Flags;
 use crate::exit;
-use crate::hosts::{self, files, krm, kustomize};
+use crate::hosts;
 use crate::output::console::{self, ColorChoice};
 use crate::output::report::Format;
-use clap::{Args, CommandFactory, Parser, Subcommand};
+use clap::{Args, Parser, Subcommand};
 use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
@@ -208,152 +208,5 @@ pub fn main() -> ExitCode {
             });
         }
     };
-    let (mode, args, less) = match cli.command {
-        Command::Diff(a) => (files::Mode::Diff, a, files::Less::default()),
-        Command::Check(a) => {
-            let less = files::Less {
-                no_diff: a.no_diff,
-                statistics: a.statistics,
-            };
-            (files::Mode::Check, a.run, less)
-        }
-        Command::Fix(a) => (files::Mode::Fix, a, files::Less::default()),
-        Command::Config(a) => {
-            // Paths read for versions are not a setting the rendered config could hold
-            // (its `versionsFrom` is relative to the config file): refused, not ignored.
-            if !a.settings.versions_from.is_empty() {
-                return ExitCode::from(console::trouble(
-                    "--versions-from names paths to read, which `meshjob config` does not \
-                     read; `meshjob versions --versions-from PATH` shows what they say",
-                ));
-            }
-            return ExitCode::from(match settings_here(&a.settings) {
-                Ok(s) => print(&crate::config::render_effective(&s)),
-                Err(e) => console::trouble_shown(&e),
-            });
-        }
-        Command::Krm => return ExitCode::from(hosts::run(&krm::Function)),
-        Command::Versions(a) => {
-            // Flag values are checked before any file is read.
-            let settings = match Resolver::new(&a.settings) {
-                Ok(r) => r,
-                Err(m) => return ExitCode::from(console::trouble(&m)),
-            };
-            let req = hosts::versions::Request {
-                paths: a.paths,
-                settings,
-                format: match a.format {
-                    VersionsFormat::Text => Format::Human,
-                    VersionsFormat::Json => Format::Json,
-                },
-            };
-            return ExitCode::from(hosts::versions::run(&req));
-        }
-        Command::Kustomize(KustomizeCommand::Install { dir, force }) => {
-            return ExitCode::from(match kustomize::install(dir.as_deref(), force) {
-                Ok((p, kustomize::Installed::New)) => print(&format!(
-                    "installed the kustomize plugin at {}\n",
-                    p.display()
-                )),
-                Ok((p, kustomize::Installed::Already)) => print(&format!(
-                    "already installed: {} links to this binary\n",
-                    p.display()
-                )),
-                Err(m) => console::trouble(&m),
-            });
-        }
-        Command::Audit(a) => {
-            let settings = match Resolver::new(&a.settings) {
-                Ok(r) => r,
-                Err(m) => return ExitCode::from(console::trouble(&m)),
-            };
-            let req = crate::audit::Request {
-                dumps: a.dumps,
-                settings,
-                now: a.now,
-                json: a.format == VersionsFormat::Json,
-                repo: a.repo,
-            };
-            return ExitCode::from(crate::audit::run(&req));
-        }
-        Command::Schema => return ExitCode::from(print(&crate::config::schema_json())),
-        Command::Completions { shell } => {
-            let mut out = Vec::new();
-            clap_complete::generate(shell, &mut Cli::command(), "meshjob", &mut out);
-            return ExitCode::from(print(&String::from_utf8_lossy(&out)));
-        }
-        Command::Manpage => {
-            let mut out = Vec::new();
-            return ExitCode::from(
-                match clap_mangen::Man::new(Cli::command()).render(&mut out) {
-                    Ok(()) => print(&String::from_utf8_lossy(&out)),
-                    Err(e) => console::trouble(&format!("cannot render the man page: {e}")),
-                },
-            );
-        }
-    };
-    // Flag values are checked once, before any file is read.
-    let settings = match Resolver::new(&args.settings) {
-        Ok(r) => r,
-        Err(m) => return ExitCode::from(console::trouble(&m)),
-    };
-    let req = files::Request {
-        mode,
-        paths: args.paths,
-        settings,
-        exclude: args.exclude,
-        stdin_filename: args.stdin_filename,
-        force_mesh: args.mesh_config,
-        color: args.color,
-        format: args.format,
-        quiet: args.quiet,
-        less,
-    };
-    ExitCode::from(files::run(&req))
-}
-
-/// Prints a command's whole output; its exit status.
-fn print(text: &str) -> u8 {
-    match console::stdout(text.as_bytes()) {
-        Ok(()) => exit::OK,
-        Err(e) => console::trouble(&console::cannot_write_stdout(&e)),
-    }
-}
-
-/// Why the settings of a run could not be made.
-#[derive(Debug)]
-pub enum SettingsError {
-    /// The config file: shown as `path:line:col: error: ...`.
-    Config(crate::config::ConfigError),
-    /// A flag's value.
-    Flag(String),
-}
-
-impl std::fmt::Display for SettingsError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            SettingsError::Config(e) => write!(f, "{e}"),
-            SettingsError::Flag(m) => write!(f, "meshjob: error: {m}"),
-        }
-    }
-}
-
-/// The effective settings for the working directory: defaults, then `--config` or the
-/// nearest config file, then flags.
-pub fn settings_here(flags: &Flags) -> Result<Settings, SettingsError> {
-    let file = match &flags.config {
-        Some(p) => Some(std::path::PathBuf::from(p)),
-        None => std::env::current_dir()
-            .ok()
-            .and_then(|d| crate::config::discover(&d)),
-    };
-    // The config file's errors come first, then the flags'.
-    let config = (file.as_deref())
-        .map(crate::config::load)
-        .transpose()
-        .map_err(SettingsError::Config)?;
-    let resolver = Resolver::new(flags).map_err(SettingsError::Flag)?;
-    resolver
-        .settings(config.as_ref())
-        .map_err(SettingsError::Config)
+    ExitCode::from(crate::commands::run(cli.command))
 }

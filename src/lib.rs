@@ -14,8 +14,8 @@
 #![deny(unsafe_code)]
 
 mod apply;
-mod audit;
 mod cli;
+mod commands;
 mod config;
 mod decide;
 mod exclude;
@@ -42,7 +42,8 @@ mod versions;
 mod yaml;
 
 pub use apply::{Edit, Intended, apply, verify};
-pub use cli::{Cli, Command, main, settings_here};
+pub use cli::{Cli, Command, main};
+pub use commands::config::{SettingsError, settings_here};
 pub use config::{
     MeshId, Release, Settings, StrategyChoice, Version, load as load_config, parse as parse_config,
     render_effective, schema_json,

@@ -10,11 +10,8 @@
 //! ResourceList is one document, has stdin read whole (with the per-document cap), the
 //! pipeline run and the reply handed to `output`. A new stream host is one more small file.
 
-pub(crate) mod files;
 pub(crate) mod krm;
 pub(crate) mod kustomize;
-pub(crate) mod versions;
-mod versions_from;
 
 use crate::config::{FailOn, Settings};
 use crate::exit;

@@ -33,7 +33,7 @@ use std::sync::Arc;
 /// Output held back before any is written (`output::hold`), and as much of stdin read ahead
 /// before any of it is processed: `fix -` keeps that much input to give back, counted apart
 /// from the output. The findings of the first `HOLD_BYTES` of an input are held as well
-/// (`hosts::files`), so that an input that fails within them shows only its error.
+/// (`commands::files`), so that an input that fails within them shows only its error.
 pub const HOLD_BYTES: usize = 8 << 20;
 
 /// Stdin, its start read ahead, and what its context documents say.

@@ -82,7 +82,7 @@ pub(crate) struct Fix {
 /// cannot be read.
 pub(crate) fn run(req: &Request) -> u8 {
     let spelling = Spelling::current();
-    let settings = match crate::hosts::versions::settings(&req.settings, &spelling) {
+    let settings = match crate::commands::versions::settings(&req.settings, &spelling) {
         Ok((s, _)) => s,
         Err(m) => return console::trouble_shown(&m),
     };
@@ -177,7 +177,7 @@ pub(crate) fn run(req: &Request) -> u8 {
 /// version the audit's fix was decided with). `Some` exit status when the diff could not
 /// be made.
 fn repo_diff(req: &Request, files: &[String], all: &Dump) -> Option<u8> {
-    use crate::hosts::files;
+    use crate::commands::files;
     let mut settings = req.settings.clone();
     if settings.flags().kubernetes_version().is_none() {
         // Only an exact oldest kubelet: a control plane's bound is not a kubelet's version.

@@ -101,7 +101,7 @@ impl<'a> Configs<'a> {
         }
         let mut versions = crate::versions::Versions::default();
         if !settings.versions_from.is_empty() {
-            versions = crate::hosts::versions_from::read(
+            versions = crate::commands::versions_from::read(
                 &settings.versions_from,
                 Some(base),
                 self.spelling,

@@ -1,0 +1,109 @@
+//! The commands of the command line, one module each: `diff`, `check` and `fix`
+//! ([`files`]), [`versions`], [`audit`], and the small ones that print what meshjob knows
+//! ([`config`]: `config`, `schema`, `completions`, `manpage`). `krm` and `kustomize` run
+//! meshjob under another program: they live in `hosts`.
+//!
+//! Each command checks its flags once ([`Resolver::new`]) before it reads a file, and
+//! returns its exit status.
+
+pub(crate) mod audit;
+pub(crate) mod config;
+pub(crate) mod files;
+pub(crate) mod versions;
+mod versions_from;
+
+use crate::cli::{Command, KustomizeCommand, VersionsFormat};
+use crate::config::Resolver;
+use crate::exit;
+use crate::hosts::{self, krm, kustomize};
+use crate::output::console;
+use crate::output::report::Format;
+
+/// Runs `command`; its exit status.
+pub(crate) fn run(command: Command) -> u8 {
+    let (mode, args, less) = match command {
+        Command::Diff(a) => (files::Mode::Diff, a, files::Less::default()),
+        Command::Check(a) => {
+            let less = files::Less {
+                no_diff: a.no_diff,
+                statistics: a.statistics,
+            };
+            (files::Mode::Check, a.run, less)
+        }
+        Command::Fix(a) => (files::Mode::Fix, a, files::Less::default()),
+        Command::Config(a) => return config::effective(&a.settings),
+        Command::Krm => return hosts::run(&krm::Function),
+        Command::Versions(a) => {
+            // Flag values are checked before any file is read.
+            let settings = match Resolver::new(&a.settings) {
+                Ok(r) => r,
+                Err(m) => return console::trouble(&m),
+            };
+            let req = versions::Request {
+                paths: a.paths,
+                settings,
+                format: match a.format {
+                    VersionsFormat::Text => Format::Human,
+                    VersionsFormat::Json => Format::Json,
+                },
+            };
+            return versions::run(&req);
+        }
+        Command::Kustomize(KustomizeCommand::Install { dir, force }) => {
+            return match kustomize::install(dir.as_deref(), force) {
+                Ok((p, kustomize::Installed::New)) => print(&format!(
+                    "installed the kustomize plugin at {}\n",
+                    p.display()
+                )),
+                Ok((p, kustomize::Installed::Already)) => print(&format!(
+                    "already installed: {} links to this binary\n",
+                    p.display()
+                )),
+                Err(m) => console::trouble(&m),
+            };
+        }
+        Command::Audit(a) => {
+            let settings = match Resolver::new(&a.settings) {
+                Ok(r) => r,
+                Err(m) => return console::trouble(&m),
+            };
+            let req = audit::Request {
+                dumps: a.dumps,
+                settings,
+                now: a.now,
+                json: a.format == VersionsFormat::Json,
+                repo: a.repo,
+            };
+            return audit::run(&req);
+        }
+        Command::Schema => return print(&crate::config::schema_json()),
+        Command::Completions { shell } => return config::completions(shell),
+        Command::Manpage => return config::manpage(),
+    };
+    // Flag values are checked once, before any file is read.
+    let settings = match Resolver::new(&args.settings) {
+        Ok(r) => r,
+        Err(m) => return console::trouble(&m),
+    };
+    let req = files::Request {
+        mode,
+        paths: args.paths,
+        settings,
+        exclude: args.exclude,
+        stdin_filename: args.stdin_filename,
+        force_mesh: args.mesh_config,
+        color: args.color,
+        format: args.format,
+        quiet: args.quiet,
+        less,
+    };
+    files::run(&req)
+}
+
+/// Prints a command's whole output; its exit status.
+pub(crate) fn print(text: &str) -> u8 {
+    match console::stdout(text.as_bytes()) {
+        Ok(()) => exit::OK,
+        Err(e) => console::trouble(&console::cannot_write_stdout(&e)),
+    }
+}
