@@ -65,6 +65,8 @@ pub enum Command {
 }
 
 #[derive(Subcommand, Debug)]
+// `<DIR>` is help text for the terminal, not HTML.
+#[allow(rustdoc::invalid_html_tags)]
 pub enum KustomizeCommand {
     /// Link this binary in as the MeshJobConfig transformer plugin
     /// (<DIR>/meshjob.dev/v1alpha1/meshjobconfig/MeshJobConfig).

@@ -44,13 +44,13 @@ impl Outcome {
 pub struct ProcessOptions<'a> {
     /// Treat documents without apiVersion/kind as a bare MeshConfig (`--mesh-config`).
     pub force_mesh: bool,
-    /// The Namespace documents of the whole run (see [`namespaces`]); `None`: those of the
+    /// The Namespace documents of the whole run (see `stream::stdin::Stdin::namespaces`); `None`: those of the
     /// text itself.
     pub namespaces: Option<&'a Namespaces>,
 }
 
 /// Processes the stream whole, on one thread, parsing every document fully: the reference
-/// that the tests hold [`process_with`] to.
+/// that the tests hold [`crate::run::process_with`] to.
 pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
     let all = 0..text.len();
     let whole = std::slice::from_ref(&all);
@@ -113,7 +113,7 @@ pub struct Pieces {
     /// the namespaces its own `Namespace` documents say something new about, for the check
     /// that no Namespace comes after a pod it would have placed.
     pub grown: Vec<Grown>,
-    /// A piece holds something meshjob handles ([`crate::plan::DocPlan::handled`]); a
+    /// A piece holds something meshjob handles (`plan::DocPlan::handled`); a
     /// piece passed through unparsed holds nothing it handles.
     pub handled: bool,
 }

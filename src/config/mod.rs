@@ -130,7 +130,7 @@ impl Settings {
 
     /// The entrypoint argv configured for `image`: the longest entry that names the image or
     /// a prefix of it (an exact match is the longest), both normalised as Docker does
-    /// ([`crate::image::matches`]).
+    /// (`image::matches`).
     pub fn entrypoint_for(&self, image: &str) -> Option<&[String]> {
         self.entrypoints
             .iter()

@@ -5,7 +5,7 @@
 //! The protocol, as kustomize's `api/internal/plugins/execplugin/execplugin.go` implements
 //! it (`invokePlugin`, `getEnv`, `Transform`):
 //! - kustomize writes the plugin's config object (our `MeshJobConfig`) to a temp file named
-//!   `kust-plugin-config-*` and runs the executable with that path as argv[1]; more
+//!   `kust-plugin-config-*` and runs the executable with that path as `argv[1]`; more
 //!   arguments follow only when the config has `argsOneLiner` or `argsFromFile`;
 //! - the same config is also in `KUSTOMIZE_PLUGIN_CONFIG_STRING`, and the kustomization
 //!   directory in `KUSTOMIZE_PLUGIN_CONFIG_ROOT`, which is also the working directory;
@@ -38,7 +38,7 @@ pub(crate) fn plugin_rel_path() -> PathBuf {
         .join(PLUGIN_NAME)
 }
 
-/// Whether argv[0] says the binary runs as the kustomize plugin.
+/// Whether `argv[0]` says the binary runs as the kustomize plugin.
 pub(crate) fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
     Path::new(argv0).file_name() == Some(std::ffi::OsStr::new(PLUGIN_NAME))
 }
@@ -111,10 +111,10 @@ pub(crate) fn install(dir: Option<&Path>, force: bool) -> Result<(PathBuf, Insta
     Ok((target, Installed::New))
 }
 
-/// The binary run as the plugin: config file in argv[1], resources on stdin, transformed
+/// The binary run as the plugin: config file in `argv[1]`, resources on stdin, transformed
 /// resources on stdout, findings on stderr. Exit 1 when errors are left, 2 on trouble.
 pub(crate) struct Plugin {
-    /// argv[1], the plugin config file.
+    /// `argv[1]`, the plugin config file.
     config: Option<OsString>,
 }
 

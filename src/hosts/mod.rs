@@ -1,10 +1,10 @@
 //! The hosts meshjob runs under, and the one path they all take:
 //! source -> pipeline (`run`) -> output.
 //!
-//! The command line edits files and stdin ([`files`]). The other hosts pipe a resource
+//! The command line edits files and stdin ([`crate::commands::files`]). The other hosts pipe a resource
 //! stream through the binary: the KRM function ([`krm`]) and the kustomize legacy exec
 //! plugin ([`kustomize`]). Each of those is a [`Host`]: it only translates, from its input
-//! to settings and from the pipeline's outcome to its output. [`run`] does the rest: a host
+//! to settings and from the pipeline's outcome to its output. [`run()`] does the rest: a host
 //! whose input is a plain resource stream (the kustomize plugin) has it processed as it
 //! comes, documents written in order ([`stream_stdin`]); the KRM function, whose
 //! ResourceList is one document, has stdin read whole (with the per-document cap), the
@@ -184,7 +184,7 @@ pub(crate) fn at(text: &str, offset: usize) -> String {
 }
 
 /// How a host program runs the binary without a subcommand: kustomize runs the legacy
-/// plugin by its kind (argv[0] `MeshJobConfig`, config path in argv[1]); an orchestrator
+/// plugin by its kind (`argv[0]` `MeshJobConfig`, config path in `argv[1]`); an orchestrator
 /// runs a KRM exec function with no arguments and a ResourceList on stdin. `None` when
 /// neither is the case: the command line is parsed as usual.
 pub(crate) fn dispatch() -> Option<u8> {

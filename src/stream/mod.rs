@@ -4,10 +4,10 @@
 //! A [`Reader`] reads any `Read` in chunks and closes a [`Batch`] of whole documents at the
 //! first document boundary past [`BATCH_BYTES`]. The boundaries are those of `yaml::split`
 //! (one `Cutter` decides for both), so every batch, and every piece in it, parses alone to
-//! exactly the documents the whole stream holds. [`ordered`] shares batches between threads
+//! exactly the documents the whole stream holds. [`ordered()`] shares batches between threads
 //! and hands the results back in stream order, with a bounded number in flight: memory
 //! follows the largest document and the work in flight, not the stream. [`process`] puts it
-//! together for one input and a [`Sink`]; on the first problem, [`settle`] reports it as
+//! together for one input and a [`Sink`]; on the first problem, [`settle()`] reports it as
 //! reading the whole stream would.
 
 mod ordered;
@@ -462,7 +462,7 @@ fn late_namespace(done: &Done, pods: &mut BTreeMap<String, usize>) -> Option<Fai
 
 /// Cuts `input` into documents, processes them (on every core when there is more than one
 /// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
-/// whole stream would report it (see [`settle`]).
+/// whole stream would report it (see [`settle()`]).
 pub(crate) fn process<R: Read + Send>(
     input: R,
     settings: &Settings,

@@ -2,7 +2,7 @@
 //! the rewritten stream out; findings and a summary line on stderr, or one JSON report on
 //! stdout.
 //!
-//! [`run`] expands the PATHs (`source::expand`) with the excludes of the flags and of each
+//! [`run()`] expands the PATHs (`source::expand`) with the excludes of the flags and of each
 //! directory's config file ([`configs`]); a [`run::Run`] takes the inputs in order; each
 //! input is streamed through the pipeline by [`input`], its batches going to a
 //! [`sink::FileSink`] (the diff, stdout, or the file's replacement), and what it finds to an
