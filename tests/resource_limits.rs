@@ -8,8 +8,11 @@
 //!   document, is refused before it is read);
 //! - time grows linearly with the number of documents.
 //!
-//! Time bounds are generous for a debug build on a loaded 2-core machine.
-//! `scripts/big-inputs.sh` measures time and peak memory of the release binary.
+//! These tests check results, not speed: speed is measured by `scripts/big-inputs.sh` (time
+//! and peak memory of the release binary) and `bench/`. The one time bound, [`HANG`], only
+//! turns an expansion that would run for hours (an alias bomb expanded, a quadratic walk of
+//! 10,000 levels) into a failure instead of a hung run; it is far above what a debug build
+//! on a loaded machine takes.
 
 mod common;
 
@@ -20,11 +23,15 @@ use std::time::{Duration, Instant};
 
 const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
 
-fn timed(text: &str, bound: Duration) -> Outcome {
+/// What a run may take before it counts as hung (see the module's docs).
+const HANG: Duration = Duration::from_secs(600);
+
+/// Processes `text`; fails when it takes longer than [`HANG`].
+fn processed(text: &str) -> Outcome {
     let start = Instant::now();
     let out = run::process(text, &Settings::default());
     let took = start.elapsed();
-    assert!(took < bound, "took {took:?}, bound {bound:?}");
+    assert!(took < HANG, "took {took:?}: as good as hung");
     out
 }
 
@@ -43,7 +50,7 @@ fn laughs(indent: &str) -> String {
 #[test]
 fn alias_bomb_is_not_expanded() {
     let alone = laughs("");
-    let out = timed(&alone, Duration::from_secs(5));
+    let out = processed(&alone);
     assert!(out.fatal.is_none());
     assert_eq!(
         out.text, alone,
@@ -55,7 +62,7 @@ fn alias_bomb_is_not_expanded() {
         "  name: pi\n",
         &format!("  name: pi\n  labels:\n{}", laughs("    ")),
     );
-    let out = timed(&job, Duration::from_secs(5));
+    let out = processed(&job);
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     assert!(out.text.contains("meshjob-wrapper"), "the Job is wrapped");
     assert!(
@@ -87,7 +94,7 @@ fn alias_bomb_in_the_config_file_ends_fast() {
         .arg(&input)
         .output()
         .expect("run meshjob");
-    assert!(start.elapsed() < Duration::from_secs(10));
+    assert!(start.elapsed() < HANG, "as good as hung");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert_eq!(
         out.status.code(),
@@ -114,9 +121,9 @@ fn nested_block(depth: usize) -> String {
 fn deep_nesting_is_a_clean_error() {
     // 254 levels under the root mapping are fine; past 255 the parser stops.
     let ok = nested_flow(254);
-    assert!(timed(&ok, Duration::from_secs(5)).fatal.is_none());
+    assert!(processed(&ok).fatal.is_none());
     for text in [nested_flow(10_000), nested_block(300), nested_block(10_000)] {
-        let out = timed(&text, Duration::from_secs(30));
+        let out = processed(&text);
         let f = out.fatal.expect("a fatal error");
         assert!(
             f.message.contains("nested more than 255 levels"),
@@ -135,7 +142,7 @@ fn deep_nesting_is_a_clean_error() {
             "}".repeat(300)
         ),
     );
-    assert!(timed(&job, Duration::from_secs(5)).fatal.is_some());
+    assert!(processed(&job).fatal.is_some());
 }
 
 #[test]
@@ -154,13 +161,13 @@ fn deep_nesting_through_the_binary_exits_2() {
 fn ten_megabyte_scalar() {
     let big = "x".repeat(10 << 20);
     let cm = format!("apiVersion: v1\nkind: ConfigMap\ndata:\n  blob: \"{big}\"\n");
-    let out = timed(&cm, Duration::from_secs(60));
+    let out = processed(&cm);
     assert!(out.fatal.is_none());
     assert_eq!(out.text, cm);
 
     // As an argv item of a Job: wrapped, and the item is in `args` intact.
     let job = JOB.replace("\"print 1\"", &format!("\"{big}\""));
-    let out = timed(&job, Duration::from_secs(60));
+    let out = processed(&job);
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     let docs = meshjob::parse_stream(&out.text).unwrap();
     let v = meshjob::Value::from_node(&docs[0].root);
