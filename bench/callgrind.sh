@@ -20,7 +20,7 @@
 # scanner (simple::Scanner: the bitmaps of a batch, then each document), `cut` reading and
 # cutting into batches (Reader::next_batch), `parse` every full parse (tree::parse_stream:
 # the document's, the edited output's and an annotation's YAML text), `plan`
-# (plan::plan_doc_in), `verify` (apply::verify: its parse, then the comparison with the
+# (plan::plan_doc_in), `verify` (yaml::apply::verify: its parse, then the comparison with the
 # intended value). A stage that the compiler inlined shows "-". $MESHJOB_CALLGRIND_KEEP names
 # a folder to keep the callgrind.out files in, for `callgrind_annotate` (line by line:
 # `callgrind_annotate --auto=yes FILE`). $MESHJOB_CALLGRIND_BIN names a meshjob binary to
@@ -75,7 +75,7 @@ stages=(
   "cut meshjob::stream::read::Reader<R>::next_batch"
   "parse meshjob::yaml::tree::parse_stream"
   "plan meshjob::plan::plan_doc_in"
-  "verify meshjob::apply::verify"
+  "verify meshjob::yaml::apply::verify"
 )
 
 selected=()

@@ -13,7 +13,6 @@
 // inline scalar text as a `str` (`yaml::value::Text::as_str`): its bytes are a whole `str`'s.
 #![deny(unsafe_code)]
 
-mod apply;
 mod audit;
 mod cli;
 mod config;
@@ -41,7 +40,6 @@ mod version;
 mod versions;
 mod yaml;
 
-pub use apply::{Edit, Intended, apply, verify};
 pub use cli::{Cli, Command, main, settings_here};
 pub use config::{
     MeshId, Release, Settings, StrategyChoice, Version, load as load_config, parse as parse_config,
@@ -66,6 +64,8 @@ pub use run::{
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;
 pub use version::{Given, Origin as VersionOrigin, Place};
+pub use yaml::apply::{Intended, apply, verify};
+pub use yaml::edit::Edit;
 pub use yaml::path::Seg;
 pub use yaml::simple::Head as QuickHead;
 pub use yaml::simple::Scanner as QuickScanner;

@@ -2,13 +2,14 @@
 //! planned, spliced and verified. `stream` shares pieces between threads and `run` gathers
 //! a text's outcome; both go through [`process_pieces`].
 
-use crate::apply::{self, Edit};
 use crate::config::Settings;
 use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::kinds::Kinds;
 use crate::mesh::found::Base;
 use crate::plan;
+use crate::yaml::apply;
+use crate::yaml::edit::Edit;
 use crate::yaml::simple;
 use crate::yaml::tree::parse_stream;
 use std::ops::Range;
@@ -350,7 +351,7 @@ fn process_piece(
         // And the blank lines after it, where an entry appended at the end lands.
         let rest = &text[to..];
         let to = to + rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len();
-        if !p.editor.edits.is_empty()
+        if !p.editor.edits().is_empty()
             && let Some(at) = lone_cr(&text[from..to])
         {
             return fatal(Finding::error(
@@ -361,7 +362,7 @@ fn process_piece(
                  then run again",
             ));
         }
-        if !p.editor.edits.is_empty()
+        if !p.editor.edits().is_empty()
             && let Some(at) = inner_bom(text, from..to)
         {
             return fatal(Finding::error(
@@ -380,8 +381,8 @@ fn process_piece(
                 .into_iter()
                 .filter(|f| settings.rules.shows(f.rule)),
         );
-        let edited = !p.editor.edits.is_empty();
-        edits.append(&mut p.editor.edits);
+        let edited = !p.editor.edits().is_empty();
+        edits.append(&mut p.editor.take_edits());
         editors.push((edited, p.editor));
     }
     if edits.is_empty() {

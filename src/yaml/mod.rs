@@ -1,5 +1,7 @@
 //! Format-preserving YAML: spans, node tree, values, paths, layout and emitting.
 
+pub(crate) mod apply;
+pub(crate) mod edit;
 pub(crate) mod editor;
 pub(crate) mod embedded;
 pub(crate) mod emit;
