@@ -7,6 +7,7 @@ pub(crate) mod editor;
 pub(crate) mod embedded;
 pub(crate) mod emit;
 pub(crate) mod items;
+pub(crate) mod node;
 pub(crate) mod path;
 pub(crate) mod quick;
 pub(crate) mod split;

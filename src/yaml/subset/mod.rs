@@ -27,8 +27,7 @@ mod compare;
 mod scalars;
 
 use super::bytes::{MAX_DEPTH, find2, is_marker, printable_ascii, spaces};
-use super::tree::{Doc, Entry, Kind, Node};
-use super::value::Text;
+use super::node::{Doc, Entry, Kind, Node, Text};
 use granit_parser::ScalarStyle;
 
 pub use compare::difference;

@@ -3,8 +3,7 @@
 
 use super::{Decline, Inline, Parser, R, collection, scalar};
 use crate::yaml::bytes::{MAX_KEY, find2, spaces, starts_with_spaces, trim_end};
-use crate::yaml::tree::{Kind, Node};
-use crate::yaml::value::Text;
+use crate::yaml::node::{Kind, Node, Text};
 use granit_parser::ScalarStyle;
 
 impl Parser<'_> {
