@@ -17,10 +17,10 @@
 #   nonjob-5mb     the first 5 MB of nonjob (nothing to edit)
 # Columns: instructions in all (Ir), per document, per input byte, then the inclusive count
 # of each stage's functions (summed where a stage names several, `a+b`): `quick` the quick
-# scanner (simple::Scanner: the bitmaps of a batch, then each document), `cut` reading and
+# scanner (quick::Scanner: the bitmaps of a batch, then each document), `cut` reading and
 # cutting into batches (Reader::next_batch), `parse` every full parse (tree::parse_stream:
 # the document's, the edited output's and an annotation's YAML text), `plan`
-# (plan::plan_doc_in), `verify` (apply::verify: its parse, then the comparison with the
+# (plan::plan_doc_in), `verify` (yaml::apply::verify: its parse, then the comparison with the
 # intended value). A stage that the compiler inlined shows "-". $MESHJOB_CALLGRIND_KEEP names
 # a folder to keep the callgrind.out files in, for `callgrind_annotate` (line by line:
 # `callgrind_annotate --auto=yes FILE`). $MESHJOB_CALLGRIND_BIN names a meshjob binary to
@@ -71,11 +71,11 @@ declare -A source=(
 )
 order=(cron-2000 mixed-2mb rendered-5mb nonjob-5mb)
 stages=(
-  "quick meshjob::yaml::simple::Scanner::new+meshjob::yaml::simple::Scanner::head"
+  "quick meshjob::yaml::quick::Scanner::new+meshjob::yaml::quick::Scanner::head"
   "cut meshjob::stream::read::Reader<R>::next_batch"
   "parse meshjob::yaml::tree::parse_stream"
   "plan meshjob::plan::plan_doc_in"
-  "verify meshjob::apply::verify"
+  "verify meshjob::yaml::apply::verify"
 )
 
 selected=()

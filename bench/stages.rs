@@ -134,9 +134,9 @@ fn planned(text: &str, docs: &[Doc], settings: &Settings) -> (Vec<Edit>, Vec<Int
         let mut p = meshjob::plan_doc(text, doc, settings, false);
         intended.push(Intended {
             value: p.editor.take_intended(),
-            edited: !p.editor.edits.is_empty(),
+            edited: !p.editor.edits().is_empty(),
         });
-        edits.extend(p.editor.edits);
+        edits.extend(p.editor.take_edits());
     }
     (edits, intended)
 }

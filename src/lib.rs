@@ -9,11 +9,10 @@
 
 #![warn(clippy::print_stdout, clippy::print_stderr, unreachable_pub)]
 // `unsafe` is allowed in two places only: the vector code of the quick scanner
-// (`yaml::simple::masks`), which a test holds to its portable form, and the reading of an
+// (`yaml::quick::masks`), which a test holds to its portable form, and the reading of an
 // inline scalar text as a `str` (`yaml::value::Text::as_str`): its bytes are a whole `str`'s.
 #![deny(unsafe_code)]
 
-mod apply;
 mod cli;
 mod commands;
 mod config;
@@ -41,7 +40,6 @@ mod version;
 mod versions;
 mod yaml;
 
-pub use apply::{Edit, Intended, apply, verify};
 pub use cli::{Cli, Command, main};
 pub use commands::config::{SettingsError, settings_here};
 pub use config::{
@@ -67,10 +65,12 @@ pub use run::{
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;
 pub use version::{Given, Origin as VersionOrigin, Place};
+pub use yaml::apply::{Intended, apply, verify};
+pub use yaml::edit::Edit;
 pub use yaml::path::Seg;
-pub use yaml::simple::Head as QuickHead;
-pub use yaml::simple::Scanner as QuickScanner;
-pub use yaml::simple::head as quick_head;
+pub use yaml::quick::Head as QuickHead;
+pub use yaml::quick::Scanner as QuickScanner;
+pub use yaml::quick::head as quick_head;
 pub use yaml::split::pieces as split_pieces;
 pub use yaml::subset::{difference as tree_difference, parse as parse_subset};
 pub use yaml::text::line_col;

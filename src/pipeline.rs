@@ -2,14 +2,16 @@
 //! planned, spliced and verified. `stream` shares pieces between threads and `run` gathers
 //! a text's outcome; both go through [`process_pieces`].
 
-use crate::apply::{self, Edit};
 use crate::config::Settings;
 use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::kinds::Kinds;
 use crate::mesh::found::Base;
 use crate::plan;
-use crate::yaml::simple;
+use crate::yaml::apply;
+use crate::yaml::bytes::lone_cr;
+use crate::yaml::edit::Edit;
+use crate::yaml::quick;
 use crate::yaml::tree::parse_stream;
 use std::ops::Range;
 
@@ -177,7 +179,7 @@ pub fn process_pieces(
     let proxies = growing && memchr::memmem::find(text.as_bytes(), b"proxy").is_some();
     let mut lines = crate::decide::Lines::default();
     // One scanner for the text: it makes the bitmaps of each part of it once.
-    let mut scanner = (quick || growing).then(|| simple::Scanner::new(text));
+    let mut scanner = (quick || growing).then(|| quick::Scanner::new(text));
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
         let head = scanner.as_mut().and_then(|s| s.head(p.clone()));
@@ -252,7 +254,7 @@ pub fn process_pieces(
 /// Whether a document the quick scanner read (`h`) must be parsed fully: every kind that
 /// meshjob edits or reports on ([`may_matter`]), and documents without a kind. (One it
 /// cannot read always is.)
-fn may_be_target_head(h: &simple::Head<'_>, kinds: &crate::kinds::Kinds) -> bool {
+fn may_be_target_head(h: &quick::Head<'_>, kinds: &crate::kinds::Kinds) -> bool {
     if h.opaque {
         return true;
     }
@@ -350,8 +352,8 @@ fn process_piece(
         // And the blank lines after it, where an entry appended at the end lands.
         let rest = &text[to..];
         let to = to + rest.len() - rest.trim_start_matches([' ', '\t', '\r', '\n']).len();
-        if !p.editor.edits.is_empty()
-            && let Some(at) = lone_cr(&text[from..to])
+        if !p.editor.edits().is_empty()
+            && let Some(at) = lone_cr(&text.as_bytes()[from..to])
         {
             return fatal(Finding::error(
                 Rule::LoneCarriageReturn,
@@ -361,7 +363,7 @@ fn process_piece(
                  then run again",
             ));
         }
-        if !p.editor.edits.is_empty()
+        if !p.editor.edits().is_empty()
             && let Some(at) = inner_bom(text, from..to)
         {
             return fatal(Finding::error(
@@ -380,8 +382,8 @@ fn process_piece(
                 .into_iter()
                 .filter(|f| settings.rules.shows(f.rule)),
         );
-        let edited = !p.editor.edits.is_empty();
-        edits.append(&mut p.editor.edits);
+        let edited = !p.editor.edits().is_empty();
+        edits.append(&mut p.editor.take_edits());
         editors.push((edited, p.editor));
     }
     if edits.is_empty() {
@@ -420,13 +422,6 @@ fn process_piece(
             ))
         },
     }
-}
-
-/// The offset of the first CR that is not part of a CRLF. YAML reads it as a line break,
-/// but the editor lays out new lines by LF.
-fn lone_cr(text: &str) -> Option<usize> {
-    let b = text.as_bytes();
-    (0..b.len()).find(|&i| b[i] == b'\r' && b.get(i + 1) != Some(&b'\n'))
 }
 
 /// Where `text[range]`, the lines of a document's content, holds a byte order mark other

@@ -18,7 +18,7 @@ pub fn process(text: &str, settings: &Settings) -> Outcome {
 ///
 /// The stream goes through the same engine as a file or stdin (`stream::process`): it is cut
 /// into documents at their `---` lines (`split::pieces`), and each document is read by the
-/// quick scanner first (`simple::head`): one whose kind can never be a target is passed
+/// quick scanner first (`quick::head`): one whose kind can never be a target is passed
 /// through without a full parse. Every other document goes through the whole pipeline on its
 /// own. Large streams are shared between threads in batches of documents, put back in order,
 /// so the outcome never depends on the number of threads. A fatal error is the one the whole

@@ -1,4 +1,4 @@
-//! The quick path (`split::pieces` and `simple::head`) against the full parse.
+//! The quick path (`split::pieces` and `quick::head`) against the full parse.
 //!
 //! `run::process` cuts a stream into documents and passes the ones that cannot be targets
 //! through unparsed. That is only correct when

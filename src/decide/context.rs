@@ -7,7 +7,7 @@ use crate::config::MeshId;
 use crate::mesh;
 use crate::mesh::found::Base;
 use crate::versions::Versions;
-use crate::yaml::simple::Head;
+use crate::yaml::quick::Head;
 use crate::yaml::tree::Node;
 
 /// What other documents say about the pods: the namespaces that a `Namespace` document of
@@ -61,7 +61,7 @@ impl RunContext {
     /// Adds what one piece of a stream says (its place: `base`); returns whether it added
     /// anything. Only a piece [`RunContext::wants`] is parsed.
     pub(crate) fn add(&mut self, piece: &str, base: &Base) -> bool {
-        let head = crate::yaml::simple::head(piece);
+        let head = crate::yaml::quick::head(piece);
         self.wants(piece, head.as_ref(), true) && self.add_wanted(piece, base)
     }
 

@@ -372,8 +372,8 @@ fn set_results(text: &str, docs: &[Doc], results: &[KrmResult]) -> Result<String
     let mut editor = Editor::new(text, root, style);
     let out = Out::Seq(results.iter().map(KrmResult::out).collect());
     editor.set(root, &[], "results", &out);
-    let intended = [crate::apply::Intended::edited(editor.take_intended())];
-    crate::apply::apply(text, docs, &editor.edits, &intended)
+    let intended = [crate::yaml::apply::Intended::edited(editor.take_intended())];
+    crate::yaml::apply::apply(text, docs, editor.edits(), &intended)
         .map_err(|e| format!("{e} while setting results"))
 }
 

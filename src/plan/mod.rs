@@ -16,13 +16,13 @@ pub(crate) mod sidecars;
 pub(crate) mod stops;
 pub(crate) mod wrapped;
 
-use crate::apply::Edit;
 use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
 use crate::mesh::{self, Mesh, MeshId, Support};
 use crate::pod::Pod;
+use crate::yaml::edit::Edit;
 use crate::yaml::editor::Editor;
 use crate::yaml::tree::Doc;
 use crate::yaml::tree::Node;
@@ -100,8 +100,7 @@ pub fn plan_doc_in<'a>(
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
         native_keys(target, &support, &mut pod_findings);
-        let mark = editor.edits.len();
-        let before = editor.snapshot(&target.path);
+        let mark = editor.begin(&target.path);
         let planner = planner(mesh.id);
         let mut cx = PodCx {
             ed: &mut editor,
@@ -123,11 +122,11 @@ pub fn plan_doc_in<'a>(
                 kill_command::plan(&mut cx);
             }
         }
-        let mesh_changed = editor.edits.len() > mark;
+        let mesh_changed = !editor.edits_since(&mark).is_empty();
         let mut moves = sidecar_moves::plan(&mut editor, target, mesh, settings, &support);
         moves.settle(&mut pod_findings, settings, &support);
         // The choice is explained where it changes something, so a clean run stays quiet.
-        let changed = editor.edits.len() > mark;
+        let changed = !editor.edits_since(&mark).is_empty();
         changed_pods |= changed;
         if changed || why.rule() != Rule::StrategyChosen {
             pod_findings.insert(0, why.finding(target));
@@ -136,9 +135,8 @@ pub fn plan_doc_in<'a>(
             .iter()
             .any(|f| f.severity == Severity::Error && f.rule.refuses_pod());
         if refused {
-            editor.edits.truncate(mark);
-            editor.restore(&target.path, before);
-        } else if editor.edits.len() > mark {
+            editor.drop_group(mark, &target.path);
+        } else if !editor.edits_since(&mark).is_empty() {
             let native_key = mesh.native_key(support.release());
             if !mesh_changed {
                 pod_findings.push(sidecar_moves::would_change(target, &moves));
@@ -149,7 +147,7 @@ pub fn plan_doc_in<'a>(
                     mesh,
                     strategy,
                     native_key,
-                    &editor.edits[mark..],
+                    editor.edits_since(&mark),
                 ));
             }
         }

@@ -127,7 +127,7 @@ pub(crate) fn first_pass<R: Read + Send>(
         // One scanner for the batch, which makes its bitmaps once, when it is text (else
         // each piece that is text is read alone).
         let text = std::str::from_utf8(&b.bytes).ok();
-        let mut scanner = text.map(crate::yaml::simple::Scanner::new);
+        let mut scanner = text.map(crate::yaml::quick::Scanner::new);
         let want = (b.pieces.iter().enumerate())
             .filter(|(_, r)| match (text, scanner.as_mut()) {
                 (Some(text), Some(scanner)) => {
@@ -137,7 +137,7 @@ pub(crate) fn first_pass<R: Read + Send>(
                 _ => (b.bytes.get((*r).clone()))
                     .and_then(|p| std::str::from_utf8(p).ok())
                     .is_some_and(|p| {
-                        let head = crate::yaml::simple::head(p);
+                        let head = crate::yaml::quick::head(p);
                         crate::decide::may_add(p, head.as_ref(), true)
                     }),
             })

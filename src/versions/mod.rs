@@ -18,7 +18,7 @@ use crate::finding::{Finding, Rule};
 use crate::mesh::found::{Base, Finder, Found, NativeMode, What};
 use crate::mesh::{self, Mesh, MeshId, Support};
 use crate::version::{Kubelets, Origin, Release, Sourced};
-use crate::yaml::simple::Head;
+use crate::yaml::quick::Head;
 use crate::yaml::tree::Node;
 
 /// What the documents of a run say about versions, in the order they were read. Shared by

@@ -158,7 +158,7 @@ fn linkerd_edge_charts_and_values() {
 
 #[test]
 fn what_the_quick_scanner_shows_decides_what_is_parsed() {
-    let head = |t: &'static str| crate::yaml::simple::head(t);
+    let head = |t: &'static str| crate::yaml::quick::head(t);
     let yes = [
         "apiVersion: v1\nkind: Node\nmetadata: {name: n}\n",
         "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: istiod-1-24-2\n",

@@ -4,9 +4,9 @@
 //! style, and it applies the same change to the intended value of the document. The apply
 //! stage later checks that the edited text parses to exactly that intended value.
 
-use crate::apply::Edit;
 #[cfg(test)]
-use crate::apply::Intended;
+use crate::yaml::apply::Intended;
+use crate::yaml::edit::Edit;
 use crate::yaml::emit::{self, Out, Style};
 use crate::yaml::path::Seg;
 use crate::yaml::style::detect_style;
@@ -31,7 +31,8 @@ pub struct Editor<'a> {
     root: &'a Node,
     /// The document's style, detected at the first edit (`None` until then) unless given.
     style: std::cell::Cell<Option<Style>>,
-    pub edits: Vec<Edit>,
+    /// The edits recorded so far, in the order they were made.
+    edits: Vec<Edit>,
     /// The intended value, built from `root` at the first change to it: most documents
     /// planned are left as they are (a run over fixed manifests changes none), and building
     /// the value is most of what planning them would cost. `None`: the value of `root`.
@@ -41,8 +42,17 @@ pub struct Editor<'a> {
     eof_block: Option<Edit>,
 }
 
-/// What [`Editor::snapshot`] kept.
-pub enum Snapshot {
+/// Where a group of edits began ([`Editor::begin`]): how many edits came before it, and
+/// the intended value at the path the group changes. A pod's fix is planned as one group,
+/// then kept as it is or dropped whole ([`Editor::drop_group`]): its edits and its change to
+/// the intended value together, so that a refused pod leaves the others intact.
+pub struct Group {
+    edits: usize,
+    before: Snapshot,
+}
+
+/// The intended value at a group's path when the group began.
+enum Snapshot {
     /// Nothing had changed the intended value yet.
     Unchanged,
     /// The value at the path (`None`: there was none).
@@ -99,17 +109,39 @@ impl<'a> Editor<'a> {
         (self.intended.clone()).unwrap_or_else(|| Value::from_node(self.root))
     }
 
-    /// A copy of the intended value at `path`, to restore if planning there is abandoned.
-    pub fn snapshot(&mut self, path: &[Seg]) -> Snapshot {
-        match &self.intended {
+    /// The edits recorded so far, in the order they were made.
+    pub fn edits(&self) -> &[Edit] {
+        &self.edits
+    }
+
+    /// Takes the edits recorded so far out of the editor.
+    pub fn take_edits(&mut self) -> Vec<Edit> {
+        std::mem::take(&mut self.edits)
+    }
+
+    /// Begins a group of edits that change the document at `path` (and nothing outside
+    /// it): a copy of the intended value there is kept, to put back if the group is
+    /// dropped.
+    pub fn begin(&mut self, path: &[Seg]) -> Group {
+        let before = match &self.intended {
             None => Snapshot::Unchanged,
             Some(_) => Snapshot::At(self.intended_at(path).map(|v| v.clone())),
+        };
+        Group {
+            edits: self.edits.len(),
+            before,
         }
     }
 
-    /// Puts back a value taken with [`Editor::snapshot`].
-    pub fn restore(&mut self, path: &[Seg], snapshot: Snapshot) {
-        match snapshot {
+    /// The edits recorded since `group` began.
+    pub fn edits_since(&self, group: &Group) -> &[Edit] {
+        &self.edits[group.edits..]
+    }
+
+    /// Drops the group begun at `path`: its edits, and its changes to the intended value.
+    pub fn drop_group(&mut self, group: Group, path: &[Seg]) {
+        self.edits.truncate(group.edits);
+        match group.before {
             Snapshot::Unchanged => self.intended = None,
             Snapshot::At(Some(value)) => {
                 if let Some(v) = self.intended_at(path) {
@@ -574,7 +606,7 @@ mod tests {
         let root = &docs[0].root;
         let mut ed = Editor::new(src, root, detect_style(src, root));
         f(&mut ed, root);
-        crate::apply::apply(
+        crate::yaml::apply::apply(
             src,
             &docs,
             &ed.edits,

@@ -5,7 +5,8 @@
 //! and layout survive; then it is written back in the string's own style (a literal block
 //! keeps its indentation, a quoted string its quotes).
 
-use crate::apply::{self, Edit};
+use crate::yaml::apply;
+use crate::yaml::edit::Edit;
 use crate::yaml::editor::Editor;
 use crate::yaml::emit;
 use crate::yaml::path::Seg;
@@ -104,11 +105,11 @@ pub(crate) fn edit_in_string<R>(
     };
     let mut ed = Editor::new(text_in, root, style_in);
     let r = f(&mut ed, root);
-    if ed.edits.is_empty() {
+    if ed.edits().is_empty() {
         return Ok(r);
     }
     let stand_in_text = stand_in.then(|| reflow_stand_in(ed.intended()));
-    let inner_edits = std::mem::take(&mut ed.edits);
+    let inner_edits = ed.take_edits();
     let intended = [apply::Intended::edited(ed.take_intended())];
     let new_inner = match stand_in_text {
         Some(text) => apply::verify(&text, &intended).map(|_| text),
@@ -356,7 +357,7 @@ mod tests {
         apply::apply(
             src,
             &docs,
-            &ed.edits,
+            ed.edits(),
             &[apply::Intended::edited(ed.intended_copy())],
         )
         .unwrap_or_else(|e| panic!("{e}"))

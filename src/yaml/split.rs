@@ -12,21 +12,13 @@
 //! (`stream::Reader`) alike. `tests/stream_cuts.rs` and `tests/quick_path.rs` hold the pieces
 //! to the whole-stream parse.
 
+use super::bytes::{BOM, is_marker, lone_cr};
 use super::items::Items;
 use std::ops::Range;
 
-const BOM: &[u8] = "\u{feff}".as_bytes();
-
-/// Whether `line` (from its start) begins with the marker `m` (`---` or `...`) followed by
-/// whitespace, a line break or the end of the text.
-fn is_marker(line: &[u8], m: &[u8; 3]) -> bool {
-    line.starts_with(m) && matches!(line.get(3), None | Some(b' ' | b'\t' | b'\r' | b'\n'))
-}
-
 /// Whether `line` holds a CR that is not the first byte of a CRLF.
 fn has_lone_cr(line: &[u8]) -> bool {
-    memchr::memchr_iter(b'\r', line).any(|i| line.get(i + 1).is_some_and(|&b| b != b'\n'))
-        || (line.last() == Some(&b'\r'))
+    lone_cr(line).is_some()
 }
 
 /// Where a line puts a piece boundary.

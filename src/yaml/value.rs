@@ -3,11 +3,9 @@
 //! The apply stage compares the re-parsed output with the intended result in these terms,
 //! so a formatting slip that changes meaning is caught before anything is written.
 
-use super::tree::{Kind, Node};
+pub use super::node::Text;
+use super::node::{Kind, Node};
 use granit_parser::ScalarStyle;
-
-mod text;
-pub use text::Text;
 
 /// The resolved type of a scalar (YAML 1.2 core schema, plus the YAML 1.1 booleans that
 /// Kubernetes' parser still accepts, so that `yes` never passes for a string).

@@ -354,7 +354,7 @@ fn reindent(text: &str, by: isize) -> Option<String> {
 #[cfg(test)]
 mod tests {
     use super::{Change, Gap, Source, Target, reindent};
-    use crate::apply::{Intended, apply};
+    use crate::yaml::apply::{Intended, apply};
     use crate::yaml::editor::Editor;
     use crate::yaml::path::Seg;
     use crate::yaml::style::detect_style;

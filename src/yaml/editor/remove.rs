@@ -152,7 +152,7 @@ impl Editor<'_> {
 #[cfg(test)]
 mod tests {
     use super::super::Editor;
-    use crate::apply::{Intended, apply};
+    use crate::yaml::apply::{Intended, apply};
     use crate::yaml::path::Seg;
     use crate::yaml::style::detect_style;
     use crate::yaml::tree::{Node, parse_stream};

@@ -1,7 +1,7 @@
 //! Two parses of one text, compared field by field: how the subset parser is held to the
 //! full parser (in debug builds, the tests and the fuzzer).
 
-use crate::yaml::tree::{Doc, Kind, Node};
+use crate::yaml::node::{Doc, Kind, Node};
 
 /// The first difference between two parses of one text, described; `None` when they are
 /// equal in every field.

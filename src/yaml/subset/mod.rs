@@ -23,21 +23,20 @@
 //! `tree::parse_stream`), and `tests/subset_parse.rs` and `tests/fuzz_smoke.rs` compare the
 //! two on the corpus, the YAML test suite, meshjob's own outputs and mutations of them.
 
-mod bytes;
 mod compare;
 mod scalars;
 
-use super::tree::{Doc, Entry, Kind, Node};
-use super::value::Text;
-use bytes::{find2, is_marker, printable_ascii, spaces};
+use super::bytes::{MAX_DEPTH, find2, is_marker, printable_ascii, spaces};
+use super::node::{Doc, Entry, Kind, Node, Text};
 use granit_parser::ScalarStyle;
 
 pub use compare::difference;
 
-/// Deepest nesting followed (granit-parser stops at 255).
-const MAX_DEPTH: usize = 64;
-/// Longest key read (YAML limits implicit keys to 1024 characters).
-const MAX_KEY: usize = 512;
+/// Whether `line` (a line's content, without its break) is a document marker, `---` or
+/// `...`.
+fn is_document_marker(line: &[u8]) -> bool {
+    is_marker(line, b"---") || is_marker(line, b"...")
+}
 
 /// The text is outside the subset.
 #[derive(Debug)]
@@ -196,7 +195,7 @@ impl Parser<'_> {
     /// end the document.
     fn next_line(&self, at: usize) -> R<Option<Line>> {
         match self.content_line(at) {
-            Some(l) if l.col == 0 && is_marker(&self.b[l.start..l.end]) => Err(Decline),
+            Some(l) if l.col == 0 && is_document_marker(&self.b[l.start..l.end]) => Err(Decline),
             l => Ok(l),
         }
     }

@@ -1,10 +1,9 @@
 //! Scalars and flow sequences on one line, and block scalars: what the subset parser reads
 //! inside a line, and the lines of a block scalar.
 
-use super::bytes::{find2, push_breaks, spaces, starts_with_spaces, trim_end};
-use super::{Decline, Inline, MAX_KEY, Parser, R, collection, scalar};
-use crate::yaml::tree::{Kind, Node};
-use crate::yaml::value::Text;
+use super::{Decline, Inline, Parser, R, collection, scalar};
+use crate::yaml::bytes::{MAX_KEY, find2, spaces, starts_with_spaces, trim_end};
+use crate::yaml::node::{Kind, Node, Text};
 use granit_parser::ScalarStyle;
 
 impl Parser<'_> {
@@ -346,4 +345,11 @@ struct BlockLines {
     breaks: usize,
     /// A blank line after its last line with content holds spaces.
     spaced_blank: bool,
+}
+
+/// Appends `n` line breaks.
+fn push_breaks(text: &mut String, n: usize) {
+    for _ in 0..n {
+        text.push('\n');
+    }
 }

@@ -23,9 +23,14 @@
 
 #[allow(unsafe_code)]
 mod masks;
+mod tokens;
 
+use crate::yaml::bytes::{MAX_DEPTH, MAX_KEY, starts_like_marker, trim_end};
 use masks::{Masks, View};
 use std::ops::Range;
+use tokens::{
+    KEY_START, PLAIN_START, double_quoted, flow_seq, is_dash, is_key_byte, single_quoted,
+};
 
 /// The top-level identity of a document the scanner read to the end.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -39,11 +44,6 @@ pub struct Head<'a> {
     pub opaque: bool,
 }
 
-/// Deepest nesting the scanner follows (granit-parser stops at 255). At most 64: one bit of
-/// [`Scan::seqs`] per level.
-const MAX_DEPTH: usize = 64;
-/// Longest key the scanner reads (YAML limits implicit keys to 1024 characters).
-const MAX_KEY: usize = 512;
 /// No indentation: what [`Scan::pending`] and [`Scan::block`] hold when nothing is open. A
 /// document is read only when it is shorter, so no indentation reaches it.
 const NONE: u32 = u32::MAX;
@@ -98,8 +98,9 @@ struct Scan<'a, 's> {
     /// The text up to the document's end: the document starts further in.
     doc: &'a str,
     v: View<'s>,
-    /// The open collections, outermost first: the indentation of each (`depth` of them),
-    /// and bit `i` of `seqs` set when collection `i` is a sequence (else a mapping).
+    /// The open collections, outermost first: the indentation of each (`depth` of them, at
+    /// most [`MAX_DEPTH`]), and bit `i` of `seqs` set when collection `i` is a sequence
+    /// (else a mapping).
     indents: &'s mut [u32; MAX_DEPTH],
     seqs: u64,
     depth: usize,
@@ -122,7 +123,10 @@ struct Scan<'a, 's> {
 /// Checks that every byte is printable ASCII, a tab or a line break, and that every CR ends
 /// a line (is followed by a LF, or ends the text): then a CR can only stand right before a
 /// line's LF, and the scanner treats it as the end of the line's content. Returns whether the
-/// text holds a tab; `None` when a byte is outside that set, or a CR stands alone.
+/// text holds a tab; `None` when a byte is outside that set, or a CR stands alone. One pass
+/// for every byte class, so the lone CR is tested here rather than by `bytes::lone_cr`,
+/// which also counts a CR that ends the text as lone (the splitter and the editor need
+/// that; here the text is one piece, and its last CR ends its last line).
 fn check_bytes(b: &[u8]) -> Option<bool> {
     let mut has_tab = false;
     for (i, &c) in b.iter().enumerate() {
@@ -287,10 +291,7 @@ impl<'a> Scan<'a, '_> {
             // and `.` (the checks below would all pass through to `entry`).
             return self.entry(indent, p);
         }
-        if indent == 0
-            && (c == b'-' || c == b'.')
-            && (b[p..].starts_with(b"---") || b[p..].starts_with(b"..."))
-        {
+        if indent == 0 && (c == b'-' || c == b'.') && starts_like_marker(&b[p..]) {
             return None;
         }
         let dash = is_dash(b, p);
@@ -576,157 +577,6 @@ impl<'a> Scan<'a, '_> {
     }
 }
 
-/// A one-line double-quoted scalar without escapes at `v`: the position after it.
-fn double_quoted(b: &[u8], v: usize) -> Option<usize> {
-    let q = find3(b, v + 1, b'"', b'\\', b'\n');
-    (b.get(q) == Some(&b'"')).then_some(q + 1)
-}
-
-/// A one-line single-quoted scalar at `v`: the position after it.
-fn single_quoted(b: &[u8], v: usize) -> Option<usize> {
-    let mut i = v + 1;
-    loop {
-        i = find3(b, i, b'\'', b'\n', b'\n');
-        if b.get(i) != Some(&b'\'') {
-            return None;
-        }
-        if b.get(i + 1) != Some(&b'\'') {
-            return Some(i + 1);
-        }
-        i += 2;
-    }
-}
-
-/// A one-line flow sequence of simple scalars at `v`, `[]`, `[a, "b", 'c']`: the position
-/// after its `]`. Plain items are limited to key characters; quoted items to one line
-/// without escapes.
-fn flow_seq(t: View<'_>, v: usize) -> Option<usize> {
-    let b = t.b;
-    let mut i = t.skip_spaces(v + 1);
-    if b.get(i) == Some(&b']') {
-        return Some(i + 1);
-    }
-    loop {
-        match *b.get(i)? {
-            b'"' => i = double_quoted(b, i)?,
-            b'\'' => {
-                let close = find3(b, i + 1, b'\'', b'\n', b'\n');
-                if b.get(close) != Some(&b'\'') || b.get(close + 1) == Some(&b'\'') {
-                    return None;
-                }
-                i = close + 1;
-            }
-            c if is_key_byte(c) && c != b'-' => i = t.key_end(i),
-            _ => return None,
-        }
-        i = t.skip_spaces(i);
-        match *b.get(i)? {
-            b',' => i = t.skip_spaces(i + 1),
-            b']' => return Some(i + 1),
-            _ => return None,
-        }
-    }
-}
-
-/// `end` with the spaces before it (down to `from`) taken off.
-#[inline(always)]
-fn trim_end(b: &[u8], from: usize, mut end: usize) -> usize {
-    while end > from && b[end - 1] == b' ' {
-        end -= 1;
-    }
-    end
-}
-
-#[inline(always)]
-fn is_dash(b: &[u8], p: usize) -> bool {
-    b.get(p) == Some(&b'-') && matches!(b.get(p + 1), None | Some(b' ' | b'\n' | b'\r'))
-}
-
-#[inline(always)]
-fn is_key_byte(b: u8) -> bool {
-    KEY_BYTES[b as usize]
-}
-
-/// The first bytes of a line that make it a key line for [`Scan::line`]: key bytes but `-`
-/// and `.` (a sequence item or a marker may start with those).
-static KEY_START: [bool; 256] = {
-    let mut t = KEY_BYTES;
-    t[b'-' as usize] = false;
-    t[b'.' as usize] = false;
-    t
-};
-
-/// The bytes that start a plain scalar whatever follows them, and that [`Scan::value`]
-/// reads as one: printable ASCII but space and the indicators.
-static PLAIN_START: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0x21;
-    while b < 0x7f {
-        t[b] = true;
-        b += 1;
-    }
-    let indicators = b"-?:,[]{}#&*!|>'\"%@`";
-    let mut i = 0;
-    while i < indicators.len() {
-        t[indicators[i] as usize] = false;
-        i += 1;
-    }
-    t
-};
-
-/// The bytes of a plain key the scanner reads: letters, digits, `_`, `.`, `/` and `-`.
-static KEY_BYTES: [bool; 256] = {
-    let mut t = [false; 256];
-    let mut b = 0;
-    while b < 256 {
-        let c = b as u8;
-        t[b] = c.is_ascii_alphanumeric() || matches!(c, b'_' | b'.' | b'/' | b'-');
-        b += 1;
-    }
-    t
-};
-
-// Quoted scalars are searched eight bytes at a time. The words are read little-endian, so
-// the lowest marked byte of a mask is the first in the text; `has_zero` marks a zero byte
-// exactly when no zero byte comes before it, which is all a search for the first one needs.
-
-const ONES: u64 = u64::from_ne_bytes([1; 8]);
-const HIGH: u64 = ONES << 7;
-
-/// The eight bytes at `i`, when there are eight.
-#[inline(always)]
-fn word(b: &[u8], i: usize) -> Option<u64> {
-    let w = b.get(i..)?.first_chunk::<8>()?;
-    Some(u64::from_le_bytes(*w))
-}
-
-/// The high bit of each byte of `x` that is zero (and maybe of bytes after the first).
-#[inline(always)]
-fn has_zero(x: u64) -> u64 {
-    x.wrapping_sub(ONES) & !x & HIGH
-}
-
-/// The position of the first `x`, `y` or `z` at or after `i`, or the text's length.
-#[inline(always)]
-fn find3(b: &[u8], mut i: usize, x: u8, y: u8, z: u8) -> usize {
-    let (xs, ys, zs) = (
-        ONES * u64::from(x),
-        ONES * u64::from(y),
-        ONES * u64::from(z),
-    );
-    while let Some(w) = word(b, i) {
-        let m = has_zero(w ^ xs) | has_zero(w ^ ys) | has_zero(w ^ zs);
-        if m != 0 {
-            return i + (m.trailing_zeros() / 8) as usize;
-        }
-        i += 8;
-    }
-    while i < b.len() && b[i] != x && b[i] != y && b[i] != z {
-        i += 1;
-    }
-    i.min(b.len())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -847,21 +697,5 @@ mod tests {
         // Out of order and overlapping: each piece is read on its own.
         assert_eq!(s.head(0..7).map(|h| h.kind), Some(None));
         assert_eq!(s.head(0..text.len()), None);
-    }
-
-    #[test]
-    fn the_quote_search_agrees_with_a_byte_loop() {
-        // Every byte value at every place of a word, and texts ending within a word.
-        for c in 0..=255u8 {
-            for at in 0..12 {
-                let mut t = [b'a'; 12];
-                t[at] = c;
-                for len in [at + 1, 12] {
-                    let b = &t[..len];
-                    let of3 = b.iter().position(|&x| matches!(x, b'"' | b'\\' | b'\n'));
-                    assert_eq!(find3(b, 0, b'"', b'\\', b'\n'), of3.unwrap_or(len));
-                }
-            }
-        }
     }
 }

@@ -285,9 +285,8 @@ mod x86 {
 #[cfg(any(test, not(target_arch = "x86_64")))]
 pub(super) mod portable {
     use super::{Block, Window};
+    use crate::yaml::bytes::{HIGH, ONES};
 
-    const ONES: u64 = u64::from_ne_bytes([1; 8]);
-    const HIGH: u64 = ONES << 7;
     const LOW7: u64 = !HIGH;
 
     /// The high bit of each byte of `x` equal to `c`, exactly.

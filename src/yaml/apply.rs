@@ -6,58 +6,10 @@
 //! the source, read back as each document's intended value, and keep every document that no
 //! edit touched byte for byte. Nothing that fails here is ever written.
 
-use crate::yaml::tree::{Doc, parse_stream};
-use crate::yaml::value::Value;
+use super::edit::Edit;
+use super::tree::{Doc, parse_stream};
+use super::value::Value;
 use std::fmt;
-use std::ops::Range;
-
-/// Replace `start..end` of the source with `text`. An insertion has `start == end`.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Edit {
-    pub start: usize,
-    pub end: usize,
-    pub text: String,
-    /// Among insertions at one point, lower goes first.
-    pub order: i64,
-}
-
-impl Edit {
-    /// Inserts `text` at byte `at`.
-    pub fn insert(at: usize, text: impl Into<String>) -> Self {
-        Self::replace(at..at, text)
-    }
-
-    /// Replaces `range` with `text`.
-    pub fn replace(range: Range<usize>, text: impl Into<String>) -> Self {
-        Edit {
-            start: range.start,
-            end: range.end,
-            text: text.into(),
-            order: 0,
-        }
-    }
-
-    /// Deletes `range`.
-    pub fn delete(range: Range<usize>) -> Self {
-        Self::replace(range, String::new())
-    }
-
-    /// The same edit, placed by `order` among insertions at its point.
-    pub fn ordered(mut self, order: i64) -> Self {
-        self.order = order;
-        self
-    }
-
-    /// The same edit moved by `by` bytes (negative: towards the start), or `None` when it
-    /// would start before byte 0.
-    pub fn shifted(&self, by: isize) -> Option<Self> {
-        Some(Edit {
-            start: self.start.checked_add_signed(by)?,
-            end: self.end.checked_add_signed(by)?,
-            ..self.clone()
-        })
-    }
-}
 
 /// Why planned edits did not become text. Every case is a bug in planning or editing, never
 /// a problem with the input: it is reported as an internal error and nothing is written.

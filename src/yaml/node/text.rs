@@ -1,4 +1,4 @@
-//! A scalar's text in a [`Value`](super::Value), kept inline when it is short. Nearly every
+//! A scalar's text in a [`Value`](crate::yaml::value::Value), kept inline when it is short. Nearly every
 //! key and value of a manifest is, and the intended value of every edited document holds a
 //! copy of each of its scalars: a copy is then a few words moved, not an allocation.
 
