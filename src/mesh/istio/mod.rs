@@ -4,13 +4,7 @@
 //! locate and plan stages never spell them out themselves; [`MESH`] is the summary the
 //! stages read through the mesh seam.
 
-mod annotation;
-mod injected;
-mod native;
-pub(crate) mod plan;
-pub(crate) mod proxy_config;
-mod revert;
-mod values;
+pub(crate) mod documents;
 pub(crate) mod versions;
 
 use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, NativeMode, Place};

@@ -3,11 +3,7 @@
 //! Each fact names where it was read in linkerd/linkerd2 (tag `version-2.X`) or
 //! linkerd/linkerd2-proxy. [`MESH`] is the summary the stages read through the mesh seam.
 
-mod annotation;
-mod injected;
-pub(crate) mod plan;
-mod pod;
-mod values;
+pub(crate) mod documents;
 pub(crate) mod versions;
 
 use super::{MarkerKey, Mesh, MeshId, NativeMode, Place};

@@ -30,7 +30,7 @@ const PROXY_VERSION_ANNOTATION: &str = "linkerd.io/proxy-version";
 /// Reads what one object says about Linkerd.
 pub(crate) fn read(obj: &Node, f: &mut Finder<'_>) {
     if obj.str("apiVersion").is_none() && obj.str("kind").is_none() {
-        if super::values::is_values(obj) {
+        if super::documents::is_values(obj) {
             values(Values::Map(obj), "", f);
         }
     } else {
