@@ -55,7 +55,7 @@ pub(crate) struct VersionUsed {
     pub of: &'static str,
     /// `1.29`, `edge-25.10.2`, `1.29+` (a lower bound), `on`.
     pub version: String,
-    pub origin: crate::version::Origin,
+    pub origin: crate::version::VersionOrigin,
 }
 
 impl VersionUsed {

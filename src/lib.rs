@@ -65,7 +65,7 @@ pub use run::{
 };
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;
-pub use version::{Given, Origin as VersionOrigin, Place};
+pub use version::{Given, ManifestPlace, VersionOrigin};
 pub use yaml::path::Seg;
 pub use yaml::simple::Head as QuickHead;
 pub use yaml::simple::Scanner as QuickScanner;

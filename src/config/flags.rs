@@ -108,7 +108,7 @@ impl Flags {
         if let Some(level) = self.fail_on {
             s.fail_on = level;
         }
-        use crate::version::Origin;
+        use crate::version::VersionOrigin;
         for (flag, given, slot, origin) in [
             (
                 "--istio-version",
@@ -125,14 +125,14 @@ impl Flags {
         ] {
             if let Some(v) = given {
                 *slot = Some(super::Version::parse(v).map_err(|m| format!("{flag}: {m}"))?);
-                *origin = Some(Origin::Flag(flag));
+                *origin = Some(VersionOrigin::Flag(flag));
             }
         }
         if let Some(v) = &self.linkerd_version {
             let flag = "--linkerd-version";
             s.linkerd_version =
                 Some(super::Release::parse(v, true).map_err(|m| format!("{flag}: {m}"))?);
-            s.given.linkerd = Some(Origin::Flag(flag));
+            s.given.linkerd = Some(VersionOrigin::Flag(flag));
         }
         if let Some(p) = self.versions_from.iter().find(|p| p.is_empty()) {
             return Err(format!("--versions-from: {p:?} is not a path"));

@@ -229,7 +229,7 @@ impl<'v> Report<'v> {
     }
 
     fn json(&self) -> serde_json::Value {
-        let sourced = |v: String, o: &crate::version::Origin| serde_json::json!({ "version": v, "source": o.json() });
+        let sourced = |v: String, o: &crate::version::VersionOrigin| serde_json::json!({ "version": v, "source": o.json() });
         let meshes: Vec<serde_json::Value> = (self.meshes.iter())
             .map(|(s, proxy, why)| {
                 serde_json::json!({
@@ -267,7 +267,7 @@ impl<'v> Report<'v> {
                 serde_json::json!({
                     "of": what(f),
                     "version": f.value.map(|_| f.shown()),
-                    "source": crate::version::Origin::Read(f.place.clone()).json(),
+                    "source": crate::version::VersionOrigin::Read(f.place.clone()).json(),
                 })
             })
             .collect();

@@ -5,7 +5,7 @@
 //! [`Finder`] that records one with where it was read.
 
 use super::MeshId;
-use crate::version::{Place, Release, Version};
+use crate::version::{ManifestPlace, Release, Version};
 use crate::yaml::tree::Node;
 use std::sync::Arc;
 
@@ -60,7 +60,7 @@ pub(crate) enum Value {
 pub(crate) struct Found {
     pub what: What,
     pub value: Option<Value>,
-    pub place: Arc<Place>,
+    pub place: Arc<ManifestPlace>,
 }
 
 impl Found {
@@ -148,7 +148,7 @@ impl<'a> Finder<'a> {
         field: &str,
     ) {
         let (line, col) = crate::yaml::text::line_col(self.src, at);
-        let place = Place {
+        let place = ManifestPlace {
             file: self.base.file.clone(),
             offset: self.base.offset + at,
             line: self.base.line + line,

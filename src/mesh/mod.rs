@@ -27,7 +27,7 @@ impl MeshId {
 
 /// Where a marker key is read on a pod or Namespace.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Place {
+pub enum MarkerPlace {
     Label,
     Annotation,
     /// A label, or else (when there is no such label) an annotation of the same key.
@@ -38,7 +38,7 @@ pub enum Place {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct MarkerKey {
     pub key: &'static str,
-    pub place: Place,
+    pub place: MarkerPlace,
     /// Values that turn injection on; empty: any value but an `off` one (and not empty).
     pub on: &'static [&'static str],
     /// Values that turn injection off.
@@ -296,8 +296,9 @@ impl Mesh {
 impl Support {
     /// What native sidecars need for a pod of `mesh`, from the settings alone.
     pub(crate) fn given(mesh: &'static Mesh, settings: &crate::config::Settings) -> Support {
-        use crate::version::Origin;
-        let origin = |o: Option<&Origin>, flag| o.cloned().unwrap_or(Origin::Flag(flag));
+        use crate::version::VersionOrigin;
+        let origin =
+            |o: Option<&VersionOrigin>, flag| o.cloned().unwrap_or(VersionOrigin::Flag(flag));
         Support {
             mesh,
             mesh_version: settings.mesh_version(mesh.id).map(|v| {
@@ -465,7 +466,7 @@ impl Support {
 
     /// Why the known versions cannot run a native sidecar, if they cannot.
     pub(crate) fn too_old_text(&self) -> Option<String> {
-        let from = |o: Option<&crate::version::Origin>| {
+        let from = |o: Option<&crate::version::VersionOrigin>| {
             o.map(|o| format!(" (from {o})")).unwrap_or_default()
         };
         let why: Vec<String> = (self.too_old().into_iter())

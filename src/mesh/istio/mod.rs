@@ -7,7 +7,7 @@
 pub(crate) mod documents;
 pub(crate) mod versions;
 
-use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, NativeMode, Place};
+use super::{ConfigKind, ConfigRole, MarkerKey, MarkerPlace, Mesh, MeshId, NativeMode};
 
 /// Istio as a [`Mesh`].
 pub(crate) const MESH: Mesh = Mesh {
@@ -74,7 +74,7 @@ pub(crate) const MESH: Mesh = Mesh {
     pod_markers: &[
         MarkerKey {
             key: INJECT_KEY,
-            place: Place::LabelThenAnnotation,
+            place: MarkerPlace::LabelThenAnnotation,
             on: &["true"],
             off: &["false"],
             ignore_case: true,
@@ -85,7 +85,7 @@ pub(crate) const MESH: Mesh = Mesh {
     namespace_markers: &[
         MarkerKey {
             key: NAMESPACE_INJECTION_LABEL,
-            place: Place::Label,
+            place: MarkerPlace::Label,
             on: &["enabled"],
             off: &["disabled"],
             ignore_case: false,
@@ -203,7 +203,7 @@ pub(crate) const PROXY_CONTAINER: &str = "istio-proxy";
 /// A revision label selects that revision's injector, on a pod or a namespace.
 const REVISION_MARKER: MarkerKey = MarkerKey {
     key: REVISION_LABEL,
-    place: Place::Label,
+    place: MarkerPlace::Label,
     on: &[],
     off: &[],
     ignore_case: true,
@@ -212,7 +212,7 @@ const REVISION_MARKER: MarkerKey = MarkerKey {
 /// take meshjob's fix out.
 const AMBIENT_MARKER: MarkerKey = MarkerKey {
     key: DATAPLANE_MODE_LABEL,
-    place: Place::Label,
+    place: MarkerPlace::Label,
     on: &[DATAPLANE_MODE_AMBIENT],
     off: &[],
     ignore_case: false,

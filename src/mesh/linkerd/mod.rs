@@ -6,7 +6,7 @@
 pub(crate) mod documents;
 pub(crate) mod versions;
 
-use super::{MarkerKey, Mesh, MeshId, NativeMode, Place};
+use super::{MarkerKey, MarkerPlace, Mesh, MeshId, NativeMode};
 use crate::version::{Edge, Kubelets, Release, Version};
 
 /// Linkerd as a [`Mesh`].
@@ -57,14 +57,14 @@ pub(crate) const MESH: Mesh = Mesh {
     proxy_images: &["linkerd/proxy"],
     pod_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
-        place: Place::Annotation,
+        place: MarkerPlace::Annotation,
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
     }],
     namespace_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
-        place: Place::Annotation,
+        place: MarkerPlace::Annotation,
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
