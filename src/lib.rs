@@ -25,6 +25,7 @@ mod hosts;
 mod image;
 mod kinds;
 mod locate;
+mod manifest_versions;
 mod memo;
 mod mesh;
 mod output;
@@ -38,7 +39,6 @@ mod source;
 mod stream;
 mod verdict;
 mod version;
-mod versions;
 mod yaml;
 
 pub use apply::{Edit, Intended, apply, verify};

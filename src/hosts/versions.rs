@@ -8,6 +8,7 @@
 use crate::config::{self, Flags, Settings};
 use crate::decide;
 use crate::exit;
+use crate::manifest_versions::Versions;
 use crate::mesh::found::{Found, What};
 use crate::mesh::{self, Support};
 use crate::output::console;
@@ -16,7 +17,6 @@ use crate::paths::Spelling;
 use crate::source::{self, Origin};
 use crate::stream;
 use crate::version::{Kubelets, Sourced};
-use crate::versions::Versions;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -135,7 +135,7 @@ struct Report<'v> {
     versions: &'v Versions,
     /// Per mesh: the versions that decide, the proxy read, and what `auto` does.
     meshes: Vec<(Support, Option<Sourced<crate::version::Release>>, Auto)>,
-    conflicts: Vec<crate::versions::Conflict>,
+    conflicts: Vec<crate::manifest_versions::Conflict>,
 }
 
 impl<'v> Report<'v> {

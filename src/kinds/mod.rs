@@ -1,6 +1,6 @@
 //! The kinds of objects whose pods meshjob fixes, as data: one row per kind, naming its API
 //! group and versions, the paths of its pod templates, where it keeps `restartPolicy`, and
-//! which fixes its pods may get. Every kind goes through the same pod view (`crate::pod`),
+//! which fixes its pods may get. Every kind goes through the same pod view (`Pod`, a layer up),
 //! as kube-linter sends every kind through one `extract.PodTemplateSpec`.
 //!
 //! The built-in rows are in [`builtin`], each with the sources of its facts; [`Kinds`] is

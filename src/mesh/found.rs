@@ -1,8 +1,8 @@
 //! What a manifest says about the versions a run targets: the injecting mesh, its proxy, the
 //! oldest kubelet, and the mesh's global native-sidecar setting. Each mesh reads its own
-//! documents (`istio::versions`, `linkerd::versions`); `crate::versions` reads Kubernetes'
-//! and puts them together. This module holds what they share: [`Found`] and the
-//! [`Finder`] that records one with where it was read.
+//! documents (`istio::versions`, `linkerd::versions`); the run's reader of manifest versions,
+//! a layer above, reads Kubernetes' and puts them together. This module holds what they
+//! share: [`Found`] and the [`Finder`] that records one with where it was read.
 
 use super::MeshId;
 use crate::version::{ManifestPlace, Release, Version};

@@ -15,7 +15,7 @@ pub(super) struct Layer {
     pub(super) settings: Settings,
     pub(super) excludes: Vec<Pattern>,
     /// What the config's `versionsFrom` paths say.
-    pub(super) versions: crate::versions::Versions,
+    pub(super) versions: crate::manifest_versions::Versions,
 }
 
 /// Config files, looked up from each file's directory upward (the nearest wins), or the
@@ -73,7 +73,7 @@ impl<'a> Configs<'a> {
     fn build(&self, file: Option<&Path>) -> Result<Layer, Box<Located>> {
         let mut settings = Settings::default();
         let mut excludes = Vec::new();
-        let mut versions = crate::versions::Versions::default();
+        let mut versions = crate::manifest_versions::Versions::default();
         if let Some(abs) = file {
             let name = self.spelling.display(abs);
             // An error without a place (an unreadable file) is shown at the file's start.

@@ -1,4 +1,5 @@
-//! Versions as facts about the run. Every document meshjob reads (files, stdin, a
+//! The versions a run's manifests say, as facts about the run (the values themselves, and
+//! where each came from, are `crate::version`'s). Every document meshjob reads (files, stdin, a
 //! ResourceList, and the `versionsFrom` paths) may say which mesh injects the pods, which
 //! proxy it injects, how old the kubelets are, and whether the mesh makes proxies native
 //! sidecars by itself. They are read in the pass that reads the `Namespace` documents
