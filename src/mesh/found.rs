@@ -4,7 +4,7 @@
 //! a layer above, reads Kubernetes' and puts them together. This module holds what they
 //! share: [`Found`] and the [`Finder`] that records one with where it was read.
 
-use super::MeshId;
+use crate::config::MeshId;
 use crate::version::{ManifestPlace, Release, Version};
 use crate::yaml::tree::Node;
 use std::sync::Arc;

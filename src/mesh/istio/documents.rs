@@ -8,7 +8,7 @@
 
 use crate::finding::object_ref;
 use crate::locate::objects;
-use crate::mesh::ConfigRole;
+use crate::mesh::facts::ConfigRole;
 use crate::mesh::istio;
 use crate::yaml::tree::Node;
 

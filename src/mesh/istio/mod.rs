@@ -7,7 +7,12 @@
 pub(crate) mod documents;
 pub(crate) mod versions;
 
-use super::{ConfigKind, ConfigRole, MarkerKey, MarkerPlace, Mesh, MeshId, NativeMode};
+use super::facts::{
+    Ambient, ConfigKind, ConfigRole, KillCommand, MarkerKey, MarkerPlace, Mesh, Native, PortOff,
+    SidecarLabel, StopEndpoint,
+};
+use super::found::NativeMode;
+use crate::config::MeshId;
 
 /// Istio as a [`Mesh`].
 pub(crate) const MESH: Mesh = Mesh {
@@ -19,7 +24,7 @@ pub(crate) const MESH: Mesh = Mesh {
     pod_config_annotation: PROXY_CONFIG_ANNOTATION,
     native_sidecar_annotation: NATIVE_SIDECAR_ANNOTATION,
     native_sidecar_annotations: &[NATIVE_SIDECAR_ANNOTATION],
-    native: super::Native {
+    native: Native {
         since: NATIVE_ANNOTATION_SINCE,
         kubernetes_since: NATIVE_KUBERNETES_SINCE,
         too_old: "does not read the pod annotation",
@@ -53,13 +58,13 @@ pub(crate) const MESH: Mesh = Mesh {
     // Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
     // 15020, FACTS.md "POST /quitquitquit on port 15020") and Envoy's admin port (15000).
     stop_endpoints: &[
-        super::StopEndpoint {
+        StopEndpoint {
             port: 15020,
             path: "/quitquitquit",
             distinctive: true,
             describe: "a POST to /quitquitquit",
         },
-        super::StopEndpoint {
+        StopEndpoint {
             port: 15000,
             path: "/quitquitquit",
             distinctive: true,
@@ -97,25 +102,25 @@ pub(crate) const MESH: Mesh = Mesh {
     // cni/pkg/util/enablement_selector.go `Matches` at 1.27.0: a namespace with
     // `istio-injection: enabled` or a non-empty `istio.io/rev` is sidecar mode, and a pod
     // that asks for a sidecar is never enrolled.
-    ambient: Some(super::Ambient {
+    ambient: Some(Ambient {
         label: DATAPLANE_MODE_LABEL,
         value: DATAPLANE_MODE_AMBIENT,
         pod_sidecar: &[
-            super::SidecarLabel {
+            SidecarLabel {
                 key: INJECT_KEY,
                 value: Some("true"),
             },
-            super::SidecarLabel {
+            SidecarLabel {
                 key: REVISION_LABEL,
                 value: None,
             },
         ],
         namespace_sidecar: &[
-            super::SidecarLabel {
+            SidecarLabel {
                 key: NAMESPACE_INJECTION_LABEL,
                 value: Some("enabled"),
             },
-            super::SidecarLabel {
+            SidecarLabel {
                 key: REVISION_LABEL,
                 value: None,
             },
@@ -156,13 +161,13 @@ pub(crate) const MESH: Mesh = Mesh {
     // port (15000 by default; istio@86c9f01fd735 `pilot/cmd/pilot-agent/app/request.go`),
     // whose /quitquitquit stops Envoy (FACTS.md), and pilot-agent with it: its agent returns
     // once Envoy has exited (`pkg/envoy/agent.go` `Run`).
-    argo_kill: super::KillCommand {
+    argo_kill: KillCommand {
         argv: r#"["pilot-agent", "request", "POST", "quitquitquit"]"#,
         needs: &[],
     },
     // The injector reads a Namespace's labels only (FACTS.md, "Which pods get a sidecar").
     namespace_annotations: |_| &[],
-    port_off: Some(super::PortOff {
+    port_off: Some(PortOff {
         quit_url: ENVOY_ADMIN_QUIT_URL,
         ready_url: ENVOY_ADMIN_READY_URL,
         served_by: "Envoy's admin server",

@@ -6,7 +6,9 @@
 pub(crate) mod documents;
 pub(crate) mod versions;
 
-use super::{MarkerKey, MarkerPlace, Mesh, MeshId, NativeMode};
+use super::facts::{KillCommand, MarkerKey, MarkerPlace, Mesh, Native, StopEndpoint};
+use super::found::NativeMode;
+use crate::config::MeshId;
 use crate::version::{Edge, Kubelets, Release, Version};
 
 /// Linkerd as a [`Mesh`].
@@ -23,7 +25,7 @@ pub(crate) const MESH: Mesh = Mesh {
         NATIVE_SIDECAR_ANNOTATION_BETA,
         NATIVE_SIDECAR_ANNOTATION_ALPHA,
     ],
-    native: super::Native {
+    native: Native {
         since: NATIVE_SINCE,
         kubernetes_since: NATIVE_KUBERNETES_SINCE,
         too_old: "has no native sidecars",
@@ -46,7 +48,7 @@ pub(crate) const MESH: Mesh = Mesh {
     version_of: "the injecting Linkerd",
     quit_port_annotation: Some(ADMIN_PORT_ANNOTATION),
     // The admin port (4191, chart value `proxy.ports.admin`) serves `POST /shutdown`.
-    stop_endpoints: &[super::StopEndpoint {
+    stop_endpoints: &[StopEndpoint {
         port: 4191,
         path: "/shutdown",
         distinctive: false,
@@ -83,7 +85,7 @@ pub(crate) const MESH: Mesh = Mesh {
     // (linkerd/linkerd-await `src/main.rs`: `--shutdown` needs a CMD); Argo Workflows
     // documents the same for linkerd-proxy (argoproj/argo-workflows@f016ad89eb26
     // `docs/sidecar-injection.md`). The endpoint is off unless the pod enables it (FACTS.md).
-    argo_kill: super::KillCommand {
+    argo_kill: KillCommand {
         argv: r#"["/usr/lib/linkerd/linkerd-await", "--shutdown", "--", "sleep", "0"]"#,
         needs: &[(SHUTDOWN_ANNOTATION, SHUTDOWN_ENABLED)],
     },
