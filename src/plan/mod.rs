@@ -1,5 +1,7 @@
 //! Plans the edits for each target: one file per concern. Each pod gets the planners of
-//! the strategy `decide` chose for it.
+//! the strategy `decide` chose for it. What differs from one mesh to the next is in the
+//! mesh's own folder (`istio/`, `linkerd/`): its [`Planner`], which writes on its pods and
+//! in its mesh-wide documents what its facts (`crate::mesh`) call for.
 
 pub(crate) mod annotation;
 pub(crate) mod container;
