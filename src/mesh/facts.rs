@@ -119,6 +119,9 @@ pub struct Mesh {
     /// The proxy's images, by repository (matched on their last path components), which
     /// mean a proxy that runs until it is stopped wherever they appear.
     pub proxy_images: &'static [&'static str],
+    /// The init containers the injector adds, which set up the pod's network and so come
+    /// before a sidecar that uses it.
+    pub init_containers: &'static [&'static str],
     /// The documents that hold mesh-wide configuration.
     pub config_kinds: &'static [ConfigKind],
     /// Whether a ConfigMap of this name holds the mesh config.

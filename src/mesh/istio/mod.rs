@@ -74,6 +74,9 @@ pub(crate) const MESH: Mesh = Mesh {
     proxy_processes: &["envoy", "pilot-agent"],
     // docker.io/istio/proxyv2, gcr.io/istio-release/proxyv2.
     proxy_images: &["istio/proxyv2", "istio-release/proxyv2"],
+    // `istio-init`, or `istio-validation` with the CNI plugin (istio/istio
+    // `manifests/charts/istio-control/istio-discovery/files/injection-template.yaml`).
+    init_containers: &["istio-init", "istio-validation"],
     // The webhook selects on labels (FACTS.md, "Which pods get a sidecar"); the deprecated
     // annotation of the same name still counts when there is no label.
     pod_markers: &[

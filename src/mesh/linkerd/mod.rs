@@ -57,6 +57,8 @@ pub(crate) const MESH: Mesh = Mesh {
     proxy_processes: &[],
     // cr.l5d.io/linkerd/proxy.
     proxy_images: &["linkerd/proxy"],
+    // linkerd/linkerd2 `charts/partials/templates/_proxy-init.tpl`, `_network-validator.tpl`.
+    init_containers: &["linkerd-init", "linkerd-network-validator"],
     pod_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
         place: MarkerPlace::Annotation,
