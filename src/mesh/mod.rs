@@ -23,6 +23,9 @@
 //!    `mesh/<name>/documents.rs` if it has mesh-wide config documents.
 //! 3. `plan/<name>/mod.rs`: its `Planner` (what its pods get under each strategy, and its
 //!    mesh-wide values), added to `plan::PLANNERS`; a test holds that list to [`ALL`].
+//! 4. Only if its versions are read from documents whose kinds or words the quick filter
+//!    does not list yet: those in `manifest_versions` (`KINDS`, `NEEDLES`, `may_hold`),
+//!    which skips every other document unread. No compiler asks for this one.
 //!
 //! Nothing else branches on the mesh: the stages read its facts from its `Mesh`.
 
