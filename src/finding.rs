@@ -3,32 +3,6 @@
 //! A finding carries a byte offset into its source text; line and column are computed only
 //! when it is shown (see `output::report`).
 
-use std::fmt;
-
-/// How serious a finding is. `Error` makes `check` and `fix` exit 1.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum Severity {
-    Info,
-    Warning,
-    Error,
-}
-
-impl Severity {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Severity::Info => "info",
-            Severity::Warning => "warning",
-            Severity::Error => "error",
-        }
-    }
-}
-
-impl fmt::Display for Severity {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.as_str())
-    }
-}
-
 /// The Kubernetes object a finding is about, for KRM `resourceRef` and readable messages.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ObjectRef {
@@ -71,7 +45,7 @@ pub(crate) fn write_describe(s: &mut String, o: &ObjectRef) {
     }
 }
 
-pub use crate::rules::Rule;
+pub use crate::rules::{Rule, Severity};
 
 /// A version that decided a finding, and where it came from (the JSON report's
 /// `versions`).
@@ -81,7 +55,7 @@ pub(crate) struct VersionUsed {
     pub of: &'static str,
     /// `1.29`, `edge-25.10.2`, `1.29+` (a lower bound), `on`.
     pub version: String,
-    pub origin: crate::version::Origin,
+    pub origin: crate::version::VersionOrigin,
 }
 
 impl VersionUsed {

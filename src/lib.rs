@@ -1,8 +1,9 @@
 //! meshjob: make Kubernetes batch workloads finish when Istio or Linkerd injects a sidecar.
 //!
 //! The crate is laid out in the order the data flows (see DESIGN.md):
-//! `source` -> `yaml` -> `locate` (`kinds`, `pod`) -> `decide` -> `plan` (`mesh`) -> `apply`
-//! -> `output`, driven by `pipeline`, `stream` and `run`, and hosted by `hosts` and `cli`.
+//! `source` -> `yaml` -> `locate` (`kinds`, `pod`) -> `decide` (`mesh`, `manifest_versions`)
+//! -> `plan` -> `apply` -> `output`, driven by `pipeline`, `stream` and `run`, and hosted by
+//! `hosts` and `cli`.
 //!
 //! Every module is private; what the binary, the tests, the benchmarks and the fuzz targets
 //! use is re-exported here, so the compiler reports what nothing uses.
@@ -24,6 +25,7 @@ mod hosts;
 mod image;
 mod kinds;
 mod locate;
+mod manifest_versions;
 mod memo;
 mod mesh;
 mod output;
@@ -37,7 +39,6 @@ mod source;
 mod stream;
 mod verdict;
 mod version;
-mod versions;
 mod yaml;
 
 pub use cli::{Cli, Command, main};
@@ -64,7 +65,7 @@ pub use run::{
 };
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;
-pub use version::{Given, Origin as VersionOrigin, Place};
+pub use version::{Given, ManifestPlace, VersionOrigin};
 pub use yaml::apply::{Intended, apply, verify};
 pub use yaml::edit::Edit;
 pub use yaml::path::Seg;

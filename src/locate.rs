@@ -521,7 +521,7 @@ mod tests {
                 default: RestartPolicy::OnFailure,
             },
             fixes: crate::kinds::Fixes::ALL,
-            origin: crate::kinds::Origin::Config,
+            origin: crate::kinds::RowOrigin::Config,
         });
         let doc = "apiVersion: example.com/v1\nkind: Trainer\nspec:\n  roles:\n    A: {restartPolicy: Never, template: {spec: {restartPolicy: OnFailure}}}\n    B: {template: {spec: {}}}\n  jobs:\n  - meta: {}\n  - meta: {annotations: {}}\n";
         let docs = parse_stream(doc).unwrap();

@@ -10,8 +10,31 @@
 //! what the pod already does (hand-written fixes) and long-running sidecars. A code never
 //! changes meaning.
 
-use crate::finding::Severity;
 use std::fmt;
+
+/// How serious a finding is. `Error` makes `check` and `fix` exit 1.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum Severity {
+    Info,
+    Warning,
+    Error,
+}
+
+impl Severity {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Severity::Info => "info",
+            Severity::Warning => "warning",
+            Severity::Error => "error",
+        }
+    }
+}
+
+impl fmt::Display for Severity {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
 
 /// How a rule acts besides its finding.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]

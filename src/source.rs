@@ -80,7 +80,7 @@ pub fn expand(
         spelling,
         excluded,
         out: Expansion::default(),
-        seen: Seen::default(),
+        seen: Visited::default(),
         stdin: false,
         left_out: Vec::new(),
     };
@@ -140,7 +140,7 @@ struct Walk<'s, 'e, 'a> {
     excluded: &'e mut ExcludeCheck<'a>,
     out: Expansion,
     /// Directories and files reached, so that each is an input once.
-    seen: Seen,
+    seen: Visited,
     stdin: bool,
     /// What the exclude patterns left out of the directory being walked.
     left_out: Vec<LeftOut>,
@@ -245,9 +245,9 @@ fn is_chart_templates(dir: &Path) -> bool {
 
 /// The directories and files a walk has reached, by (device, inode).
 #[derive(Default)]
-struct Seen(HashSet<(u64, u64)>);
+struct Visited(HashSet<(u64, u64)>);
 
-impl Seen {
+impl Visited {
     /// Records `m`; `false` when it was reached before.
     fn first_visit(&mut self, m: &std::fs::Metadata) -> bool {
         self.0.insert((m.dev(), m.ino()))

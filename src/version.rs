@@ -1,13 +1,13 @@
 //! Versions: `X.Y` of Istio and Kubernetes ([`Version`]), a mesh release as its tags name
 //! it ([`Release`]: a stable `X.Y` or a Linkerd edge release), and where a version came from
-//! ([`Origin`]). Only major and minor of a stable release decide anything meshjob does; an
+//! ([`VersionOrigin`]). Only major and minor of a stable release decide anything meshjob does; an
 //! edge release is its own kind of version, and each mesh's facts decide what it contains.
 
 mod origin;
 mod release;
 
 pub(crate) use origin::Sourced;
-pub use origin::{Given, Origin, Place};
+pub use origin::{Given, ManifestPlace, VersionOrigin};
 
 pub(crate) use release::Edge;
 pub use release::Release;

@@ -8,6 +8,7 @@
 use crate::config::{self, Resolver, Settings};
 use crate::decide;
 use crate::exit;
+use crate::manifest_versions::Versions;
 use crate::mesh::found::{Found, What};
 use crate::mesh::{self, Support};
 use crate::output::console;
@@ -16,7 +17,6 @@ use crate::paths::Spelling;
 use crate::source::{self, Origin};
 use crate::stream;
 use crate::version::{Kubelets, Sourced};
-use crate::versions::Versions;
 use std::fmt::Write as _;
 use std::path::Path;
 
@@ -137,7 +137,7 @@ struct Report<'v> {
     versions: &'v Versions,
     /// Per mesh: the versions that decide, the proxy read, and what `auto` does.
     meshes: Vec<(Support, Option<Sourced<crate::version::Release>>, Auto)>,
-    conflicts: Vec<crate::versions::Conflict>,
+    conflicts: Vec<crate::manifest_versions::Conflict>,
 }
 
 impl<'v> Report<'v> {
@@ -231,7 +231,7 @@ impl<'v> Report<'v> {
     }
 
     fn json(&self) -> serde_json::Value {
-        let sourced = |v: String, o: &crate::version::Origin| serde_json::json!({ "version": v, "source": o.json() });
+        let sourced = |v: String, o: &crate::version::VersionOrigin| serde_json::json!({ "version": v, "source": o.json() });
         let meshes: Vec<serde_json::Value> = (self.meshes.iter())
             .map(|(s, proxy, why)| {
                 serde_json::json!({
@@ -269,7 +269,7 @@ impl<'v> Report<'v> {
                 serde_json::json!({
                     "of": what(f),
                     "version": f.value.map(|_| f.shown()),
-                    "source": crate::version::Origin::Read(f.place.clone()).json(),
+                    "source": crate::version::VersionOrigin::Read(f.place.clone()).json(),
                 })
             })
             .collect();

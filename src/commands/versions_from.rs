@@ -1,10 +1,10 @@
 //! Paths read for versions only (`--versions-from`, the config's `versionsFrom`): walked as
 //! the inputs are, read by the same first pass, never edited and never reported on.
 
+use crate::manifest_versions::Versions;
 use crate::paths::Spelling;
 use crate::source::{self, Origin};
 use crate::stream;
-use crate::versions::Versions;
 use std::path::Path;
 use std::sync::Arc;
 

@@ -162,7 +162,7 @@ pub struct Overrides {
 impl Overrides {
     /// Overrides `s` with every flag given.
     pub(crate) fn apply(&self, s: &mut Settings) {
-        use crate::version::Origin;
+        use crate::version::VersionOrigin as Origin;
         if let Some(u) = &self.quit_url {
             s.quit_url = Some(u.clone());
         }

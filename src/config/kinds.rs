@@ -1,7 +1,7 @@
 //! The `kinds` key: its entries (part of the config document, and so of its schema), and
 //! their rows of the kinds table, and back (`meshjob config`).
 
-use crate::kinds::{Fixes, KindRow, Kinds, Origin, Pattern, Shape, Wrapper, split_api_version};
+use crate::kinds::{Fixes, KindRow, Kinds, Pattern, RowOrigin, Shape, Wrapper, split_api_version};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
@@ -133,7 +133,7 @@ pub(super) fn row(e: &KindEntry) -> Result<KindRow, String> {
                 versions
             },
             fixes: narrowed,
-            origin: Origin::ConfigNarrowing,
+            origin: RowOrigin::ConfigNarrowing,
             ..builtin.clone()
         });
     }
@@ -171,7 +171,7 @@ pub(super) fn entry(row: &KindRow) -> KindEntry {
         api_version,
         group,
         kind: row.kind.clone(),
-        pod_templates: (row.origin == Origin::Config).then(|| {
+        pod_templates: (row.origin == RowOrigin::Config).then(|| {
             row.templates
                 .iter()
                 .map(|p| p.as_str().to_string())
@@ -211,7 +211,7 @@ mod tests {
 
         let job = entry_of(None, Some("batch"), "Job");
         let r = row(&job).unwrap();
-        assert_eq!(r.origin, Origin::ConfigNarrowing);
+        assert_eq!(r.origin, RowOrigin::ConfigNarrowing);
         assert!(r.fixes.native && matches!(r.fixes.wrapper, Wrapper::Never(_)));
         assert_eq!(
             r.templates,

@@ -17,7 +17,7 @@ mod select;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use crate::version::{Given, Origin};
+use crate::version::{Given, VersionOrigin};
 pub use crate::version::{Release, Version};
 pub use document::MeshId;
 pub use document::StrategyChoice;
@@ -121,7 +121,7 @@ impl Settings {
     }
 
     /// Where the version of `mesh` came from, when given.
-    pub(crate) fn mesh_version_origin(&self, mesh: MeshId) -> Option<&Origin> {
+    pub(crate) fn mesh_version_origin(&self, mesh: MeshId) -> Option<&VersionOrigin> {
         match mesh {
             MeshId::Istio => self.given.istio.as_ref(),
             MeshId::Linkerd => self.given.linkerd.as_ref(),
@@ -328,7 +328,7 @@ impl MeshJobConfig {
             let ignore = checked.ignore.unwrap_or_default();
             settings.rules.apply(checked.select.as_deref(), &ignore);
         }
-        let origin = |key: &'static str, line: usize| Origin::Config {
+        let origin = |key: &'static str, line: usize| VersionOrigin::Config {
             file: self.origin.as_str().into(),
             line,
             key,

@@ -287,7 +287,7 @@ fn render_round_trips_awkward_values() {
     // The rendered document is where the versions now come from.
     assert_eq!(
         back.given.istio,
-        Some(crate::version::Origin::Config {
+        Some(crate::version::VersionOrigin::Config {
             file: "rendered.yaml".into(),
             line: text
                 .lines()

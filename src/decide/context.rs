@@ -1,12 +1,12 @@
 //! What the other documents of a run say about a pod: the `Namespace` documents, read for
 //! the mesh markers they put on their pods and for ambient mode, and every document that
-//! says which versions the run targets (`crate::versions`).
+//! says which versions the run targets (`crate::manifest_versions`).
 
 use super::markers::Namespaces;
 use crate::config::MeshId;
+use crate::manifest_versions::Versions;
 use crate::mesh;
 use crate::mesh::found::Base;
-use crate::versions::Versions;
 use crate::yaml::quick::Head;
 use crate::yaml::tree::Node;
 
@@ -34,8 +34,8 @@ impl RunContext {
         let mut lines = Lines::default();
         for p in pieces {
             let piece = &text[p.clone()];
-            let maybe =
-                piece.contains("Namespace") || crate::versions::batch_may_hold(piece.as_bytes());
+            let maybe = piece.contains("Namespace")
+                || crate::manifest_versions::batch_may_hold(piece.as_bytes());
             if !maybe {
                 continue;
             }
@@ -117,8 +117,8 @@ pub(crate) fn may_add(piece: &str, head: Option<&Head<'_>>, proxies: bool) -> bo
         h.opaque || matches!(h.kind, None | Some("Namespace" | "List" | "ResourceList"))
     }) && piece.contains("Namespace");
     namespace
-        || crate::versions::may_hold(head, piece)
-        || proxies && crate::versions::may_hold_proxy(piece)
+        || crate::manifest_versions::may_hold(head, piece)
+        || proxies && crate::manifest_versions::may_hold_proxy(piece)
 }
 
 /// Counts line breaks from the start of a text, forward only, for the places of what is

@@ -3,14 +3,14 @@
 
 use super::Why;
 use crate::config::MeshId;
-use crate::mesh::{self, Marker, MarkerKey, Mesh, Place};
+use crate::mesh::{self, Marker, MarkerKey, MarkerPlace, Mesh};
 use crate::pod::{Inherited, Pod};
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
 /// One mesh marker that was read: what it says and where, for messages.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct Seen {
+pub(crate) struct MarkerSeen {
     pub mesh: MeshId,
     pub marker: Marker,
     /// `label sidecar.istio.io/inject: "false"`, `container linkerd-proxy`.
@@ -24,7 +24,7 @@ fn level(
     meta: Option<&Node>,
     keys: &[MarkerKey],
     pod: Option<&Pod<'_>>,
-) -> Option<Seen> {
+) -> Option<MarkerSeen> {
     let lookup = |place: &str, key: &str| {
         meta.and_then(|m| m.get(place))
             .and_then(|l| l.get(key))
@@ -40,15 +40,15 @@ pub(super) fn level_by<'n>(
     lookup: &dyn Fn(&str, &str) -> Option<&'n str>,
     keys: &[MarkerKey],
     pod: Option<&Pod<'_>>,
-) -> Option<Seen> {
+) -> Option<MarkerSeen> {
     let mut found: Vec<(Marker, String)> = Vec::new();
     for k in keys {
         let label = || lookup("labels", k.key).map(|v| ("label", v));
         let annotation = || lookup("annotations", k.key).map(|v| ("annotation", v));
         let hit = match k.place {
-            Place::Label => label(),
-            Place::Annotation => annotation(),
-            Place::LabelThenAnnotation => label().or_else(annotation),
+            MarkerPlace::Label => label(),
+            MarkerPlace::Annotation => annotation(),
+            MarkerPlace::LabelThenAnnotation => label().or_else(annotation),
         };
         if let Some((place, v)) = hit
             && let Some(m) = k.read(v)
@@ -67,7 +67,7 @@ pub(super) fn level_by<'n>(
         .position(|(m, _)| *m == Marker::Off)
         .or((!found.is_empty()).then_some(0))?;
     let (marker, what) = found.swap_remove(pick);
-    Some(Seen {
+    Some(MarkerSeen {
         mesh: mesh.id,
         marker,
         what,
@@ -83,14 +83,14 @@ pub(super) fn which_mesh(
 ) -> Result<&'static Mesh, Why> {
     let in_namespace = namespaces.get(&pod.object.namespace);
     // Per mesh: the pod's own markers, else its Namespace's.
-    let seen: Vec<Seen> = mesh::ALL
+    let seen: Vec<MarkerSeen> = mesh::ALL
         .iter()
         .filter_map(|m| {
             level(m, pod.metadata(), m.pod_markers, Some(pod))
                 .or_else(|| in_namespace.iter().find(|s| s.mesh == m.id).cloned())
         })
         .collect();
-    let on: Vec<&Seen> = seen.iter().filter(|s| s.marker == Marker::On).collect();
+    let on: Vec<&MarkerSeen> = seen.iter().filter(|s| s.marker == Marker::On).collect();
     match on.as_slice() {
         [a, b, ..] => Err(Why::MeshConflict((*a).clone(), (*b).clone())),
         [one] => Ok(one.mesh.mesh()),
@@ -105,7 +105,7 @@ pub(super) fn which_mesh(
 /// annotations the meshes' injectors copy from them onto their pods.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct Namespaces {
-    by_name: BTreeMap<String, Vec<Seen>>,
+    by_name: BTreeMap<String, Vec<MarkerSeen>>,
     annotations: BTreeMap<String, Vec<(&'static str, String)>>,
 }
 
@@ -119,7 +119,7 @@ impl Namespaces {
         let Some(name) = meta.and_then(|m| m.str("name")) else {
             return false;
         };
-        let seen: Vec<Seen> = mesh::ALL
+        let seen: Vec<MarkerSeen> = mesh::ALL
             .iter()
             .filter_map(|m| level(m, meta, m.namespace_markers, None))
             .map(|mut s| {
@@ -194,7 +194,7 @@ impl Namespaces {
             .collect()
     }
 
-    pub(super) fn get(&self, name: &str) -> &[Seen] {
+    pub(super) fn get(&self, name: &str) -> &[MarkerSeen] {
         self.by_name.get(name).map_or(&[], Vec::as_slice)
     }
 }

@@ -21,7 +21,7 @@ use crate::finding::Finding;
 use crate::kinds::{Fallback, Wrapper};
 use crate::mesh::{Mesh, Support};
 use crate::pod::Pod;
-use pin::{By, Place};
+use pin::{By, PinPlace};
 use why::Blocked;
 
 /// How a pod is fixed.
@@ -66,7 +66,7 @@ struct Facts<'a, 'd> {
     /// Where `choice` comes from.
     by: By,
     /// A strategy pin whose value is not a strategy, and where it is.
-    bad_pin: Option<(String, Place)>,
+    bad_pin: Option<(String, PinPlace)>,
     support: Support,
     ctx: &'a RunContext,
     /// Whether its kind allows the wrapper for this pod; why not.

@@ -17,19 +17,19 @@ pub(crate) const IGNORE_KEY: &str = "meshjob.dev/ignore";
 
 /// Where an annotation was found.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Place {
+pub(crate) enum PinPlace {
     /// The pod template's own metadata.
     Template,
     /// The object's metadata (`Job/x`).
     Object(String),
 }
 
-impl Place {
+impl PinPlace {
     /// `on the pod template`, `on Job/x`.
     pub(crate) fn text(&self) -> String {
         match self {
-            Place::Template => "on the pod template".to_string(),
-            Place::Object(name) => format!("on {name}"),
+            PinPlace::Template => "on the pod template".to_string(),
+            PinPlace::Object(name) => format!("on {name}"),
         }
     }
 }
@@ -42,7 +42,7 @@ pub(crate) enum By {
     /// The pod's [`STRATEGY_KEY`] annotation; `over`: the run's strategy it overrides, when
     /// that differs and is not `auto`.
     Pin {
-        place: Place,
+        place: PinPlace,
         over: Option<StrategyChoice>,
     },
 }
@@ -65,20 +65,20 @@ impl By {
 }
 
 /// The value of annotation `key` on the pod template, else on its object.
-fn annotation<'d>(pod: &Pod<'d>, key: &str) -> Option<(&'d str, Place)> {
+fn annotation<'d>(pod: &Pod<'d>, key: &str) -> Option<(&'d str, PinPlace)> {
     if let Some(v) = pod.annotation(key) {
-        return Some((v, Place::Template));
+        return Some((v, PinPlace::Template));
     }
     let on_object = pod
         .object_node
         .get("metadata")?
         .get("annotations")?
         .str(key)?;
-    Some((on_object, Place::Object(pod.describe())))
+    Some((on_object, PinPlace::Object(pod.describe())))
 }
 
 /// The reason the pod is left out of meshjob ([`IGNORE_KEY`]), and where it says so.
-pub(crate) fn ignored(pod: &Pod<'_>) -> Option<(String, Place)> {
+pub(crate) fn ignored(pod: &Pod<'_>) -> Option<(String, PinPlace)> {
     annotation(pod, IGNORE_KEY).map(|(v, place)| (v.to_string(), place))
 }
 
@@ -87,7 +87,7 @@ pub(crate) fn ignored(pod: &Pod<'_>) -> Option<(String, Place)> {
 pub(crate) fn strategy(
     pod: &Pod<'_>,
     setting: StrategyChoice,
-) -> Result<(StrategyChoice, By), (String, Place)> {
+) -> Result<(StrategyChoice, By), (String, PinPlace)> {
     let Some((value, place)) = annotation(pod, STRATEGY_KEY) else {
         return Ok((setting, By::Setting));
     };

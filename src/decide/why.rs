@@ -1,7 +1,7 @@
 //! Why a pod gets its fix, or none: typed reasons, and the one function that words them.
 
-use super::markers::Seen;
-use super::pin::{By, IGNORE_KEY, Place, STRATEGY_KEY};
+use super::markers::MarkerSeen;
+use super::pin::{By, IGNORE_KEY, PinPlace, STRATEGY_KEY};
 use crate::config::StrategyChoice;
 use crate::finding::{Finding, Rule, Severity};
 use crate::mesh::{Mesh, Support};
@@ -15,9 +15,9 @@ const REMOVE_NOTE: &str = "meshjob's own earlier changes, if any, are taken out"
 #[derive(Clone, Debug)]
 pub(crate) enum Why {
     /// Two meshes would inject the pod: left alone.
-    MeshConflict(Seen, Seen),
+    MeshConflict(MarkerSeen, MarkerSeen),
     /// The pod opts out of injection.
-    OptedOut(Seen),
+    OptedOut(MarkerSeen),
     HostNetwork,
     /// Ambient mode, by a label on the pod or its Namespace (`by` says which).
     Ambient {
@@ -27,12 +27,12 @@ pub(crate) enum Why {
     /// The pod's annotation [`IGNORE_KEY`] (its value is the reason): left alone.
     Ignored {
         reason: String,
-        place: Place,
+        place: PinPlace,
     },
     /// The pod's annotation [`STRATEGY_KEY`] names no strategy: left alone.
     PinInvalid {
         value: String,
-        place: Place,
+        place: PinPlace,
     },
     /// `none`, `wrapper` or `native` from `--strategy` or the pod's pin (`By`).
     ChosenNone(By),
@@ -70,7 +70,7 @@ pub(crate) enum Why {
     EveryVariantOptsOut {
         count: usize,
         first: String,
-        seen: Seen,
+        seen: MarkerSeen,
     },
     /// The wrapper asked for on a pod whose kind does not allow it: left alone.
     WrapperNotAllowed {

@@ -3,8 +3,8 @@
 //! of the table in docs/changes.md.
 
 use super::{
-    Each, Fallback, Fixes, KindRow, Layers, Origin, Pattern, RestartAt, RestartPolicy, Shape, When,
-    Wrapper,
+    Each, Fallback, Fixes, KindRow, Layers, Pattern, RestartAt, RestartPolicy, RowOrigin, Shape,
+    When, Wrapper,
 };
 
 /// A pod template path of a built-in row, with what the row needs beyond the path.
@@ -80,7 +80,7 @@ impl Builtin {
             templates: self.templates.iter().filter_map(Tpl::pattern).collect(),
             restart: self.restart,
             fixes: self.fixes,
-            origin: Origin::Builtin,
+            origin: RowOrigin::Builtin,
         }
     }
 }

@@ -1,6 +1,6 @@
 //! The kinds of objects whose pods meshjob fixes, as data: one row per kind, naming its API
 //! group and versions, the paths of its pod templates, where it keeps `restartPolicy`, and
-//! which fixes its pods may get. Every kind goes through the same pod view (`crate::pod`),
+//! which fixes its pods may get. Every kind goes through the same pod view (`Pod`, a layer up),
 //! as kube-linter sends every kind through one `extract.PodTemplateSpec`.
 //!
 //! The built-in rows are in [`builtin`], each with the sources of its facts; [`Kinds`] is
@@ -277,7 +277,7 @@ impl Fixes {
 
 /// Where a row comes from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Origin {
+pub enum RowOrigin {
     Builtin,
     /// The config's `kinds` key, for a kind meshjob does not know.
     Config,
@@ -298,7 +298,7 @@ pub struct KindRow {
     pub templates: Vec<Pattern>,
     pub restart: RestartAt,
     pub fixes: Fixes,
-    pub origin: Origin,
+    pub origin: RowOrigin,
 }
 
 impl KindRow {
@@ -318,7 +318,7 @@ impl KindRow {
             templates,
             restart: builtin::JOB_RESTART,
             fixes,
-            origin: Origin::Config,
+            origin: RowOrigin::Config,
         }
     }
 
@@ -403,7 +403,11 @@ impl Kinds {
     /// config gave.
     pub fn set_config_rows(&mut self, rows: Vec<KindRow>) {
         let mut all = rows;
-        all.extend(self.rows.drain(..).filter(|r| r.origin == Origin::Builtin));
+        all.extend(
+            self.rows
+                .drain(..)
+                .filter(|r| r.origin == RowOrigin::Builtin),
+        );
         *self = Kinds::of(all);
     }
 
@@ -420,7 +424,7 @@ impl Kinds {
 
     /// The rows the config gave, in order.
     pub fn config_rows(&self) -> impl Iterator<Item = &KindRow> {
-        self.rows.iter().filter(|r| r.origin != Origin::Builtin)
+        self.rows.iter().filter(|r| r.origin != RowOrigin::Builtin)
     }
 
     /// Whether any row is for a kind of this name (what the quick path asks, before it

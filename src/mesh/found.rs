@@ -1,11 +1,11 @@
 //! What a manifest says about the versions a run targets: the injecting mesh, its proxy, the
 //! oldest kubelet, and the mesh's global native-sidecar setting. Each mesh reads its own
-//! documents (`istio::versions`, `linkerd::versions`); `crate::versions` reads Kubernetes'
-//! and puts them together. This module holds what they share: [`Found`] and the
-//! [`Finder`] that records one with where it was read.
+//! documents (`istio::versions`, `linkerd::versions`); the run's reader of manifest versions,
+//! a layer above, reads Kubernetes' and puts them together. This module holds what they
+//! share: [`Found`] and the [`Finder`] that records one with where it was read.
 
-use super::MeshId;
-use crate::version::{Place, Release, Version};
+use crate::config::MeshId;
+use crate::version::{ManifestPlace, Release, Version};
 use crate::yaml::tree::Node;
 use std::sync::Arc;
 
@@ -60,7 +60,7 @@ pub(crate) enum Value {
 pub(crate) struct Found {
     pub what: What,
     pub value: Option<Value>,
-    pub place: Arc<Place>,
+    pub place: Arc<ManifestPlace>,
 }
 
 impl Found {
@@ -148,7 +148,7 @@ impl<'a> Finder<'a> {
         field: &str,
     ) {
         let (line, col) = crate::yaml::text::line_col(self.src, at);
-        let place = Place {
+        let place = ManifestPlace {
             file: self.base.file.clone(),
             offset: self.base.offset + at,
             line: self.base.line + line,

@@ -1,11 +1,15 @@
 //! Plans the edits for each target: one file per concern. Each pod gets the planners of
-//! the strategy `decide` chose for it.
+//! the strategy `decide` chose for it. What differs from one mesh to the next is in the
+//! mesh's own folder (`istio/`, `linkerd/`): its [`Planner`], which writes on its pods and
+//! in its mesh-wide documents what its facts (`crate::mesh`) call for.
 
 pub(crate) mod annotation;
 pub(crate) mod container;
 mod endpoint;
 pub(crate) mod env;
+mod istio;
 pub(crate) mod kill_command;
+mod linkerd;
 pub(crate) mod own_fixes;
 mod peers;
 pub(crate) mod planner;
@@ -20,7 +24,7 @@ use crate::config::Settings;
 use crate::decide::{self, Decision, Strategy};
 use crate::finding::{Finding, Rule, Severity};
 use crate::locate;
-use crate::mesh::{self, Mesh, MeshId, Support};
+use crate::mesh::{self, Mesh, Support};
 use crate::pod::Pod;
 use crate::yaml::edit::Edit;
 use crate::yaml::editor::Editor;
@@ -29,12 +33,14 @@ use crate::yaml::tree::Node;
 use planner::{Planner, PodCx};
 use std::fmt::Write;
 
-/// The planner of a mesh. A new mesh adds its arm here (the match is exhaustive).
-pub(crate) fn planner(id: MeshId) -> &'static dyn Planner {
-    match id {
-        MeshId::Istio => &mesh::istio::plan::PLANNER,
-        MeshId::Linkerd => &mesh::linkerd::plan::PLANNER,
-    }
+/// Every mesh's planner, each naming the facts it plans for ([`Planner::mesh`]). A new mesh
+/// adds its own here; a test holds this list to [`mesh::ALL`], one planner for each mesh.
+static PLANNERS: [&dyn Planner; 2] = [&istio::PLANNER, &linkerd::PLANNER];
+
+/// The planner of a mesh.
+pub(crate) fn planner(mesh: &Mesh) -> &'static dyn Planner {
+    let of = PLANNERS.iter().find(|p| p.mesh().id == mesh.id);
+    *of.expect("every mesh has a planner (`plan::PLANNERS`)")
 }
 
 /// The plan for one document: its editor (edits + intended value) and findings.
@@ -101,7 +107,7 @@ pub fn plan_doc_in<'a>(
         let mut pod_findings = Vec::new();
         native_keys(target, &support, &mut pod_findings);
         let mark = editor.begin(&target.path);
-        let planner = planner(mesh.id);
+        let planner = planner(mesh);
         let mut cx = PodCx {
             ed: &mut editor,
             pod: target,
@@ -159,7 +165,7 @@ pub fn plan_doc_in<'a>(
     // Mesh configuration lives in other kinds than Jobs, so a stream may hold both. It is
     // not a pod fix: `none` leaves it as it is.
     if !handled {
-        handled = (mesh::ALL.iter()).any(|m| planner(m.id).holds_values(&doc.root, force_mesh));
+        handled = (mesh::ALL.iter()).any(|m| planner(m).holds_values(&doc.root, force_mesh));
     }
     if settings.strategy != crate::config::StrategyChoice::None {
         for m in mesh::ALL.iter() {
@@ -171,7 +177,7 @@ pub fn plan_doc_in<'a>(
                 }
                 _ => false,
             };
-            let p = planner(m.id);
+            let p = planner(m);
             p.values(
                 &mut editor,
                 &doc.root,
@@ -360,4 +366,16 @@ fn would_change(
     Finding::error(Rule::WouldChange, offset, message)
         .with_object(Some(t.object.clone()))
         .fixed()
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_mesh_has_one_planner() {
+        for m in super::mesh::ALL.iter() {
+            let of = super::PLANNERS.iter().filter(|p| p.mesh().id == m.id);
+            assert_eq!(of.count(), 1, "{}", m.name);
+        }
+        assert_eq!(super::PLANNERS.len(), super::mesh::ALL.len());
+    }
 }

@@ -20,9 +20,12 @@ pub(crate) struct PodCx<'e, 'a, 'd> {
     pub out: &'e mut Vec<Finding>,
 }
 
-/// A mesh's planners. Each mesh module has one (`mesh::istio::plan`,
-/// `mesh::linkerd::plan`).
+/// A mesh's planners. Each mesh has one, in its own module under `plan/` (`plan::istio`,
+/// `plan::linkerd`), listed in `plan::PLANNERS`.
 pub(crate) trait Planner: Sync {
+    /// The facts of the mesh this plans for.
+    fn mesh(&self) -> &'static Mesh;
+
     /// The wrapper strategy, after `plan::container` wrapped the pod's containers:
     /// `wrapped` says whether something in the pod now stops the proxy, so that the pod
     /// needs the mesh's per-pod settings (an annotation, or the env of a proxy injected

@@ -35,19 +35,6 @@ pub(crate) const KUBERNETES_SINCE: Version = Version::new(1, 29);
 /// The comment on the `restartPolicy` line meshjob adds, before the old index and `]`.
 const MARK: &str = "# meshjob: moved from containers[";
 
-/// Init containers of the meshes, which set up the pod's network and so come before a
-/// sidecar that uses it: Istio's `istio-init` (`istio-validation` with the CNI plugin;
-/// istio/istio `manifests/charts/istio-control/istio-discovery/files/injection-template.yaml`)
-/// and Linkerd's `linkerd-init` and `linkerd-network-validator` (linkerd/linkerd2
-/// `charts/partials/templates/_proxy-init.tpl`, `_network-validator.tpl`). The meshes'
-/// proxies, injected as native sidecars, come before it too.
-const MESH_INIT: [&str; 4] = [
-    "istio-init",
-    "istio-validation",
-    "linkerd-init",
-    "linkerd-network-validator",
-];
-
 /// What the run does with the user's sidecars.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Mode {
@@ -357,7 +344,12 @@ impl<'d> Cx<'_, 'd> {
     /// Why init container `x` must start before sidecar `c`, if it must.
     fn must_precede(&self, x: &Container<'_>, c: &Container<'_>) -> Option<String> {
         let name = x.name();
-        if MESH_INIT.contains(&name) || name == self.mesh.proxy_container {
+        // The meshes' init containers (`Mesh::init_containers`) set up the pod's network; the
+        // meshes' proxies, injected as native sidecars, come before it too.
+        let mesh_init = crate::mesh::ALL
+            .iter()
+            .any(|m| m.init_containers.contains(&name));
+        if mesh_init || name == self.mesh.proxy_container {
             return Some(format!("{name} is the mesh's own"));
         }
         let theirs = mounts(c.node);

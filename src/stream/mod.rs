@@ -66,12 +66,12 @@ impl Namespaces<'_> {
 
 /// Whether the bytes of `input` spell a word of the documents a first pass reads
 /// (`Namespace`, or one of the words of the documents that say something about versions,
-/// `versions::batch_may_hold`): a first pass need not cut an input that does not into
-/// documents. An input that cannot be read is said to, for the first pass to meet the
+/// `manifest_versions::batch_may_hold`): a first pass need not cut an input that does not
+/// into documents. An input that cannot be read is said to, for the first pass to meet the
 /// error.
 pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
-    // Large parts, each searched on every core (`versions::may_hold_anywhere`); a small
-    // input (most files of a directory) never gets the large buffer.
+    // Large parts, each searched on every core (`manifest_versions::may_hold_anywhere`); a
+    // small input (most files of a directory) never gets the large buffer.
     const FIRST: usize = 256 << 10;
     const PART: usize = 4 << 20;
     let mut buf = vec![0u8; FIRST];
@@ -91,13 +91,13 @@ pub(crate) fn spells_context<R: Read>(mut input: R) -> bool {
                 Err(_) => return true,
             }
         }
-        if end > kept && crate::versions::may_hold_anywhere(&buf[..end]) {
+        if end > kept && crate::manifest_versions::may_hold_anywhere(&buf[..end]) {
             return true;
         }
         if eof {
             return false;
         }
-        kept = (crate::versions::LONGEST_NEEDLE - 1).min(end);
+        kept = (crate::manifest_versions::LONGEST_NEEDLE - 1).min(end);
         buf.copy_within(end - kept..end, 0);
         buf.resize(PART, 0);
     }
@@ -121,7 +121,7 @@ pub(crate) fn first_pass<R: Read + Send>(
     let wanted = |b: Result<Batch, ReadError>| -> Option<(Batch, Vec<usize>)> {
         let b = b.ok()?;
         let namespace = memchr::memmem::find(&b.bytes, b"Namespace").is_some();
-        if !namespace && !crate::versions::batch_may_hold(&b.bytes) {
+        if !namespace && !crate::manifest_versions::batch_may_hold(&b.bytes) {
             return Some((b, Vec::new()));
         }
         // One scanner for the batch, which makes its bitmaps once, when it is text (else

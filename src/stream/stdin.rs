@@ -2,7 +2,7 @@
 //! versions run, decide its pods as a file's do.
 //!
 //! A `Namespace` document places the pods of its namespace in a mesh or in ambient mode,
-//! and a document that says which versions run (`crate::versions`) decides the fix of every
+//! and a document that says which versions run (`crate::manifest_versions`) decides the fix of every
 //! pod, wherever they stand in the stream. A file is read twice for that (a first pass reads
 //! only those documents, see [`super::first_pass`]). Stdin can be read once only, and the
 //! streams a plugin is given do not put Namespaces first: kustomize hands a legacy exec
@@ -73,7 +73,7 @@ impl Stdin {
         // Only a piece that spells `Namespace`, or a word of the documents that say
         // something about versions, can add to the context: the read-ahead need not be cut
         // into documents when it spells none.
-        let spelled = crate::versions::may_hold_anywhere(&head);
+        let spelled = crate::manifest_versions::may_hold_anywhere(&head);
         let (ctx, from) = if complete || error.is_some() {
             let ctx = match spelled {
                 true => super::first_pass(Reader::new(&head[..]), None),
@@ -136,7 +136,7 @@ impl Stdin {
 fn whole_file(file: &File, start: u64, head: u64, spelled: bool) -> Option<RunContext> {
     let mut f = file;
     // The read-ahead was searched already: only a word that ends past it is new.
-    let after = head.saturating_sub(crate::versions::LONGEST_NEEDLE as u64 - 1);
+    let after = head.saturating_sub(crate::manifest_versions::LONGEST_NEEDLE as u64 - 1);
     let spelled = spelled || {
         f.seek(SeekFrom::Start(start + after)).ok()?;
         super::spells_context(f)

@@ -7,7 +7,7 @@ use std::sync::Arc;
 
 /// A place in a manifest where a version was read.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct Place {
+pub struct ManifestPlace {
     /// The file, as the run names it; `None` for the text being processed itself (stdin, a
     /// ResourceList), where the line alone says where.
     pub file: Option<Arc<str>>,
@@ -25,7 +25,7 @@ pub struct Place {
     pub text: String,
 }
 
-impl Place {
+impl ManifestPlace {
     /// `install.yaml:4246` or `line 4246`.
     pub(crate) fn at(&self) -> String {
         match &self.file {
@@ -35,7 +35,7 @@ impl Place {
     }
 }
 
-impl fmt::Display for Place {
+impl fmt::Display for ManifestPlace {
     /// `install.yaml:4246 (Deployment/istiod image)`.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{} ({} {})", self.at(), self.object, self.field)
@@ -44,7 +44,7 @@ impl fmt::Display for Place {
 
 /// Where a version came from.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub enum Origin {
+pub enum VersionOrigin {
     /// A command-line flag, such as `--istio-version`.
     Flag(&'static str),
     /// A key of the config file.
@@ -54,14 +54,14 @@ pub enum Origin {
         key: &'static str,
     },
     /// Read from a manifest.
-    Read(Arc<Place>),
+    Read(Arc<ManifestPlace>),
 }
 
-impl Origin {
+impl VersionOrigin {
     /// The place it was read, for a version read from a manifest.
-    pub(crate) fn place(&self) -> Option<&Place> {
+    pub(crate) fn place(&self) -> Option<&ManifestPlace> {
         match self {
-            Origin::Read(p) => Some(p),
+            VersionOrigin::Read(p) => Some(p),
             _ => None,
         }
     }
@@ -71,11 +71,11 @@ impl Origin {
     /// "text": T}` (`path` absent for the processed text itself).
     pub(crate) fn json(&self) -> serde_json::Value {
         match self {
-            Origin::Flag(flag) => serde_json::json!({ "flag": flag }),
-            Origin::Config { file, line, key } => {
+            VersionOrigin::Flag(flag) => serde_json::json!({ "flag": flag }),
+            VersionOrigin::Config { file, line, key } => {
                 serde_json::json!({ "config": &**file, "line": line, "key": key })
             }
-            Origin::Read(p) => serde_json::json!({
+            VersionOrigin::Read(p) => serde_json::json!({
                 "path": p.file.as_deref(),
                 "line": p.line,
                 "column": p.col,
@@ -87,12 +87,12 @@ impl Origin {
     }
 }
 
-impl fmt::Display for Origin {
+impl fmt::Display for VersionOrigin {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Origin::Flag(flag) => f.write_str(flag),
-            Origin::Config { file, line, key } => write!(f, "{key} in {file}:{line}"),
-            Origin::Read(p) => p.fmt(f),
+            VersionOrigin::Flag(flag) => f.write_str(flag),
+            VersionOrigin::Config { file, line, key } => write!(f, "{key} in {file}:{line}"),
+            VersionOrigin::Read(p) => p.fmt(f),
         }
     }
 }
@@ -101,11 +101,11 @@ impl fmt::Display for Origin {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct Sourced<T> {
     pub value: T,
-    pub origin: Origin,
+    pub origin: VersionOrigin,
 }
 
 impl<T> Sourced<T> {
-    pub(crate) fn new(value: T, origin: Origin) -> Self {
+    pub(crate) fn new(value: T, origin: VersionOrigin) -> Self {
         Sourced { value, origin }
     }
 }
@@ -113,9 +113,9 @@ impl<T> Sourced<T> {
 /// Where the versions of the settings came from (a flag or the config file), when given.
 #[derive(Clone, Debug, Default)]
 pub struct Given {
-    pub istio: Option<Origin>,
-    pub kubernetes: Option<Origin>,
-    pub linkerd: Option<Origin>,
+    pub istio: Option<VersionOrigin>,
+    pub kubernetes: Option<VersionOrigin>,
+    pub linkerd: Option<VersionOrigin>,
 }
 
 /// Where a setting came from is not part of what it is: settings with the same values are

@@ -108,7 +108,7 @@ pub(crate) struct Held {
 
 /// What one pod says.
 #[derive(Debug)]
-pub(crate) struct Seen {
+pub(crate) struct PodRecord {
     pub state: State,
     pub held: Option<Box<Held>>,
     /// The newest time the pod records.
@@ -152,9 +152,9 @@ pub(crate) fn is_batch_kind(kinds: &Kinds, r: &Ref) -> bool {
 }
 
 /// Reads one pod. `sidecars`: the `sidecars` setting.
-pub(crate) fn read(pod: &Node, kinds: &Kinds, sidecars: &[String]) -> Seen {
+pub(crate) fn read(pod: &Node, kinds: &Kinds, sidecars: &[String]) -> PodRecord {
     let newest = newest(pod);
-    let state = |state| Seen {
+    let state = |state| PodRecord {
         state,
         held: None,
         newest,
@@ -223,7 +223,7 @@ pub(crate) fn read(pod: &Node, kinds: &Kinds, sidecars: &[String]) -> Seen {
     if held.holding.is_empty() {
         return state(State::NotHeld);
     }
-    Seen {
+    PodRecord {
         state: State::Held,
         held: Some(Box::new(held)),
         newest,

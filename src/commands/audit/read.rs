@@ -5,9 +5,9 @@
 
 use super::pod::{self, Held, Ref, State};
 use crate::kinds::Kinds;
+use crate::manifest_versions::Versions;
 use crate::mesh::found::Base;
 use crate::stream::{Batch, ReadError, Reader, line_col, ordered};
-use crate::versions::Versions;
 use crate::yaml::items::{Tag, item_text};
 use crate::yaml::split::Cutter;
 use crate::yaml::tree::Node;

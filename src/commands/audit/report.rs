@@ -4,7 +4,7 @@
 
 use super::pod::{Holder, State};
 use super::{Finding, time};
-use crate::version::{Kubelets, Origin};
+use crate::version::{Kubelets, VersionOrigin};
 use std::fmt::Write as _;
 
 /// Why a pod is held, one sentence per holding container, in the mesh's words.
@@ -145,7 +145,7 @@ pub(crate) fn text_summary(held: usize, counts: &[(State, u64)], now: Option<i64
     format!("{held} held pod{s} ({}; now {at})\n", summary(counts))
 }
 
-fn origin(o: &Origin) -> serde_json::Value {
+fn origin(o: &VersionOrigin) -> serde_json::Value {
     o.json()
 }
 

@@ -15,7 +15,7 @@ pub(super) struct Layer {
     pub(super) settings: Settings,
     pub(super) excludes: Vec<Pattern>,
     /// What the config's `versionsFrom` paths say.
-    pub(super) versions: crate::versions::Versions,
+    pub(super) versions: crate::manifest_versions::Versions,
 }
 
 /// Config files, looked up from each file's directory upward (the nearest wins), or the
@@ -72,7 +72,7 @@ impl<'a> Configs<'a> {
             return Ok(Layer {
                 settings: self.resolver.without_config(),
                 excludes: Vec::new(),
-                versions: crate::versions::Versions::default(),
+                versions: crate::manifest_versions::Versions::default(),
             });
         };
         let name = self.spelling.display(abs);
@@ -99,7 +99,7 @@ impl<'a> Configs<'a> {
             })?;
             excludes.push(pattern);
         }
-        let mut versions = crate::versions::Versions::default();
+        let mut versions = crate::manifest_versions::Versions::default();
         if !settings.versions_from.is_empty() {
             versions = crate::commands::versions_from::read(
                 &settings.versions_from,

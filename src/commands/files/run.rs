@@ -7,13 +7,13 @@ use super::{Mode, Request};
 use crate::decide::RunContext;
 use crate::exit;
 use crate::finding::{Finding, Rule};
+use crate::manifest_versions::Versions;
 use crate::output::console;
 use crate::output::escape;
 use crate::output::report::Located;
 use crate::output::summary;
 use crate::source::{self, Expansion, Input, Origin};
 use crate::stream::{self, stdin::Stdin};
-use crate::versions::Versions;
 use std::io::{IsTerminal, Write};
 
 /// The state of one run: what it printed, what it found, and what it will report.
@@ -243,7 +243,7 @@ impl<'r> Run<'r> {
     }
 
     /// Reports the conflicts between versions read, each once in the run.
-    fn conflicts(&mut self, conflicts: Vec<crate::versions::Conflict>) {
+    fn conflicts(&mut self, conflicts: Vec<crate::manifest_versions::Conflict>) {
         for c in conflicts {
             self.rep.conflict(c.finding(0));
         }

@@ -4,16 +4,15 @@
 //! locate and plan stages never spell them out themselves; [`MESH`] is the summary the
 //! stages read through the mesh seam.
 
-mod annotation;
-mod injected;
-mod native;
-pub(crate) mod plan;
-pub(crate) mod proxy_config;
-mod revert;
-mod values;
+pub(crate) mod documents;
 pub(crate) mod versions;
 
-use super::{ConfigKind, ConfigRole, MarkerKey, Mesh, MeshId, NativeMode, Place};
+use super::facts::{
+    Ambient, ConfigKind, ConfigRole, KillCommand, MarkerKey, MarkerPlace, Mesh, Native, PortOff,
+    SidecarLabel, StopEndpoint,
+};
+use super::found::NativeMode;
+use crate::config::MeshId;
 
 /// Istio as a [`Mesh`].
 pub(crate) const MESH: Mesh = Mesh {
@@ -25,7 +24,7 @@ pub(crate) const MESH: Mesh = Mesh {
     pod_config_annotation: PROXY_CONFIG_ANNOTATION,
     native_sidecar_annotation: NATIVE_SIDECAR_ANNOTATION,
     native_sidecar_annotations: &[NATIVE_SIDECAR_ANNOTATION],
-    native: super::Native {
+    native: Native {
         since: NATIVE_ANNOTATION_SINCE,
         kubernetes_since: NATIVE_KUBERNETES_SINCE,
         too_old: "does not read the pod annotation",
@@ -59,13 +58,13 @@ pub(crate) const MESH: Mesh = Mesh {
     // Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
     // 15020, FACTS.md "POST /quitquitquit on port 15020") and Envoy's admin port (15000).
     stop_endpoints: &[
-        super::StopEndpoint {
+        StopEndpoint {
             port: 15020,
             path: "/quitquitquit",
             distinctive: true,
             describe: "a POST to /quitquitquit",
         },
-        super::StopEndpoint {
+        StopEndpoint {
             port: 15000,
             path: "/quitquitquit",
             distinctive: true,
@@ -75,12 +74,15 @@ pub(crate) const MESH: Mesh = Mesh {
     proxy_processes: &["envoy", "pilot-agent"],
     // docker.io/istio/proxyv2, gcr.io/istio-release/proxyv2.
     proxy_images: &["istio/proxyv2", "istio-release/proxyv2"],
+    // `istio-init`, or `istio-validation` with the CNI plugin (istio/istio
+    // `manifests/charts/istio-control/istio-discovery/files/injection-template.yaml`).
+    init_containers: &["istio-init", "istio-validation"],
     // The webhook selects on labels (FACTS.md, "Which pods get a sidecar"); the deprecated
     // annotation of the same name still counts when there is no label.
     pod_markers: &[
         MarkerKey {
             key: INJECT_KEY,
-            place: Place::LabelThenAnnotation,
+            place: MarkerPlace::LabelThenAnnotation,
             on: &["true"],
             off: &["false"],
             ignore_case: true,
@@ -91,7 +93,7 @@ pub(crate) const MESH: Mesh = Mesh {
     namespace_markers: &[
         MarkerKey {
             key: NAMESPACE_INJECTION_LABEL,
-            place: Place::Label,
+            place: MarkerPlace::Label,
             on: &["enabled"],
             off: &["disabled"],
             ignore_case: false,
@@ -103,25 +105,25 @@ pub(crate) const MESH: Mesh = Mesh {
     // cni/pkg/util/enablement_selector.go `Matches` at 1.27.0: a namespace with
     // `istio-injection: enabled` or a non-empty `istio.io/rev` is sidecar mode, and a pod
     // that asks for a sidecar is never enrolled.
-    ambient: Some(super::Ambient {
+    ambient: Some(Ambient {
         label: DATAPLANE_MODE_LABEL,
         value: DATAPLANE_MODE_AMBIENT,
         pod_sidecar: &[
-            super::SidecarLabel {
+            SidecarLabel {
                 key: INJECT_KEY,
                 value: Some("true"),
             },
-            super::SidecarLabel {
+            SidecarLabel {
                 key: REVISION_LABEL,
                 value: None,
             },
         ],
         namespace_sidecar: &[
-            super::SidecarLabel {
+            SidecarLabel {
                 key: NAMESPACE_INJECTION_LABEL,
                 value: Some("enabled"),
             },
-            super::SidecarLabel {
+            SidecarLabel {
                 key: REVISION_LABEL,
                 value: None,
             },
@@ -162,13 +164,13 @@ pub(crate) const MESH: Mesh = Mesh {
     // port (15000 by default; istio@86c9f01fd735 `pilot/cmd/pilot-agent/app/request.go`),
     // whose /quitquitquit stops Envoy (FACTS.md), and pilot-agent with it: its agent returns
     // once Envoy has exited (`pkg/envoy/agent.go` `Run`).
-    argo_kill: super::KillCommand {
+    argo_kill: KillCommand {
         argv: r#"["pilot-agent", "request", "POST", "quitquitquit"]"#,
         needs: &[],
     },
     // The injector reads a Namespace's labels only (FACTS.md, "Which pods get a sidecar").
     namespace_annotations: |_| &[],
-    port_off: Some(super::PortOff {
+    port_off: Some(PortOff {
         quit_url: ENVOY_ADMIN_QUIT_URL,
         ready_url: ENVOY_ADMIN_READY_URL,
         served_by: "Envoy's admin server",
@@ -209,7 +211,7 @@ pub(crate) const PROXY_CONTAINER: &str = "istio-proxy";
 /// A revision label selects that revision's injector, on a pod or a namespace.
 const REVISION_MARKER: MarkerKey = MarkerKey {
     key: REVISION_LABEL,
-    place: Place::Label,
+    place: MarkerPlace::Label,
     on: &[],
     off: &[],
     ignore_case: true,
@@ -218,7 +220,7 @@ const REVISION_MARKER: MarkerKey = MarkerKey {
 /// take meshjob's fix out.
 const AMBIENT_MARKER: MarkerKey = MarkerKey {
     key: DATAPLANE_MODE_LABEL,
-    place: Place::Label,
+    place: MarkerPlace::Label,
     on: &[DATAPLANE_MODE_AMBIENT],
     off: &[],
     ignore_case: false,

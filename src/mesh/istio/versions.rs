@@ -35,10 +35,10 @@
 //!   Sail's RevisionBased `<name>-v1-24-2` (`controllers/istio/istio_controller.go`
 //!   `getActiveRevisionName`: the name, `-`, and the version with dots as dashes).
 
-use super::super::found::{
+use crate::config::MeshId;
+use crate::mesh::found::{
     Chart, Finder, NativeMode, Value, Values, What, charts, image_tag, repo_is,
 };
-use super::MeshId;
 use crate::version::{Release, Version};
 use crate::yaml::tree::Node;
 
@@ -74,7 +74,7 @@ pub(crate) fn read(obj: &Node, f: &mut Finder<'_>) {
             for c in charts(obj).iter().filter(|c| c.name == CHART) {
                 chart(c, f);
             }
-            for (node, field) in super::super::found::argo_values_text(obj, CHART) {
+            for (node, field) in crate::mesh::found::argo_values_text(obj, CHART) {
                 f.embedded(node, |root, inner| {
                     values(Values::Map(root), &format!("{field}: "), inner)
                 });

@@ -3,14 +3,12 @@
 //! Each fact names where it was read in linkerd/linkerd2 (tag `version-2.X`) or
 //! linkerd/linkerd2-proxy. [`MESH`] is the summary the stages read through the mesh seam.
 
-mod annotation;
-mod injected;
-pub(crate) mod plan;
-mod pod;
-mod values;
+pub(crate) mod documents;
 pub(crate) mod versions;
 
-use super::{MarkerKey, Mesh, MeshId, NativeMode, Place};
+use super::facts::{KillCommand, MarkerKey, MarkerPlace, Mesh, Native, StopEndpoint};
+use super::found::NativeMode;
+use crate::config::MeshId;
 use crate::version::{Edge, Kubelets, Release, Version};
 
 /// Linkerd as a [`Mesh`].
@@ -27,7 +25,7 @@ pub(crate) const MESH: Mesh = Mesh {
         NATIVE_SIDECAR_ANNOTATION_BETA,
         NATIVE_SIDECAR_ANNOTATION_ALPHA,
     ],
-    native: super::Native {
+    native: Native {
         since: NATIVE_SINCE,
         kubernetes_since: NATIVE_KUBERNETES_SINCE,
         too_old: "has no native sidecars",
@@ -50,7 +48,7 @@ pub(crate) const MESH: Mesh = Mesh {
     version_of: "the injecting Linkerd",
     quit_port_annotation: Some(ADMIN_PORT_ANNOTATION),
     // The admin port (4191, chart value `proxy.ports.admin`) serves `POST /shutdown`.
-    stop_endpoints: &[super::StopEndpoint {
+    stop_endpoints: &[StopEndpoint {
         port: 4191,
         path: "/shutdown",
         distinctive: false,
@@ -59,16 +57,18 @@ pub(crate) const MESH: Mesh = Mesh {
     proxy_processes: &[],
     // cr.l5d.io/linkerd/proxy.
     proxy_images: &["linkerd/proxy"],
+    // linkerd/linkerd2 `charts/partials/templates/_proxy-init.tpl`, `_network-validator.tpl`.
+    init_containers: &["linkerd-init", "linkerd-network-validator"],
     pod_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
-        place: Place::Annotation,
+        place: MarkerPlace::Annotation,
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
     }],
     namespace_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
-        place: Place::Annotation,
+        place: MarkerPlace::Annotation,
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
@@ -87,7 +87,7 @@ pub(crate) const MESH: Mesh = Mesh {
     // (linkerd/linkerd-await `src/main.rs`: `--shutdown` needs a CMD); Argo Workflows
     // documents the same for linkerd-proxy (argoproj/argo-workflows@f016ad89eb26
     // `docs/sidecar-injection.md`). The endpoint is off unless the pod enables it (FACTS.md).
-    argo_kill: super::KillCommand {
+    argo_kill: KillCommand {
         argv: r#"["/usr/lib/linkerd/linkerd-await", "--shutdown", "--", "sleep", "0"]"#,
         needs: &[(SHUTDOWN_ANNOTATION, SHUTDOWN_ENABLED)],
     },

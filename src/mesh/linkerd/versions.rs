@@ -13,8 +13,8 @@
 //! - An injected pod carries the annotation `linkerd.io/proxy-version` (`pkg/k8s/labels.go`
 //!   `ProxyVersionAnnotation`) beside its `linkerd-proxy` container.
 
-use super::super::found::{Finder, NativeMode, Value, Values, What, charts};
-use super::MeshId;
+use crate::config::MeshId;
+use crate::mesh::found::{Finder, NativeMode, Value, Values, What, charts};
 use crate::version::{Edge, Release};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::{ScalarType, resolve};
@@ -30,7 +30,7 @@ const PROXY_VERSION_ANNOTATION: &str = "linkerd.io/proxy-version";
 /// Reads what one object says about Linkerd.
 pub(crate) fn read(obj: &Node, f: &mut Finder<'_>) {
     if obj.str("apiVersion").is_none() && obj.str("kind").is_none() {
-        if super::values::is_values(obj) {
+        if super::documents::is_values(obj) {
             values(Values::Map(obj), "", f);
         }
     } else {
@@ -48,7 +48,7 @@ pub(crate) fn read(obj: &Node, f: &mut Finder<'_>) {
                 values(*vals, &format!("{field}: "), f);
             }
         }
-        for (node, field) in super::super::found::argo_values_text(obj, CHART) {
+        for (node, field) in crate::mesh::found::argo_values_text(obj, CHART) {
             f.embedded(node, |root, inner| {
                 values(Values::Map(root), &format!("{field}: "), inner)
             });

@@ -4,29 +4,18 @@
 //! true` (2.15+) when the settings give Linkerd pods native sidecars; lints the `proxy`
 //! mapping. `--strategy none` leaves the values alone, as it does Istio's mesh config.
 //!
-//! A values document has no apiVersion or kind; it is recognised by keys only that chart
-//! has ([`linkerd::DISTINCT_TOP_KEYS`], or a `proxy` mapping with one of
-//! [`linkerd::DISTINCT_PROXY_KEYS`]). The chart's own values.yaml (its defaults) is left
-//! alone: users set values in their own file.
+//! Which documents those are is a fact of Linkerd's (`mesh::linkerd::documents`).
 
 use crate::config::Settings;
 use crate::finding::{Finding, Rule};
 use crate::locate::{objects, refusal, shared_node};
 use crate::mesh::linkerd;
+use crate::mesh::linkerd::documents::{Verdict, classify};
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::path::{Path, child};
 use crate::yaml::tree::{Kind, Node};
 use crate::yaml::value::{ScalarType, resolve};
-
-/// What to do with one document.
-#[derive(Debug, PartialEq, Eq)]
-enum Verdict {
-    Edit,
-    /// Linkerd values, but not the user's own; the reason is shown as an info.
-    LeaveAlone(String),
-    Ignore,
-}
 
 /// The `proxy` booleans the values should hold `true`: `nativeSidecar` when Linkerd pods get
 /// native sidecars (`native`: `--strategy native`, or `auto` with the versions of the run),
@@ -59,43 +48,6 @@ pub(super) fn plan(
             Verdict::Edit => values(ed, obj, path, settings, native, out),
         }
     }
-}
-
-/// Whether a document holds a values document that [`plan`] edits or reports on.
-pub(super) fn holds(root: &Node) -> bool {
-    objects(root).into_iter().any(|(obj, _, listed)| {
-        !listed && obj.str("apiVersion").is_none() && obj.str("kind").is_none() && is_values(obj)
-    })
-}
-
-/// Whether a document without a kind holds the control-plane chart's values (its own
-/// defaults too).
-pub(super) fn is_values(obj: &Node) -> bool {
-    classify(obj) != Verdict::Ignore
-}
-
-fn classify(obj: &Node) -> Verdict {
-    let has = |k: &str| obj.get(k).is_some();
-    let proxy_keys = obj.get(linkerd::VALUES_PROXY).and_then(Node::entries);
-    let distinct_proxy = proxy_keys.is_some_and(|es| {
-        es.iter().any(|e| {
-            e.key
-                .as_str()
-                .is_some_and(|k| linkerd::DISTINCT_PROXY_KEYS.contains(&k))
-        })
-    });
-    if !distinct_proxy && !linkerd::DISTINCT_TOP_KEYS.iter().any(|k| has(k)) {
-        return Verdict::Ignore;
-    }
-    let placeholder = obj.str("linkerdVersion") == Some(linkerd::VALUES_VERSION_PLACEHOLDER);
-    if placeholder || linkerd::CHART_DEFAULTS_KEYS.iter().all(|k| has(k)) {
-        return Verdict::LeaveAlone(
-            "these look like the linkerd-control-plane chart's own values.yaml (its defaults); \
-             set proxy values in your own values file instead; left alone"
-                .to_string(),
-        );
-    }
-    Verdict::Edit
 }
 
 fn values(
@@ -250,36 +202,4 @@ fn kept(k: &str, at: usize) -> Finding {
              meshjob's fix needs (use --force to set true)"
         ),
     )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::yaml::tree::parse_stream;
-
-    fn verdict(src: &str) -> Verdict {
-        let docs = parse_stream(src).unwrap();
-        classify(&docs[0].root)
-    }
-
-    #[test]
-    fn detection() {
-        assert_eq!(verdict("identityTrustAnchorsPEM: x\n"), Verdict::Edit);
-        assert_eq!(verdict("proxy:\n  await: true\n"), Verdict::Edit);
-        // A `proxy` of another chart.
-        assert_eq!(
-            verdict("proxy:\n  image: x\n  resources: {}\n"),
-            Verdict::Ignore
-        );
-        assert_eq!(verdict("replicaCount: 1\n"), Verdict::Ignore);
-        assert!(matches!(
-            verdict("linkerdVersion: linkerdVersionValue\nproxy: {}\n"),
-            Verdict::LeaveAlone(_)
-        ));
-        let all: String = linkerd::CHART_DEFAULTS_KEYS
-            .iter()
-            .map(|k| format!("{k}: x\n"))
-            .collect();
-        assert!(matches!(verdict(&all), Verdict::LeaveAlone(_)));
-    }
 }

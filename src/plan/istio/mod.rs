@@ -1,16 +1,23 @@
 //! Istio's planner: what an Istio pod gets under each strategy, and Istio's mesh-wide
 //! configuration.
 
-use super::annotation;
-use super::injected;
-use super::proxy_config::Desired;
-use super::revert::{self, NativeAnnotation};
+mod annotation;
+mod injected;
+mod native;
+mod proxy_config;
+mod revert;
+mod values;
+
 use crate::config::Settings;
 use crate::finding::Finding;
+use crate::mesh::Mesh;
+use crate::mesh::istio::{self, documents};
 use crate::plan::env;
 use crate::plan::planner::{Planner, PodCx};
 use crate::yaml::editor::Editor;
 use crate::yaml::tree::Node;
+use proxy_config::Desired;
+use revert::NativeAnnotation;
 
 /// Istio as a [`Planner`].
 pub(crate) struct Istio;
@@ -19,9 +26,13 @@ pub(crate) struct Istio;
 pub(crate) static PLANNER: Istio = Istio;
 
 impl Planner for Istio {
+    fn mesh(&self) -> &'static Mesh {
+        &istio::MESH
+    }
+
     fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {
         let d = Desired::from_settings(cx.settings);
-        let native = (cx.mesh.native_sidecar_annotation, super::NATIVE_ON);
+        let native = (cx.mesh.native_sidecar_annotation, istio::NATIVE_ON);
         let replacement = wrapped.then_some(|| annotation::fresh_entry(&d));
         let replaced = crate::plan::revert::drop_native(cx.ed, cx.pod, native, replacement, cx.out);
         if env::proxy(cx.pod, cx.mesh).is_some() {
@@ -36,7 +47,7 @@ impl Planner for Istio {
 
     fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
         let d = Desired::from_settings(cx.settings);
-        super::native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, &d, cx.out);
+        native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, &d, cx.out);
     }
 
     fn remove(&self, cx: &mut PodCx<'_, '_, '_>, keep_native: bool) {
@@ -59,14 +70,14 @@ impl Planner for Istio {
         out: &mut Vec<Finding>,
     ) {
         // Most documents hold no mesh configuration: nothing to set up for them.
-        if !super::values::holds(root, force_mesh) {
+        if !documents::holds(root, force_mesh) {
             return;
         }
         let d = Desired::from_settings(settings);
-        super::values::plan(ed, root, &d, force_mesh, out);
+        values::plan(ed, root, &d, force_mesh, out);
     }
 
     fn holds_values(&self, root: &Node, force_mesh: bool) -> bool {
-        super::values::holds(root, force_mesh)
+        documents::holds(root, force_mesh)
     }
 }

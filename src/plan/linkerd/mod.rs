@@ -1,14 +1,20 @@
 //! Linkerd's planner: what a Linkerd pod gets under each strategy, and the control-plane
 //! Helm values.
 
-use super::pod::{self, Native};
-use super::{annotation, injected};
+mod annotation;
+mod injected;
+mod pod;
+mod values;
+
 use crate::config::Settings;
 use crate::finding::Finding;
+use crate::mesh::Mesh;
+use crate::mesh::linkerd::{self, documents};
 use crate::plan::env;
 use crate::plan::planner::{Planner, PodCx};
 use crate::yaml::editor::Editor;
 use crate::yaml::tree::Node;
+use pod::Native;
 
 /// Linkerd as a [`Planner`].
 pub(crate) struct Linkerd;
@@ -17,19 +23,23 @@ pub(crate) struct Linkerd;
 pub(crate) static PLANNER: Linkerd = Linkerd;
 
 impl Planner for Linkerd {
+    fn mesh(&self) -> &'static Mesh {
+        &linkerd::MESH
+    }
+
     fn wrapper(&self, cx: &mut PodCx<'_, '_, '_>, wrapped: bool) {
         // meshjob's native annotations (an earlier native run) come out when they are what
         // makes the pod native; the shutdown annotation may take their place.
         let mesh = cx.mesh;
         let effective = (mesh.native_sidecar_annotations.iter()).find_map(|k| cx.pod.annotation(k));
         let drop: &[&str] = match effective {
-            Some(super::NATIVE_ON) => mesh.native_sidecar_annotations,
+            Some(linkerd::NATIVE_ON) => mesh.native_sidecar_annotations,
             _ => &[],
         };
         let mut replaced = false;
         for key in drop {
             let replacement = (wrapped && !replaced).then_some(annotation::fresh_entry);
-            let native = (*key, super::NATIVE_ON);
+            let native = (*key, linkerd::NATIVE_ON);
             replaced |=
                 crate::plan::revert::drop_native(cx.ed, cx.pod, native, replacement, cx.out);
         }
@@ -69,10 +79,10 @@ impl Planner for Linkerd {
         _force_mesh: bool,
         out: &mut Vec<Finding>,
     ) {
-        super::values::plan(ed, root, settings, native, out);
+        values::plan(ed, root, settings, native, out);
     }
 
     fn holds_values(&self, root: &Node, _force_mesh: bool) -> bool {
-        super::values::holds(root)
+        documents::holds(root)
     }
 }

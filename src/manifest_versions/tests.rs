@@ -48,7 +48,7 @@ fn a_flag_beats_the_config_which_beats_what_was_read() {
     assert_eq!(s.release(), Some(Release::Stable(Version::new(1, 24))));
     assert!(matches!(
         s.mesh_version.unwrap().origin,
-        Origin::Config { line: 4, .. }
+        VersionOrigin::Config { line: 4, .. }
     ));
     let flags = crate::config::Flags {
         istio_version: Some("1.26".into()),
@@ -61,7 +61,7 @@ fn a_flag_beats_the_config_which_beats_what_was_read() {
     assert_eq!(s.release(), Some(Release::Stable(Version::new(1, 26))));
     assert_eq!(
         s.mesh_version.unwrap().origin,
-        Origin::Flag("--istio-version")
+        VersionOrigin::Flag("--istio-version")
     );
 }
 

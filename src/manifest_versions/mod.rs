@@ -1,4 +1,5 @@
-//! Versions as facts about the run. Every document meshjob reads (files, stdin, a
+//! The versions a run's manifests say, as facts about the run (the values themselves, and
+//! where each came from, are `crate::version`'s). Every document meshjob reads (files, stdin, a
 //! ResourceList, and the `versionsFrom` paths) may say which mesh injects the pods, which
 //! proxy it injects, how old the kubelets are, and whether the mesh makes proxies native
 //! sidecars by itself. They are read in the pass that reads the `Namespace` documents
@@ -17,7 +18,7 @@ use crate::config::Settings;
 use crate::finding::{Finding, Rule};
 use crate::mesh::found::{Base, Finder, Found, NativeMode, What};
 use crate::mesh::{self, Mesh, MeshId, Support};
-use crate::version::{Kubelets, Origin, Release, Sourced};
+use crate::version::{Kubelets, Release, Sourced, VersionOrigin};
 use crate::yaml::quick::Head;
 use crate::yaml::tree::Node;
 
@@ -235,7 +236,7 @@ impl Versions {
         (self.found.iter().filter(|f| f.what == what))
             .filter_map(|f| f.release().map(|r| (r, f)))
             .min_by_key(|(r, _)| (mesh.age)(*r))
-            .map(|(r, f)| Sourced::new(r, Origin::Read(f.place.clone())))
+            .map(|(r, f)| Sourced::new(r, VersionOrigin::Read(f.place.clone())))
     }
 
     /// The oldest kubelet read; else the bound the oldest control plane read puts on its
@@ -249,11 +250,14 @@ impl Versions {
         if let Some((v, f)) = oldest(What::Kubelet) {
             return Some(Sourced::new(
                 Kubelets::Oldest(v),
-                Origin::Read(f.place.clone()),
+                VersionOrigin::Read(f.place.clone()),
             ));
         }
         oldest(What::ControlPlane).map(|(v, f)| {
-            Sourced::new(Kubelets::of_control_plane(v), Origin::Read(f.place.clone()))
+            Sourced::new(
+                Kubelets::of_control_plane(v),
+                VersionOrigin::Read(f.place.clone()),
+            )
         })
     }
 
@@ -263,7 +267,7 @@ impl Versions {
         (self.found.iter().filter(|f| f.what == What::Native(id)))
             .filter_map(|f| f.native().map(|m| (m, f)))
             .min_by_key(|(m, _)| native_rank(*m))
-            .map(|(m, f)| Sourced::new(m, Origin::Read(f.place.clone())))
+            .map(|(m, f)| Sourced::new(m, VersionOrigin::Read(f.place.clone())))
     }
 
     /// What native sidecars need for a pod of `mesh`: a version given by a flag or the
@@ -377,8 +381,8 @@ fn key(m: &Mesh, f: &Found) -> [u32; 4] {
         .map_or([0; 4], |n| [u32::from(native_rank(n)), 0, 0, 0])
 }
 
-fn shown(f: &Found) -> (String, Origin) {
-    (f.shown(), Origin::Read(f.place.clone()))
+fn shown(f: &Found) -> (String, VersionOrigin) {
+    (f.shown(), VersionOrigin::Read(f.place.clone()))
 }
 
 /// Two versions of one thing that disagree.
@@ -390,10 +394,10 @@ pub(crate) struct Conflict {
     /// The proxy is not its injector's version: `a` is the injector's, `b` the proxy's.
     /// Otherwise two reads of `what`, `a` the older (the one that decides).
     pub drift: bool,
-    pub a: (String, Origin),
-    pub b: (String, Origin),
+    pub a: (String, VersionOrigin),
+    pub b: (String, VersionOrigin),
     /// A flag or config key that decides instead of what was read.
-    pub decided: Option<Origin>,
+    pub decided: Option<VersionOrigin>,
 }
 
 impl Conflict {
@@ -401,7 +405,7 @@ impl Conflict {
     pub(crate) fn offset_in(&self, range: &std::ops::Range<usize>) -> Option<usize> {
         [&self.b.1, &self.a.1]
             .into_iter()
-            .filter_map(Origin::place)
+            .filter_map(VersionOrigin::place)
             .map(|p| p.offset)
             .find(|o| range.contains(o))
     }
