@@ -1,9 +1,9 @@
 //! meshjob: make Kubernetes batch workloads finish when Istio or Linkerd injects a sidecar.
 //!
-//! The crate is laid out in the order the data flows (see DESIGN.md):
-//! `source` -> `yaml` -> `locate` (`kinds`, `pod`) -> `decide` (`mesh`, `manifest_versions`)
-//! -> `plan` -> `apply` -> `output`, driven by `pipeline`, `stream` and `run`, and hosted by
-//! `hosts` and `cli`.
+//! The crate is laid out in the order the data flows (ARCHITECTURE.md, at the repository's
+//! root, maps it): `cli` -> `commands` (or `hosts`) -> `source` -> `stream` -> `pipeline`:
+//! `yaml` -> `locate` (`kinds`, `pod`) -> `decide` (`mesh`, `manifest_versions`) -> `plan` ->
+//! `yaml::apply` -> `output`.
 //!
 //! Every module is private; what the binary, the tests, the benchmarks and the fuzz targets
 //! use is re-exported here, so the compiler reports what nothing uses.
