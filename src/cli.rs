@@ -1,12 +1,9 @@
-//! Command-line parsing: clap -> `commands` -> exit code.
+//! The command line's types (clap): what `commands::main` parses.
 
 use crate::config::Flags;
-use crate::exit;
-use crate::hosts;
-use crate::output::console::{self, ColorChoice};
+use crate::output::console::ColorChoice;
 use crate::output::report::Format;
 use clap::{Args, Parser, Subcommand};
-use std::process::ExitCode;
 
 #[derive(Parser, Debug)]
 #[command(
@@ -184,31 +181,4 @@ pub struct AuditArgs {
 pub struct ConfigArgs {
     #[command(flatten)]
     pub settings: Flags,
-}
-
-/// Entry point of the binary.
-pub fn main() -> ExitCode {
-    if let Some(code) = hosts::dispatch() {
-        return ExitCode::from(code);
-    }
-    let cli = match Cli::try_parse() {
-        Ok(c) => c,
-        Err(e) => {
-            if e.use_stderr() {
-                let _ = e.print();
-                return ExitCode::from(exit::TROUBLE);
-            }
-            // `--help` and `--version` go to stdout, which must take them.
-            let help = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
-                e.render().ansi().to_string()
-            } else {
-                e.render().to_string()
-            };
-            return ExitCode::from(match console::stdout(help.as_bytes()) {
-                Ok(()) => exit::OK,
-                Err(w) => console::trouble(&console::cannot_write_stdout(&w)),
-            });
-        }
-    };
-    ExitCode::from(crate::commands::run(cli.command))
 }

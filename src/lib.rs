@@ -41,8 +41,9 @@ mod verdict;
 mod version;
 mod yaml;
 
-pub use cli::{Cli, Command, main};
+pub use cli::{Cli, Command};
 pub use commands::config::{SettingsError, settings_here};
+pub use commands::main;
 pub use config::{
     MeshId, Release, Settings, StrategyChoice, Version, load as load_config, parse as parse_config,
     render_effective, schema_json,

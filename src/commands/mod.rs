@@ -12,12 +12,41 @@ pub(crate) mod files;
 pub(crate) mod versions;
 mod versions_from;
 
-use crate::cli::{Command, KustomizeCommand, VersionsFormat};
+use crate::cli::{Cli, Command, KustomizeCommand, VersionsFormat};
 use crate::config::Resolver;
 use crate::exit;
 use crate::hosts::{self, krm, kustomize};
 use crate::output::console;
 use crate::output::report::Format;
+use clap::Parser;
+use std::process::ExitCode;
+
+/// Entry point of the binary.
+pub fn main() -> ExitCode {
+    if let Some(code) = hosts::dispatch() {
+        return ExitCode::from(code);
+    }
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            if e.use_stderr() {
+                let _ = e.print();
+                return ExitCode::from(exit::TROUBLE);
+            }
+            // `--help` and `--version` go to stdout, which must take them.
+            let help = if std::io::IsTerminal::is_terminal(&std::io::stdout()) {
+                e.render().ansi().to_string()
+            } else {
+                e.render().to_string()
+            };
+            return ExitCode::from(match console::stdout(help.as_bytes()) {
+                Ok(()) => exit::OK,
+                Err(w) => console::trouble(&console::cannot_write_stdout(&w)),
+            });
+        }
+    };
+    ExitCode::from(run(cli.command))
+}
 
 /// Runs `command`; its exit status.
 pub(crate) fn run(command: Command) -> u8 {

@@ -4,10 +4,9 @@
 //! Memory does not grow with the findings: only the set of notes said once per run, the
 //! conflicts already reported, and the names of the files `fix` wrote are kept.
 
-use super::sink::said_per_change;
 use super::{Mode, Request};
 use crate::config::FailOn;
-use crate::finding::{Finding, Severity};
+use crate::finding::{Finding, Rule, Severity};
 use crate::output::console;
 use crate::output::progress::Progress;
 use crate::output::report::{self, Format, Located};
@@ -246,4 +245,14 @@ impl Reporter {
         }
         out.flush()
     }
+}
+
+/// Findings `fix` leaves out of its text report: it names the files it wrote instead of each
+/// pod it changed (and the strategy that changed it: `check` and `diff` explain that). Each
+/// is an info or a fixed error, so in `fix` it counts for nothing either.
+pub(super) fn said_per_change(rule: Rule) -> bool {
+    matches!(
+        rule,
+        Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
+    )
 }

@@ -1,9 +1,8 @@
 //! Where the batches of one input go: the diff, stdout, or the file's replacement.
 
 use super::Mode;
-use super::emit::Reporter;
+use super::emit::{Reporter, said_per_change};
 use crate::config::FailOn;
-use crate::finding::Rule;
 use crate::output::console;
 use crate::output::diff;
 use crate::output::hold::{HOLD_BYTES, HoldBack};
@@ -118,16 +117,6 @@ impl FileSink<'_, '_, '_> {
             self.replacement = Some(Err(m));
         }
     }
-}
-
-/// Findings `fix` leaves out of its text report: it names the files it wrote instead of each
-/// pod it changed (and the strategy that changed it: `check` and `diff` explain that). Each
-/// is an info or a fixed error, so in `fix` it counts for nothing either.
-pub(super) fn said_per_change(rule: Rule) -> bool {
-    matches!(
-        rule,
-        Rule::WouldChange | Rule::StrategyChosen | Rule::VersionsUnknown
-    )
 }
 
 impl Sink for FileSink<'_, '_, '_> {
