@@ -108,7 +108,7 @@ pub struct Mesh {
     pub namespace_markers: &'static [MarkerKey],
     /// Ambient mode (no sidecar at all), if the mesh has it.
     pub ambient: Option<Ambient>,
-    /// What an already-injected proxy means for the fix, after "<proxy> is already injected, ".
+    /// What an already-injected proxy means for the fix, after `<proxy> is already injected, `.
     pub injected_note: &'static str,
     /// The pod annotation that moves the quit endpoint's port, if the mesh has one.
     pub quit_port_annotation: Option<&'static str>,
