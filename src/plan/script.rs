@@ -30,7 +30,7 @@ pub use marker::{
 /// up-to-date wrapper from one it should rewrite.
 pub const WRAPPER_VERSION: u32 = 3;
 
-/// First line of every script: "# meshjob-wrapper v<N>: ..." (some short human text after).
+/// First line of every script: `# meshjob-wrapper v<N>: ...` (some short human text after).
 pub const MARKER_PREFIX: &str = "# meshjob-wrapper v";
 
 /// The shell every wrapper command starts, and its `$0`: `[SHELL, -c, <script>, ARG0]`.
@@ -77,7 +77,7 @@ pub struct ReadyWait {
     pub ready: Endpoint,
 }
 
-/// The full script text, ending in '\n'. Its first line is the marker (see [`marker`]).
+/// The full script text, ending in '\n'. Its first line is the marker (see [`marker()`]).
 /// The text is a function of the options alone, and a run wraps container after container
 /// with the same options: the last few texts are kept (per thread).
 ///

@@ -1,4 +1,4 @@
-//! Istio facts the output relies on, in one place (see FACTS.md).
+//! Istio facts the output relies on, in one place (each with where it was read in istio/istio or istio/api).
 //!
 //! Field names, annotation keys, defaults and version notes live here so that the
 //! locate and plan stages never spell them out themselves; [`MESH`] is the summary the
@@ -56,7 +56,8 @@ pub(crate) const MESH: Mesh = Mesh {
     version_of: "the injecting Istio",
     quit_port_annotation: Some(STATUS_PORT_ANNOTATION),
     // Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
-    // 15020, FACTS.md "POST /quitquitquit on port 15020") and Envoy's admin port (15000).
+    // 15020: istio/istio `pkg/config/mesh/mesh.go` `StatusPort`; the handler:
+    // `pilot/cmd/pilot-agent/status/server.go` `quitPath`) and Envoy's admin port (15000).
     stop_endpoints: &[
         StopEndpoint {
             port: 15020,
@@ -77,7 +78,7 @@ pub(crate) const MESH: Mesh = Mesh {
     // `istio-init`, or `istio-validation` with the CNI plugin (istio/istio
     // `manifests/charts/istio-control/istio-discovery/files/injection-template.yaml`).
     init_containers: &["istio-init", "istio-validation"],
-    // The webhook selects on labels (FACTS.md, "Which pods get a sidecar"); the deprecated
+    // The webhook selects on labels (istio/istio `manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml`, `namespaceSelector` and `objectSelector`); the deprecated
     // annotation of the same name still counts when there is no label.
     pod_markers: &[
         MarkerKey {
@@ -162,13 +163,13 @@ pub(crate) const MESH: Mesh = Mesh {
     // The command Argo Workflows documents for istio-proxy (argoproj/argo-workflows@
     // f016ad89eb26 `docs/sidecar-injection.md`): `pilot-agent request` POSTs to Envoy's admin
     // port (15000 by default; istio@86c9f01fd735 `pilot/cmd/pilot-agent/app/request.go`),
-    // whose /quitquitquit stops Envoy (FACTS.md), and pilot-agent with it: its agent returns
+    // whose /quitquitquit stops Envoy (Envoy's admin API, `source/server/admin/admin.cc`), and pilot-agent with it: its agent returns
     // once Envoy has exited (`pkg/envoy/agent.go` `Run`).
     argo_kill: KillCommand {
         argv: r#"["pilot-agent", "request", "POST", "quitquitquit"]"#,
         needs: &[],
     },
-    // The injector reads a Namespace's labels only (FACTS.md, "Which pods get a sidecar").
+    // The injector reads a Namespace's labels only (istio/istio `manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml`, `namespaceSelector` and `objectSelector`).
     namespace_annotations: |_| &[],
     port_off: Some(PortOff {
         quit_url: ENVOY_ADMIN_QUIT_URL,
@@ -179,9 +180,9 @@ pub(crate) const MESH: Mesh = Mesh {
 };
 
 /// pilot-agent's quit endpoint (status server, Istio 1.3+); loopback only, POST only
-/// (FACTS.md; istio/istio `pkg/istio-agent/status/server.go`).
+/// (istio/istio `pilot/cmd/pilot-agent/status/server.go`, `quitPath` and `handleQuit`).
 pub(crate) const DEFAULT_QUIT_URL: &str = "http://localhost:15020/quitquitquit";
-/// The proxy's readiness endpoint polled by `pilot-agent wait` (FACTS.md). The wrapper
+/// The proxy's readiness endpoint polled by `pilot-agent wait` (istio/istio `pilot/cmd/pilot-agent/app/wait.go`, its `--url` default). The wrapper
 /// script still spells out its port (15021) itself.
 pub(crate) const READY_URL: &str = "http://localhost:15021/healthz/ready";
 
@@ -202,7 +203,8 @@ pub(crate) const STATUS_PORT_ANNOTATION: &str = "status.sidecar.istio.io/port";
 /// binds it to localhost on ProxyConfig `proxyAdminPort` (istio/istio@002dd6f
 /// tools/packaging/common/envoy_bootstrap.json, `admin.address`), 15000 by default (istio/api
 /// ProxyConfig `proxy_admin_port`). Its `POST /quitquitquit` stops Envoy, answering HTTP/1.1
-/// only (FACTS.md); its `GET /ready` answers 200 once Envoy is live.
+/// only (an HTTP/1.0 request gets 426: Envoy's HTTP/1 codec refuses HTTP/1.0 unless
+/// `accept_http_10` is set, and the admin listener of istio's bootstrap does not set it); its `GET /ready` answers 200 once Envoy is live.
 pub(crate) const ENVOY_ADMIN_QUIT_URL: &str = "http://localhost:15000/quitquitquit";
 pub(crate) const ENVOY_ADMIN_READY_URL: &str = "http://localhost:15000/ready";
 /// The injected proxy container.
@@ -410,7 +412,7 @@ pub(crate) fn is_mesh_config_field(key: &str) -> bool {
     MESH_CONFIG_FIELDS.contains(&camel.as_str())
 }
 
-/// What each setting costs or does, said once per run (FACTS.md, EXIT_ON_ZERO_ACTIVE_CONNECTIONS).
+/// What each setting costs or does, said once per run (istio/istio `pkg/envoy/agent.go`, `exitOnZeroActiveConnections`).
 pub(crate) const DRAIN_INTERACTION_NOTE: &str = "with EXIT_ON_ZERO_ACTIVE_CONNECTIONS on, pilot-agent \
 ignores terminationDrainDuration: after SIGTERM it waits MINIMUM_DRAIN_DURATION (default 5s), \
 then exits once no connection is active; on Istio 1.26+ a POST to /quitquitquit skips the drain \

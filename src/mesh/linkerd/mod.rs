@@ -1,4 +1,4 @@
-//! Linkerd facts the output relies on, in one place (see FACTS.md, "Linkerd").
+//! Linkerd facts the output relies on, in one place (each with where it was read upstream).
 //!
 //! Each fact names where it was read in linkerd/linkerd2 (tag `version-2.X`) or
 //! linkerd/linkerd2-proxy. [`MESH`] is the summary the stages read through the mesh seam.
@@ -86,7 +86,8 @@ pub(crate) const MESH: Mesh = Mesh {
     // `Dockerfile.proxy`), runs `sleep 0` and then POSTs /shutdown to the proxy's admin port
     // (linkerd/linkerd-await `src/main.rs`: `--shutdown` needs a CMD); Argo Workflows
     // documents the same for linkerd-proxy (argoproj/argo-workflows@f016ad89eb26
-    // `docs/sidecar-injection.md`). The endpoint is off unless the pod enables it (FACTS.md).
+    // `docs/sidecar-injection.md`). The endpoint is off unless the pod enables it
+    // ([`SHUTDOWN_ANNOTATION`], which says where that is read).
     argo_kill: KillCommand {
         argv: r#"["/usr/lib/linkerd/linkerd-await", "--shutdown", "--", "sleep", "0"]"#,
         needs: &[(SHUTDOWN_ANNOTATION, SHUTDOWN_ENABLED)],

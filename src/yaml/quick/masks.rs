@@ -11,7 +11,7 @@
 //! with `pmovmskb`. The compiler does not turn a byte loop into that gather (it builds the
 //! bits one shift at a time, about four times the instructions), and these functions can
 //! only be called in an `unsafe` block, hence the two in [`Masks::new`]. Elsewhere eight
-//! bytes are compared at a time in a `u64` ([`portable`]); a test holds the three to the
+//! bytes are compared at a time in a `u64` (`portable`, built for tests and for other targets); a test holds the three to the
 //! same answers.
 
 /// One block's bitmaps: bit `i` stands for byte `64 * k + i` of the text.
