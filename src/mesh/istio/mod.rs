@@ -203,8 +203,9 @@ pub(crate) const STATUS_PORT_ANNOTATION: &str = "status.sidecar.istio.io/port";
 /// binds it to localhost on ProxyConfig `proxyAdminPort` (istio/istio@002dd6f
 /// tools/packaging/common/envoy_bootstrap.json, `admin.address`), 15000 by default (istio/api
 /// ProxyConfig `proxy_admin_port`). Its `POST /quitquitquit` stops Envoy, answering HTTP/1.1
-/// only (an HTTP/1.0 request gets 426: Envoy's HTTP/1 codec refuses HTTP/1.0 unless
-/// `accept_http_10` is set, and the admin listener of istio's bootstrap does not set it); its `GET /ready` answers 200 once Envoy is live.
+/// only: an HTTP/1.0 request gets 426, as Envoy's HTTP/1 codec answers without
+/// `accept_http_10` (envoyproxy/envoy `source/common/http/http1/codec_impl.cc`; a real Envoy
+/// does so in tests/wrapper_real_proxies.rs); its `GET /ready` answers 200 once Envoy is live.
 pub(crate) const ENVOY_ADMIN_QUIT_URL: &str = "http://localhost:15000/quitquitquit";
 pub(crate) const ENVOY_ADMIN_READY_URL: &str = "http://localhost:15000/ready";
 /// The injected proxy container.
