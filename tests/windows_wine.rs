@@ -140,6 +140,15 @@ fn check_on_a_tree_prints_what_linux_does_with_windows_names() {
     assert_eq!(stderr, with_backslashes(&text(&l.stderr), &names));
     assert!(stderr.contains(r"k8s\batch\cron.yaml:"), "{stderr}");
     assert!(stderr.contains("3 files would be changed"), "{stderr}");
+    // GitHub annotations and SARIF name the file as the repository has it, with `/`.
+    let gh = win(dir.path(), &["check", "--format", "github", "k8s"], None);
+    let gh_l = linux(dir.path(), &["check", "--format", "github", "k8s"]);
+    assert_eq!(text(&gh.stderr), text(&gh_l.stderr));
+    assert!(text(&gh.stderr).contains("file=k8s/batch/cron.yaml,"));
+    let sarif = win(dir.path(), &["check", "--format", "sarif", "k8s"], None);
+    let sarif_l = linux(dir.path(), &["check", "--format", "sarif", "k8s"]);
+    assert_eq!(text(&sarif.stdout), text(&sarif_l.stdout));
+    assert!(text(&sarif.stdout).contains(r#""uri": "k8s/batch/cron.yaml""#));
 }
 
 #[test]
