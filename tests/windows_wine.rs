@@ -369,6 +369,34 @@ fn a_path_past_max_path_is_fixed_in_place() {
 
 #[test]
 #[ignore = "runs meshjob.exe under Wine: scripts/windows-tests.sh"]
+fn a_utf16_file_is_named_as_such() {
+    let dir = tempfile::tempdir().unwrap();
+    let job = std::fs::read_to_string(common::root().join("testdata/docs/job.yaml")).unwrap();
+    // As Windows PowerShell 5's `>` writes a file: UTF-16LE with a byte order mark.
+    let mut bytes = vec![0xff, 0xfe];
+    bytes.extend(job.encode_utf16().flat_map(u16::to_le_bytes));
+    std::fs::create_dir_all(dir.path().join("k8s")).unwrap();
+    std::fs::write(dir.path().join("k8s/utf16.yaml"), &bytes).unwrap();
+    let w = win(dir.path(), &["fix", "--color", "never", "k8s"], None);
+    let l = linux(dir.path(), &["fix", "--color", "never", "k8s"]);
+    let stderr = text(&w.stderr);
+    assert_eq!(w.code, l.code, "{stderr}");
+    assert_eq!(
+        stderr,
+        with_backslashes(&text(&l.stderr), &["k8s/utf16.yaml"])
+    );
+    assert!(
+        stderr.contains(r"k8s\utf16.yaml:") && stderr.contains("UTF-16"),
+        "{stderr}"
+    );
+    assert_eq!(
+        std::fs::read(dir.path().join("k8s/utf16.yaml")).unwrap(),
+        bytes
+    );
+}
+
+#[test]
+#[ignore = "runs meshjob.exe under Wine: scripts/windows-tests.sh"]
 fn the_kustomize_plugin_link_says_why_it_cannot_exist() {
     let dir = tempfile::tempdir().unwrap();
     let w = win(
