@@ -2,15 +2,16 @@
 //!
 //! The new text goes to a temporary file in the same directory (created with `O_EXCL` under a
 //! unique name), is synced, gets the old file's owner (where allowed) and its whole mode,
-//! setuid and setgid bits included, and is renamed over the target. On Windows there are no
+//! setuid and setgid bits included, and is renamed over the target. Symlinks are followed to
+//! their target, which is what gets replaced; the link stays a link. On Windows there are no
 //! mode bits or owners to copy: a file with the read-only attribute is refused, and a file
 //! that another program holds open without sharing its deletion cannot be replaced, which is
-//! reported as an error for that file (see [`windows`]). Symlinks are followed to their target, which is what gets
-//! replaced; the link stays a link. Special files and read-only files or directories are
-//! refused. A file that changed on disk since it was read is not overwritten: its length and
-//! a hash of its bytes, taken as it was read ([`Seen`]), must match the file just before the
-//! rename. The text may come in pieces ([`Replacement`]), so a stream is never held whole. On
-//! any failure the temporary file is removed and the target is untouched.
+//! reported as an error for that file (the `windows` module below). Special files and
+//! read-only files or directories are refused. A file that changed on disk since it was read
+//! is not overwritten: its length and a hash of its bytes, taken as it was read ([`Seen`]),
+//! must match the file just before the rename. The text may come in pieces
+//! ([`Replacement`]), so a stream is never held whole. On any failure the temporary file is
+//! removed and the target is untouched.
 
 use std::fs;
 use std::hash::{DefaultHasher, Hasher};
@@ -200,7 +201,7 @@ fn refuse_read_only(meta: &fs::Metadata, dir: &Path) -> Result<(), String> {
     if meta.permissions().mode() & 0o222 == 0 {
         return Err(format!(
             "the file is read-only (mode {:o}); not written. Make it writable (chmod u+w) \
-                 to let fix change it, or use `meshjob diff`",
+             to let fix change it, or use `meshjob diff`",
             meta.permissions().mode() & 0o7777
         ));
     }
@@ -208,7 +209,7 @@ fn refuse_read_only(meta: &fs::Metadata, dir: &Path) -> Result<(), String> {
     if dir_meta.permissions().mode() & 0o222 == 0 {
         return Err(format!(
             "its directory {} is read-only; a safe in-place write needs a temporary file \
-                 beside the file. Make the directory writable, or use `meshjob diff`",
+             beside the file. Make the directory writable, or use `meshjob diff`",
             dir.display()
         ));
     }
@@ -300,7 +301,7 @@ fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File), String> {
 }
 
 /// Why the rename over the target failed. On Unix a rename does not care who has the file
-/// open; on Windows it does (see [`windows`]).
+/// open; on Windows it does (the `windows` module below).
 #[cfg(unix)]
 fn replace_error(e: &std::io::Error) -> String {
     format!("cannot replace the file: {e}")
