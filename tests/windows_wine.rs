@@ -251,15 +251,12 @@ fn a_read_only_file_is_refused_and_stays_read_only() {
     assert!(text(&rest.stderr).contains("1 file would be changed"));
 }
 
-#[test]
-#[ignore = "runs meshjob.exe under Wine: scripts/windows-tests.sh"]
-fn a_file_open_in_another_program_is_an_error() {
-    let dir = tempfile::tempdir().unwrap();
-    tree(dir.path());
-    let file = dir.path().join("k8s/job.yaml");
-    let before = std::fs::read(&file).unwrap();
-    let mut holder = wine(&env_path("MESHJOB_WINDOWS_HOLD"), dir.path())
+/// Runs `fix k8s` while hold.exe keeps `k8s\job.yaml` open (`exclusive`: shared for nothing),
+/// and returns the run; the file is closed again when it returns.
+fn fix_while_held(dir: &Path, exclusive: bool) -> Run {
+    let mut holder = wine(&env_path("MESHJOB_WINDOWS_HOLD"), dir)
         .arg(r"k8s\job.yaml")
+        .args(exclusive.then_some("exclusive"))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
@@ -269,15 +266,37 @@ fn a_file_open_in_another_program_is_an_error() {
         .read_line(&mut line)
         .unwrap();
     assert_eq!(line.trim_end(), "held");
-    let w = win(dir.path(), &["fix", "--color", "never", "k8s"], None);
+    let w = win(dir, &["fix", "--color", "never", "k8s"], None);
     drop(holder.stdin.take());
     assert!(holder.wait().unwrap().success());
+    w
+}
+
+#[test]
+#[ignore = "runs meshjob.exe under Wine: scripts/windows-tests.sh"]
+fn a_file_open_in_another_program_is_an_error() {
+    let dir = tempfile::tempdir().unwrap();
+    tree(dir.path());
+    let file = dir.path().join("k8s/job.yaml");
+    let before = std::fs::read(&file).unwrap();
+    // Shared for reading: read, but not replaced.
+    let w = fix_while_held(dir.path(), false);
     let stderr = text(&w.stderr);
     assert_eq!(w.code, 2, "{stderr}");
     assert!(
         stderr.contains(r"k8s\job.yaml:1:1: error: cannot write: cannot replace the file")
             && stderr.contains("Another program may have it open"),
         "{stderr}"
+    );
+    assert_eq!(std::fs::read(&file).unwrap(), before);
+    // Shared for nothing: not even read, and said so.
+    let w = fix_while_held(dir.path(), true);
+    let stderr = text(&w.stderr);
+    assert_eq!(w.code, 2, "{stderr}");
+    assert!(stderr.contains(r"k8s\job.yaml:"), "{stderr}");
+    assert!(
+        stderr.contains("(os error 32)"),
+        "a sharing violation: {stderr}"
     );
     assert_eq!(std::fs::read(&file).unwrap(), before);
     // Closed, it is written.
