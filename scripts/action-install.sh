@@ -23,15 +23,21 @@ sha256() {
 }
 
 # The release archive for a runner; .github/workflows/release.yml builds each of them. On
-# Linux, the static musl build: it runs in any job container too, whatever its C library.
+# Linux, the static musl build: it runs in any job container too, whatever its C library. On
+# Windows (X64 only), a zip holding meshjob.exe.
 target_for() {
   case "$1/$2" in
     Linux/X64) echo x86_64-unknown-linux-musl ;;
     Linux/ARM64) echo aarch64-unknown-linux-musl ;;
     macOS/X64) echo x86_64-apple-darwin ;;
     macOS/ARM64) echo aarch64-apple-darwin ;;
+    Windows/X64) echo x86_64-pc-windows-gnu ;;
   esac
 }
+
+# The executable's name: meshjob.exe on Windows (the steps run in Git for Windows' bash).
+exe=meshjob
+if [ "${MESHJOB_RUNNER_OS:-}" = Windows ]; then exe=meshjob.exe; fi
 
 # Everything the build depends on: a change to any of it is a new binary.
 source_hash() {
@@ -46,9 +52,6 @@ plan() {
   if [ -n "${MESHJOB_BINARY:-}" ]; then
     echo "mode=binary" >>"$GITHUB_OUTPUT"
     return
-  fi
-  if [ "${MESHJOB_RUNNER_OS:-}" = Windows ]; then
-    fail "meshjob does not build or run on Windows yet (its file handling is written for Unix): run this job on a Linux or macOS runner"
   fi
   if [ -n "$version" ]; then
     echo "mode=release" >>"$GITHUB_OUTPUT"
@@ -79,12 +82,13 @@ install_release() {
   local target
   target=$(target_for "${MESHJOB_RUNNER_OS:-}" "${MESHJOB_RUNNER_ARCH:-}")
   [ -n "$target" ] ||
-    fail "meshjob v$version has no prebuilt binary for ${MESHJOB_RUNNER_OS:-?}/${MESHJOB_RUNNER_ARCH:-?}: releases have Linux and macOS binaries for X64 and ARM64 (meshjob does not build on Windows yet). Run the job on such a runner, or leave the input \`version\` empty to build the action's own source"
+    fail "meshjob v$version has no prebuilt binary for ${MESHJOB_RUNNER_OS:-?}/${MESHJOB_RUNNER_ARCH:-?}: releases have Linux and macOS binaries for X64 and ARM64, and a Windows one for X64. Run the job on such a runner, or leave the input \`version\` empty to build the action's own source"
   case "$version" in
     *[!0-9A-Za-z.+-]* | "") fail "version must look like 1.2.3, not \"$MESHJOB_VERSION\"" ;;
   esac
   local asset base tmp
   asset="meshjob-v$version-$target.tar.gz"
+  if [ "$exe" = meshjob.exe ]; then asset="meshjob-v$version-$target.zip"; fi
   if [ -n "${MESHJOB_RELEASE_BASE_URL:-}" ]; then
     base="$MESHJOB_RELEASE_BASE_URL/v$version"
   elif [ -n "${MESHJOB_REPOSITORY:-}" ]; then
@@ -100,24 +104,43 @@ install_release() {
   done
   (cd "$tmp" && sha256 -c "$asset.sha256" >/dev/null) || fail "checksum mismatch for $asset"
   mkdir -p "$out_dir/bin"
-  tar -xzf "$tmp/$asset" -C "$out_dir/bin" meshjob
+  case "$asset" in
+    *.zip) unzip_exe "$tmp/$asset" "$out_dir/bin" ;;
+    *) tar -xzf "$tmp/$asset" -C "$out_dir/bin" meshjob ;;
+  esac
   echo "meshjob: installed the prebuilt release asset $asset"
-  use "$out_dir/bin/meshjob"
+  use "$out_dir/bin/$exe"
+}
+
+# Takes meshjob.exe out of the zip $1 into the directory $2: with unzip where there is one,
+# else with PowerShell's Expand-Archive, which every Windows has (the paths reach it through
+# the environment, as Windows paths).
+unzip_exe() {
+  if command -v unzip >/dev/null 2>&1; then
+    unzip -q -o "$1" meshjob.exe -d "$2"
+  else
+    # PowerShell, not bash, expands $env:... here.
+    # shellcheck disable=SC2016
+    MESHJOB_ZIP=$(cygpath -w "$1") MESHJOB_DEST=$(cygpath -w "$2") powershell.exe -NoProfile \
+      -NonInteractive -Command \
+      'Expand-Archive -LiteralPath $env:MESHJOB_ZIP -DestinationPath $env:MESHJOB_DEST -Force'
+  fi
+  [ -f "$2/meshjob.exe" ] || fail "$(basename "$1") holds no meshjob.exe"
 }
 
 install_source() {
   local dir="${MESHJOB_BUILD_DIR:?the plan step sets the build directory}"
   local key="${MESHJOB_BUILD_KEY:?the plan step sets the build key}"
-  if [ -x "$dir/bin/meshjob" ] && [ "$(cat "$dir/key" 2>/dev/null)" = "$key" ]; then
+  if [ -x "$dir/bin/$exe" ] && [ "$(cat "$dir/key" 2>/dev/null)" = "$key" ]; then
     echo "meshjob: using the binary cached for this source ($key)"
-    use "$dir/bin/meshjob"
+    use "$dir/bin/$exe"
     return
   fi
   echo "meshjob: building from source with cargo install --locked --path \"\$GITHUB_ACTION_PATH\""
   CARGO_TARGET_DIR="$dir/target" cargo install --locked --quiet --force --root "$dir" \
     --path "$GITHUB_ACTION_PATH"
   echo "$key" >"$dir/key"
-  use "$dir/bin/meshjob"
+  use "$dir/bin/$exe"
 }
 
 install() {

@@ -5,7 +5,15 @@
 //! it is absolute. A diff header puts the name behind `a/` and `b/`; an absolute name loses
 //! its leading `/` there (`a/srv/repo/job.yaml`, not `a//srv/...`, which `git apply` rejects),
 //! so the diff applies with `patch -p1` run from `/`.
+//!
+//! On Windows a name is spelled as a Windows user types it, with `\` (`k8s\job.yaml`), and
+//! an absolute one without the `\\?\` prefix of a verbatim path (`C:\srv\job.yaml`, which is
+//! what `fs::canonicalize` returns there). Diff headers and SARIF locations write it as git
+//! does, with `/` ([`slashed`]). A `\\?\` path given as an argument is read as given; std
+//! itself turns a long path into a verbatim one when it opens it (its `maybe_verbatim`), so
+//! paths over `MAX_PATH` need nothing more here.
 
+use std::borrow::Cow;
 use std::path::{Component, Path, PathBuf};
 
 /// Spells paths relative to one working directory.
@@ -62,6 +70,7 @@ impl Spelling {
 
     /// The one spelling of `abs` (an absolute path from [`Spelling::absolute`]).
     pub fn display(&self, abs: &Path) -> String {
+        let abs = &*plain(abs);
         let rel = self
             .cwd
             .as_deref()
@@ -81,14 +90,54 @@ impl Spelling {
 }
 
 /// The name in a diff header after `a/` or `b/`.
-pub(crate) fn diff_name(display: &str) -> &str {
-    display.trim_start_matches('/')
+pub(crate) fn diff_name(display: &str) -> Cow<'_, str> {
+    match slashed(display) {
+        Cow::Borrowed(s) => Cow::Borrowed(s.trim_start_matches('/')),
+        Cow::Owned(s) => Cow::Owned(s.trim_start_matches('/').to_string()),
+    }
+}
+
+/// A spelling with `/` between names, as git writes paths. On Unix that is the spelling
+/// itself (a `\` there is part of a name); on Windows each `\` becomes `/`.
+pub(crate) fn slashed(display: &str) -> Cow<'_, str> {
+    if cfg!(windows) && display.contains('\\') {
+        return Cow::Owned(display.replace('\\', "/"));
+    }
+    Cow::Borrowed(display)
+}
+
+/// `p` without the `\\?\` prefix of a Windows verbatim path: `\\?\C:\x` is `C:\x`, and
+/// `\\?\UNC\server\share\x` is `\\server\share\x`. Other paths, and every path on Unix, are
+/// returned as they are.
+fn plain(p: &Path) -> Cow<'_, Path> {
+    #[cfg(windows)]
+    {
+        use std::path::Prefix;
+        let mut parts = p.components();
+        if let Some(Component::Prefix(prefix)) = parts.next() {
+            let head = match prefix.kind() {
+                Prefix::VerbatimDisk(d) => format!("{}:", char::from(d)),
+                Prefix::VerbatimUNC(server, share) => format!(
+                    r"\\{}\{}",
+                    server.to_string_lossy(),
+                    share.to_string_lossy()
+                ),
+                _ => return Cow::Borrowed(p),
+            };
+            let mut out = PathBuf::from(head);
+            // The root pushed after a prefix with no root makes `C:\`, not `\`.
+            out.extend(parts);
+            return Cow::Owned(out);
+        }
+    }
+    Cow::Borrowed(p)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    #[cfg(unix)]
     #[test]
     fn one_spelling_under_the_working_directory() {
         let s = Spelling::at(Path::new("/repo"));
@@ -113,5 +162,29 @@ mod tests {
         );
         assert_eq!(diff_name("/srv/job.yaml"), "srv/job.yaml");
         assert_eq!(diff_name("k8s/job.yaml"), "k8s/job.yaml");
+        // A backslash is part of a name on Unix (a separator on Windows).
+        assert_eq!(diff_name("k8s\\a/job.yaml"), "k8s\\a/job.yaml");
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn windows_spellings() {
+        let s = Spelling::at(Path::new(r"C:\repo"));
+        assert_eq!(s.spell(Path::new(r"k8s\job.yaml")), r"k8s\job.yaml");
+        assert_eq!(s.spell(Path::new("k8s/job.yaml")), r"k8s\job.yaml");
+        assert_eq!(
+            s.display(Path::new(r"\\?\C:\repo\k8s\job.yaml")),
+            r"k8s\job.yaml"
+        );
+        assert_eq!(
+            s.display(Path::new(r"\\?\D:\srv\job.yaml")),
+            r"D:\srv\job.yaml"
+        );
+        assert_eq!(
+            s.display(Path::new(r"\\?\UNC\host\share\job.yaml")),
+            r"\\host\share\job.yaml"
+        );
+        assert_eq!(diff_name(r"k8s\job.yaml"), "k8s/job.yaml");
+        assert_eq!(diff_name(r"D:\srv\job.yaml"), "D:/srv/job.yaml");
     }
 }

@@ -3,7 +3,6 @@
 use crate::paths::Spelling;
 use std::collections::HashSet;
 use std::io::Read;
-use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
 
 /// The largest input read whole: a KRM ResourceList, which is one document by nature. Streams
@@ -116,7 +115,7 @@ pub fn expand(
                 }
                 let before = w.out.inputs.len();
                 w.left_out.clear();
-                if w.seen.first_visit(&m) {
+                if w.seen.first_visit(&abs, &m) {
                     w.dir(&abs);
                 }
                 if w.out.inputs.len() == before && !w.covered(&abs) {
@@ -173,7 +172,7 @@ impl Walk<'_, '_, '_> {
     }
 
     fn file(&mut self, abs: PathBuf, m: &std::fs::Metadata) {
-        if !self.seen.first_visit(m) {
+        if !self.seen.first_visit(&abs, m) {
             return;
         }
         let dir = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
@@ -220,7 +219,7 @@ impl Walk<'_, '_, '_> {
                         self.out.chart_templates.push(self.spelling.display(&p));
                     } else if !self.excluded(&p, true)
                         // A directory reached twice (a symlink loop) is walked once.
-                        && self.seen.first_visit(&m)
+                        && self.seen.first_visit(&p, &m)
                     {
                         self.dir(&p);
                     }
@@ -243,15 +242,37 @@ fn is_chart_templates(dir: &Path) -> bool {
             .is_some_and(|chart| chart.join("Chart.yaml").is_file())
 }
 
-/// The directories and files a walk has reached, by (device, inode).
+/// The directories and files a walk has reached, by (device, inode) on Unix and by (volume
+/// serial number, file index) on Windows.
 #[derive(Default)]
 struct Visited(HashSet<(u64, u64)>);
 
 impl Visited {
-    /// Records `m`; `false` when it was reached before.
-    fn first_visit(&mut self, m: &std::fs::Metadata) -> bool {
-        self.0.insert((m.dev(), m.ino()))
+    /// Records `path` (whose metadata is `m`); `false` when it was reached before. A file
+    /// whose identity cannot be read is taken as new: reading it then reports what is wrong.
+    fn first_visit(&mut self, path: &Path, m: &std::fs::Metadata) -> bool {
+        file_id(path, m).is_none_or(|id| self.0.insert(id))
     }
+}
+
+/// What identifies a file on its machine whatever the path to it.
+#[cfg(unix)]
+fn file_id(_path: &Path, m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    Some((m.dev(), m.ino()))
+}
+
+/// What identifies a file on its machine whatever the path to it: the volume's serial number
+/// and the file's index on it, from `GetFileInformationByHandle` (the pair that Microsoft's
+/// documentation of `BY_HANDLE_FILE_INFORMATION` says identifies a file). std reads them too,
+/// but its accessors (`MetadataExt::volume_serial_number`, `file_index`) are unstable
+/// (rust-lang/rust#63010), so the handle is opened again through `winapi-util`, which
+/// opens directories too (`FILE_FLAG_BACKUP_SEMANTICS`).
+#[cfg(windows)]
+fn file_id(path: &Path, _m: &std::fs::Metadata) -> Option<(u64, u64)> {
+    let handle = winapi_util::Handle::from_path_any(path).ok()?;
+    let info = winapi_util::file::information(&handle).ok()?;
+    Some((info.volume_serial_number(), info.file_index()))
 }
 
 fn is_yaml(p: &Path) -> bool {

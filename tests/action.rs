@@ -630,9 +630,10 @@ fn a_version_that_cannot_be_downloaded_is_a_clear_error_not_a_build() {
         (
             "9.8.7",
             "Windows",
-            "X64",
-            "has no prebuilt binary for Windows/X64",
+            "ARM64",
+            "has no prebuilt binary for Windows/ARM64",
         ),
+        ("9.8.7", "Windows", "X64", "cannot download"),
         ("9.8.7", "Linux", "ARM64", "cannot download"),
         ("9.8.7", "macOS", "ARM64", "cannot download"),
         (
@@ -705,23 +706,67 @@ fn a_version_without_a_repository_to_download_from_says_what_to_do() {
 }
 
 #[test]
-fn a_windows_runner_is_told_to_use_linux_or_macos() {
-    for version in ["", "1.2.3"] {
-        let env = [
-            ("MESHJOB_VERSION", version),
-            ("MESHJOB_RUNNER_OS", "Windows"),
-            ("PATH", "/usr/bin:/bin"),
-        ];
-        let (out, o) = install_script("plan", root(), &env);
-        assert_eq!(out.status.code(), Some(1), "{}", hosts::show(&out));
-        assert!(
-            String::from_utf8_lossy(&out.stdout).contains("does not build or run on Windows yet")
-                && String::from_utf8_lossy(&out.stdout).contains("Linux or macOS runner"),
-            "{}",
-            hosts::show(&out)
-        );
-        assert!(!o.contains_key("mode"));
+fn a_windows_runner_installs_the_zip_after_checking_its_sum() {
+    let Some(zip) = common::require_tool("zip", "makes the Windows release archive") else {
+        return;
+    };
+    if common::require_tool("unzip", "the install script opens the zip with it").is_none() {
+        return;
     }
+    // A release as the workflow makes it for Windows: meshjob.exe in a zip (the Linux build
+    // stands in for it here, under the Windows name) and its sum.
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let target = "x86_64-pc-windows-gnu";
+    let v = tmp.path().join("v9.8.7");
+    std::fs::create_dir_all(&v).expect("mkdir");
+    std::fs::copy(common::bin(), tmp.path().join("meshjob.exe")).expect("copy");
+    let asset = format!("meshjob-v9.8.7-{target}.zip");
+    let zipped = hosts::run_bounded(
+        Command::new(zip)
+            .args(["-q", "-j"])
+            .arg(v.join(&asset))
+            .arg(tmp.path().join("meshjob.exe")),
+        b"",
+        LIMIT,
+    );
+    assert!(zipped.status.success(), "{}", hosts::show(&zipped));
+    let sum = hosts::run_bounded(
+        Command::new("sha256sum").arg(&asset).current_dir(&v),
+        b"",
+        LIMIT,
+    );
+    std::fs::write(v.join(format!("{asset}.sha256")), &sum.stdout).expect("write");
+    let base = format!("file://{}", tmp.path().display());
+    let env = [
+        ("MESHJOB_VERSION", "9.8.7"),
+        ("MESHJOB_RELEASE_BASE_URL", base.as_str()),
+        ("MESHJOB_RUNNER_OS", "Windows"),
+        ("MESHJOB_RUNNER_ARCH", "X64"),
+    ];
+    let (out, plan) = install_script("plan", root(), &env);
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    assert_eq!(plan["mode"], "release");
+    let (out, o) = install_script("install", root(), &env);
+    assert!(out.status.success(), "{}", hosts::show(&out));
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        stdout.contains(&format!("installed the prebuilt release asset {asset}")),
+        "{stdout}"
+    );
+    assert!(
+        o["bin"].ends_with("/meshjob-action/bin/meshjob.exe"),
+        "{o:?}"
+    );
+    // A tampered archive is refused.
+    let mut bytes = std::fs::read(v.join(&asset)).expect("read");
+    bytes.push(0);
+    std::fs::write(v.join(&asset), bytes).expect("write");
+    let (out, o) = install_script("install", root(), &env);
+    assert_eq!(out.status.code(), Some(1), "{}", hosts::show(&out));
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("::error title=meshjob::checksum mismatch")
+    );
+    assert!(!o.contains_key("bin"));
 }
 
 /// Copies what the source build depends on, so a test can change it.
@@ -829,7 +874,12 @@ fn release_workflow_builds_every_target_the_action_downloads() {
     let release =
         std::fs::read_to_string(root().join(".github/workflows/release.yml")).expect("read");
     let wf: Value = serde_saphyr::from_str(&release).expect("release.yml parses");
-    let built = matrix(&wf, "archive", "target");
+    let mut built = matrix(&wf, "archive", "target");
+    // The Windows zip has a job of its own, cross-built on Linux and run on Windows.
+    let windows = wf["jobs"]["windows"]["env"]["TARGET"]
+        .as_str()
+        .expect("jobs.windows.env.TARGET");
+    built.push(windows.to_string());
     assert_eq!(
         built,
         [
@@ -839,6 +889,7 @@ fn release_workflow_builds_every_target_the_action_downloads() {
             "aarch64-unknown-linux-musl",
             "x86_64-apple-darwin",
             "aarch64-apple-darwin",
+            "x86_64-pc-windows-gnu",
         ],
         "the archives docs/releases.md lists"
     );
@@ -859,7 +910,7 @@ fn release_workflow_builds_every_target_the_action_downloads() {
                 .map(|(_, t)| t.trim_end_matches(" ;;").trim())
         })
         .collect();
-    assert_eq!(wanted.len(), 4, "{wanted:?}");
+    assert_eq!(wanted.len(), 5, "{wanted:?}");
     for t in &wanted {
         assert!(built.iter().any(|b| b == t), "the action downloads {t}");
     }
@@ -876,9 +927,23 @@ fn release_workflow_builds_every_target_the_action_downloads() {
             "macos-arm64",
         ]
     );
+    // The Windows wheel is built in the `windows` job, and only published once it ran on
+    // Windows (`windows-release`, which `publish` waits for).
+    assert!(release.contains("--target \"$TARGET\" --out dist"));
+    assert!(release.contains("name: wheel-windows-x86_64"));
+    let publish_needs = &wf["jobs"]["publish"]["needs"];
+    assert!(
+        publish_needs
+            .as_array()
+            .is_some_and(|n| n.iter().any(|j| j == "windows-release")),
+        "{publish_needs:?}"
+    );
     // The archive and checksum names the install script asks for.
     assert!(script.contains(r#"asset="meshjob-v$version-$target.tar.gz""#));
+    assert!(script.contains(r#"asset="meshjob-v$version-$target.zip""#));
     assert!(release.contains(r#"asset="meshjob-$GITHUB_REF_NAME-$TARGET.tar.gz""#));
+    assert!(release.contains(r#"asset="meshjob-$GITHUB_REF_NAME-$TARGET.zip""#));
+    assert!(release.contains(r#"gh release upload "$GITHUB_REF_NAME" "$f" "$f.sha256""#));
     assert!(release.contains(r#""$ASSET" "$ASSET.sha256""#));
     assert!(release.contains(r#""$wheel" "$wheel.sha256""#));
     // The image is built from the static archives' binaries, for the platforms the

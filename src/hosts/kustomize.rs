@@ -31,6 +31,7 @@ use std::path::{Path, PathBuf};
 pub(crate) const PLUGIN_NAME: &str = crate::config::KIND;
 
 /// Where the plugin goes below the plugin home: `<group>/<version>/<lowercase kind>/<kind>`.
+#[cfg_attr(windows, allow(dead_code))] // `install` is refused on Windows
 pub(crate) fn plugin_rel_path() -> PathBuf {
     Path::new("meshjob.dev")
         .join("v1alpha1")
@@ -44,6 +45,7 @@ pub(crate) fn invoked_as_plugin(argv0: &std::ffi::OsStr) -> bool {
 }
 
 /// The plugin home kustomize looks in.
+#[cfg_attr(windows, allow(dead_code))] // `install` is refused on Windows
 pub(crate) fn default_plugin_home() -> Result<PathBuf, String> {
     let set = |k: &str| {
         std::env::var_os(k)
@@ -64,6 +66,7 @@ pub(crate) fn default_plugin_home() -> Result<PathBuf, String> {
 
 /// What `install` did.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[cfg_attr(windows, allow(dead_code))] // `install` is refused on Windows
 pub(crate) enum Installed {
     /// The plugin is now a link to (or a copy of) this binary.
     New,
@@ -74,6 +77,7 @@ pub(crate) enum Installed {
 /// `meshjob kustomize install`: links this binary into the plugin home (`dir`, or the
 /// default). Falls back to a copy where a link cannot be made. A file already there is
 /// replaced only with `force`, unless it is a link to this same binary.
+#[cfg(unix)]
 pub(crate) fn install(dir: Option<&Path>, force: bool) -> Result<(PathBuf, Installed), String> {
     let home = match dir {
         Some(d) => d.to_path_buf(),
@@ -109,6 +113,22 @@ pub(crate) fn install(dir: Option<&Path>, force: bool) -> Result<(PathBuf, Insta
             format!("cannot install {}: {e}", target.display())
         })?;
     Ok((target, Installed::New))
+}
+
+/// `meshjob kustomize install` on Windows: refused, since kustomize cannot run a legacy exec
+/// plugin there. It runs the plugin by the path `<plugin home>/.../MeshJobConfig`, a name
+/// without `.exe` that Windows does not start as a program (kubernetes-sigs/kustomize#4213;
+/// the fix, #4220, was declined because legacy exec plugins are to be replaced by KRM
+/// functions). The KRM exec function does the same work and names its executable itself.
+#[cfg(windows)]
+pub(crate) fn install(_dir: Option<&Path>, _force: bool) -> Result<(PathBuf, Installed), String> {
+    Err(
+        "the kustomize legacy exec plugin cannot be installed on Windows: kustomize runs it by \
+         a file name without .exe, which Windows does not start \
+         (kubernetes-sigs/kustomize#4213). Use meshjob as a KRM exec function instead \
+         (docs/integrations.md, \"KRM exec function\")"
+            .into(),
+    )
 }
 
 /// The binary run as the plugin: config file in `argv[1]`, resources on stdin, transformed

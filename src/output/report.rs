@@ -132,7 +132,8 @@ pub(crate) fn github(l: &Located) -> String {
     if !l.path.is_empty() {
         props.push(format!(
             "file={}",
-            gh_escape_property(&escape::controls(&l.path))
+            // The repository's path as git writes it (`/` on Windows too).
+            gh_escape_property(&escape::controls(&crate::paths::slashed(&l.path)))
         ));
     }
     if l.line > 0 {

@@ -72,8 +72,22 @@ pub(crate) fn result(l: &Located, applied: bool) -> Value {
 }
 
 /// A path as a URI reference: `/`-separated, with what a URI cannot hold percent-encoded
-/// (RFC 3986: unreserved characters and `/` stay).
+/// (RFC 3986: unreserved characters and `/` stay). A Windows name has its `\` made `/`, and an
+/// absolute one its drive kept as a file URI writes it (`file:///C:/srv/job.yaml`, RFC 8089
+/// appendix E.2).
 fn uri(path: &str) -> String {
+    let path = &*crate::paths::slashed(path);
+    let drive = path.len() > 2
+        && path.as_bytes()[0].is_ascii_alphabetic()
+        && path[1..].starts_with(":/")
+        && cfg!(windows);
+    if drive {
+        return format!(
+            "file:///{}:{}",
+            &path[..1],
+            uri(&path[2..]).trim_start_matches("file://")
+        );
+    }
     let mut out = String::new();
     for b in path.bytes() {
         match b {

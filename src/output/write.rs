@@ -2,16 +2,21 @@
 //!
 //! The new text goes to a temporary file in the same directory (created with `O_EXCL` under a
 //! unique name), is synced, gets the old file's owner (where allowed) and its whole mode,
-//! setuid and setgid bits included, and is renamed over the target. Symlinks are followed to their target, which is what gets
-//! replaced; the link stays a link. Special files and read-only files or directories are
-//! refused. A file that changed on disk since it was read is not overwritten: its length and
-//! a hash of its bytes, taken as it was read ([`Seen`]), must match the file just before the
-//! rename. The text may come in pieces ([`Replacement`]), so a stream is never held whole. On
-//! any failure the temporary file is removed and the target is untouched.
+//! setuid and setgid bits included, and is renamed over the target. Symlinks are followed to
+//! their target, which is what gets replaced; the link stays a link. On Windows there are no
+//! mode bits or owners to copy: a file with the read-only attribute is refused, and a file
+//! that another program holds open without sharing its deletion cannot be replaced, which is
+//! reported as an error for that file (the `windows` module below). Special files and
+//! read-only files or directories are refused. A file that changed on disk since it was read
+//! is not overwritten: its length and a hash of its bytes, taken as it was read ([`Seen`]),
+//! must match the file just before the rename. The text may come in pieces
+//! ([`Replacement`]), so a stream is never held whole. On any failure the temporary file is
+//! removed and the target is untouched.
 
 use std::fs;
 use std::hash::{DefaultHasher, Hasher};
 use std::io::{Read, Write};
+#[cfg(unix)]
 use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU32, Ordering};
@@ -88,27 +93,11 @@ impl Replacement {
         if !meta.is_file() {
             return Err("not a regular file; refusing to write".into());
         }
-        // Mode bits are honoured even for root, who could write anyway: a read-only manifest
-        // is a choice someone made.
-        if meta.permissions().mode() & 0o222 == 0 {
-            return Err(format!(
-                "the file is read-only (mode {:o}); not written. Make it writable (chmod u+w) \
-                 to let fix change it, or use `meshjob diff`",
-                meta.permissions().mode() & 0o7777
-            ));
-        }
         let dir = target
             .parent()
             .ok_or_else(|| "has no parent directory".to_string())?
             .to_path_buf();
-        let dir_meta = fs::metadata(&dir).map_err(|e| format!("cannot stat the directory: {e}"))?;
-        if dir_meta.permissions().mode() & 0o222 == 0 {
-            return Err(format!(
-                "its directory {} is read-only; a safe in-place write needs a temporary file \
-                 beside the file. Make the directory writable, or use `meshjob diff`",
-                dir.display()
-            ));
-        }
+        refuse_read_only(&meta, &dir)?;
         let name = target
             .file_name()
             .map(|n| n.to_string_lossy().into_owned())
@@ -185,7 +174,7 @@ impl Replacement {
                 "changed on disk while meshjob was working; not overwritten. Run fix again".into(),
             );
         }
-        fs::rename(&self.tmp, &self.target).map_err(|e| format!("cannot replace the file: {e}"))?;
+        fs::rename(&self.tmp, &self.target).map_err(|e| replace_error(&e))?;
         // Renamed: nothing left to remove.
         self.tmp = PathBuf::new();
         if let Ok(d) = fs::File::open(&self.dir) {
@@ -204,6 +193,29 @@ impl Drop for Replacement {
     }
 }
 
+/// Refuses a read-only file, or a file in a read-only directory.
+#[cfg(unix)]
+fn refuse_read_only(meta: &fs::Metadata, dir: &Path) -> Result<(), String> {
+    // Mode bits are honoured even for root, who could write anyway: a read-only manifest
+    // is a choice someone made.
+    if meta.permissions().mode() & 0o222 == 0 {
+        return Err(format!(
+            "the file is read-only (mode {:o}); not written. Make it writable (chmod u+w) \
+             to let fix change it, or use `meshjob diff`",
+            meta.permissions().mode() & 0o7777
+        ));
+    }
+    let dir_meta = fs::metadata(dir).map_err(|e| format!("cannot stat the directory: {e}"))?;
+    if dir_meta.permissions().mode() & 0o222 == 0 {
+        return Err(format!(
+            "its directory {} is read-only; a safe in-place write needs a temporary file \
+             beside the file. Make the directory writable, or use `meshjob diff`",
+            dir.display()
+        ));
+    }
+    Ok(())
+}
+
 /// Gives the temporary file the target's owner (where allowed) and its whole mode, the
 /// setuid, setgid and sticky bits included, or refuses.
 ///
@@ -212,6 +224,7 @@ impl Drop for Replacement {
 /// editor that saves by rename; a setuid or setgid file is then refused, since the rewrite
 /// would either drop the bit or make the program run as us. Any bit the kernel declines to
 /// set is caught by reading the mode back.
+#[cfg(unix)]
 fn keep_owner_and_mode(tmp: &Path, meta: &fs::Metadata) -> Result<(), String> {
     let mode = meta.permissions().mode() & 0o7777;
     let owner_kept = std::os::unix::fs::chown(tmp, Some(meta.uid()), Some(meta.gid())).is_ok();
@@ -242,6 +255,7 @@ fn keep_owner_and_mode(tmp: &Path, meta: &fs::Metadata) -> Result<(), String> {
 }
 
 /// "setuid", "setgid" or "setuid and setgid" for a mode with either bit.
+#[cfg(unix)]
 fn special_bits(mode: u32) -> &'static str {
     match (mode & 0o4000 != 0, mode & 0o2000 != 0) {
         (true, true) => "setuid and setgid",
@@ -264,12 +278,11 @@ fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File), String> {
             ".{name}.meshjob-{}-{n}-{nanos:08x}.tmp",
             std::process::id()
         ));
-        match fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)
-        {
+        let mut options = fs::OpenOptions::new();
+        options.write(true).create_new(true);
+        #[cfg(unix)]
+        options.mode(0o600);
+        match options.open(&tmp) {
             Ok(f) => return Ok((tmp, f)),
             Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(e),
             Err(e) => {
@@ -285,6 +298,13 @@ fn create_temp(dir: &Path, name: &str) -> Result<(PathBuf, fs::File), String> {
         dir.display(),
         last.map_or_else(String::new, |e| e.to_string())
     ))
+}
+
+/// Why the rename over the target failed. On Unix a rename does not care who has the file
+/// open; on Windows it does (the `windows` module below).
+#[cfg(unix)]
+fn replace_error(e: &std::io::Error) -> String {
+    format!("cannot replace the file: {e}")
 }
 
 /// Test hook, debug builds only: `MESHJOB_TEST_WRITE_HOOK=<stage>:<action>` where stage is
@@ -314,6 +334,63 @@ fn debug_hook(stage: &str, tmp: &Path, text: &[u8]) {
         pause(ms);
     } else if action == "abort" {
         std::process::abort();
+    }
+}
+
+#[cfg(windows)]
+use windows::{keep_owner_and_mode, refuse_read_only, replace_error};
+
+/// What replacing a file in place means on Windows.
+///
+/// - There are no mode bits, owners or setuid bits to keep: the rewritten file is a new file
+///   that gets the directory's inherited permissions, as with any editor that saves by
+///   rename. The read-only attribute is the one permission a file carries
+///   (`Permissions::readonly`); a file that has it is refused, so it stays read-only and
+///   unchanged. The read-only attribute of a directory does not stop files being created
+///   in it (Windows ignores it for directories), so it is not looked at.
+/// - `fs::rename` replaces the target with `MoveFileExW(MOVEFILE_REPLACE_EXISTING)` (or
+///   `SetFileInformationByHandle(FileRenameInfoEx)`), which needs the target opened for
+///   deletion. A program that holds the file open without `FILE_SHARE_DELETE` (an editor
+///   that locks what it edits) makes it fail with a sharing violation (os error 32) or
+///   access denied (os error 5): the file is reported as not written, with a hint, never
+///   skipped silently. A lock that also refuses reading fails earlier, when the file is
+///   read.
+/// - Line endings are whatever the text has: meshjob writes the bytes it made, and
+///   std does no text-mode translation on Windows.
+#[cfg(windows)]
+mod windows {
+    use std::fs;
+    use std::path::Path;
+
+    /// Refuses a file with the read-only attribute.
+    pub(super) fn refuse_read_only(meta: &fs::Metadata, _dir: &Path) -> Result<(), String> {
+        if meta.permissions().readonly() {
+            return Err(
+                "the file is read-only (its read-only attribute is set); not written. \
+                        Clear it (attrib -r, or the file's Properties) to let fix change it, \
+                        or use `meshjob diff`"
+                    .into(),
+            );
+        }
+        Ok(())
+    }
+
+    /// Nothing to copy: see the module's documentation.
+    pub(super) fn keep_owner_and_mode(_tmp: &Path, _meta: &fs::Metadata) -> Result<(), String> {
+        Ok(())
+    }
+
+    /// Why the rename over the target failed, naming the usual cause on Windows.
+    pub(super) fn replace_error(e: &std::io::Error) -> String {
+        // ERROR_ACCESS_DENIED (5) and ERROR_SHARING_VIOLATION (32): the file is open in
+        // another program that does not share its deletion.
+        match e.raw_os_error() {
+            Some(5 | 32) => format!(
+                "cannot replace the file: {e}; not written. Another program may have it open \
+                 (an editor, a viewer, a virus scanner): close it and run fix again"
+            ),
+            _ => format!("cannot replace the file: {e}"),
+        }
     }
 }
 

@@ -53,8 +53,16 @@ pub(crate) struct Stdin {
 impl Stdin {
     /// Reads the start of stdin ahead, and its context documents in a first pass.
     pub(crate) fn open() -> std::io::Result<Stdin> {
-        use std::os::fd::AsFd;
-        let file = File::from(std::io::stdin().as_fd().try_clone_to_owned()?);
+        #[cfg(unix)]
+        let file = {
+            use std::os::fd::AsFd;
+            File::from(std::io::stdin().as_fd().try_clone_to_owned()?)
+        };
+        #[cfg(windows)]
+        let file = {
+            use std::os::windows::io::AsHandle;
+            File::from(std::io::stdin().as_handle().try_clone_to_owned()?)
+        };
         Ok(Stdin::of(file, HOLD_BYTES))
     }
 
@@ -233,6 +241,14 @@ mod tests {
         assert_eq!(all(s), text);
     }
 
+    /// The reading end of a pipe as a `File`, as stdin is one.
+    fn pipe_file(r: std::io::PipeReader) -> File {
+        #[cfg(unix)]
+        return File::from(std::os::fd::OwnedFd::from(r));
+        #[cfg(windows)]
+        return File::from(std::os::windows::io::OwnedHandle::from(r));
+    }
+
     #[test]
     fn a_pipe_past_the_read_ahead_counts_the_documents_read_whole() {
         let text = format!("{NS}---\nb: 2\n---\n{}", "a: 1\n---\n".repeat(100));
@@ -242,7 +258,7 @@ mod tests {
             move || w.write_all(text.as_bytes())
         });
         let hold = NS.len() + 8;
-        let s = Stdin::of(File::from(std::os::fd::OwnedFd::from(r)), hold);
+        let s = Stdin::of(pipe_file(r), hold);
         assert_eq!(ambient(&s), ["n"]);
         // The read-ahead ends inside `b: 2`'s document: it is the first not read whole.
         assert_eq!(s.from, Some(NS.len() as u64));
@@ -252,7 +268,7 @@ mod tests {
         let (r, mut w) = std::io::pipe().expect("pipe");
         let text2 = text.clone();
         let writer = std::thread::spawn(move || w.write_all(text2.as_bytes()));
-        let s = Stdin::of(File::from(std::os::fd::OwnedFd::from(r)), NS.len() - 3);
+        let s = Stdin::of(pipe_file(r), NS.len() - 3);
         assert!(ambient(&s).is_empty());
         assert_eq!(s.from, Some(0));
         assert_eq!(all(s), text);
@@ -265,7 +281,7 @@ mod tests {
         w.write_all(b"a: 1\n---\n").expect("written");
         w.write_all(NS.as_bytes()).expect("written");
         drop(w);
-        let s = Stdin::of(File::from(std::os::fd::OwnedFd::from(r)), 1 << 20);
+        let s = Stdin::of(pipe_file(r), 1 << 20);
         assert!(s.complete && s.from.is_none());
         assert_eq!(ambient(&s), ["n"]);
     }

@@ -186,6 +186,7 @@ fn on_stdout(format: Format) -> bool {
 
 /// Whether stdin is a pipe or a socket: what a program piping into meshjob gives it (a
 /// terminal, `/dev/null` or a redirected file is not).
+#[cfg(unix)]
 fn stdin_is_pipe() -> bool {
     use std::os::unix::fs::FileTypeExt;
     let Ok(fd) = std::os::fd::AsFd::as_fd(&std::io::stdin()).try_clone_to_owned() else {
@@ -194,4 +195,11 @@ fn stdin_is_pipe() -> bool {
     std::fs::File::from(fd)
         .metadata()
         .is_ok_and(|m| m.file_type().is_fifo() || m.file_type().is_socket())
+}
+
+/// Whether stdin is a pipe: `GetFileType` says `FILE_TYPE_PIPE` (a console is
+/// `FILE_TYPE_CHAR`, `NUL` too, and a redirected file `FILE_TYPE_DISK`).
+#[cfg(windows)]
+fn stdin_is_pipe() -> bool {
+    winapi_util::file::typ(winapi_util::HandleRef::stdin()).is_ok_and(|t| t.is_pipe())
 }
