@@ -1,8 +1,9 @@
 //! meshjob: make Kubernetes batch workloads finish when Istio or Linkerd injects a sidecar.
 //!
 //! The crate is laid out in the order the data flows (see DESIGN.md):
-//! `source` -> `yaml` -> `locate` (`kinds`, `pod`) -> `decide` -> `plan` (`mesh`) -> `apply`
-//! -> `output`, driven by `pipeline`, `stream` and `run`, and hosted by `hosts` and `cli`.
+//! `source` -> `yaml` -> `locate` (`kinds`, `pod`) -> `decide` -> `plan` (`mesh`) ->
+//! `yaml::apply` -> `output`, driven by `pipeline`, `stream` and `run`, and hosted by `hosts`
+//! and `cli`.
 //!
 //! Every module is private; what the binary, the tests, the benchmarks and the fuzz targets
 //! use is re-exported here, so the compiler reports what nothing uses.
