@@ -133,9 +133,10 @@ impl<'a> Editor<'a> {
         }
     }
 
-    /// The edits recorded since `group` began.
+    /// The edits recorded since `group` began (none if edits before it were taken back:
+    /// [`Editor::replace_scalar_text`] drops an end-of-text block fix wherever it is).
     pub fn edits_since(&self, group: &Group) -> &[Edit] {
-        &self.edits[group.edits..]
+        self.edits.get(group.edits..).unwrap_or_default()
     }
 
     /// Drops the group begun at `path`: its edits, and its changes to the intended value.
@@ -613,6 +614,32 @@ mod tests {
             &[Intended::edited(ed.intended_copy())],
         )
         .unwrap_or_else(|e| panic!("{e}"))
+    }
+
+    #[test]
+    fn a_dropped_group_takes_back_its_edits_and_its_value() {
+        let src = "a:\n  b: 1\nc:\n  d: 2\n";
+        let docs = parse_stream(src).unwrap();
+        let root = &docs[0].root;
+        let mut ed = Editor::new(src, root, detect_style(src, root));
+        let (a, c) = (root.get("a").unwrap(), root.get("c").unwrap());
+        let (pa, pc) = ([Seg::Key("a".into())], [Seg::Key("c".into())]);
+        let kept = ed.begin(&pa);
+        ed.set(a, &pa, "b", &Out::Str("x".into()));
+        assert_eq!(ed.edits_since(&kept).len(), 1);
+        let dropped = ed.begin(&pc);
+        assert!(ed.edits_since(&dropped).is_empty());
+        ed.set(c, &pc, "e", &Out::Str("y".into()));
+        assert_eq!(ed.edits_since(&dropped).len(), 1);
+        ed.drop_group(dropped, &pc);
+        assert_eq!(ed.edits().len(), 1);
+        let out = crate::yaml::apply::apply(
+            src,
+            &docs,
+            ed.edits(),
+            &[Intended::edited(ed.intended_copy())],
+        );
+        assert_eq!(out.unwrap(), "a:\n  b: x\nc:\n  d: 2\n");
     }
 
     #[test]

@@ -26,6 +26,7 @@
 //! last ([`Tag::Tail`]) hold the list's other keys and, in JSON, its brackets; they are not
 //! read. A document of any other shape is not cut.
 
+use super::bytes::spaces;
 use std::collections::VecDeque;
 
 /// What a piece that [`Items`] cut holds.
@@ -76,7 +77,7 @@ fn split_indent(line: &[u8]) -> (usize, &[u8]) {
         end -= 1;
     }
     let line = &line[..end];
-    let indent = line.iter().take_while(|&&b| b == b' ').count();
+    let indent = spaces(line);
     (indent, &line[indent..])
 }
 
