@@ -1,7 +1,7 @@
 //! meshjob: make Kubernetes batch workloads finish when Istio or Linkerd injects a sidecar.
 //!
 //! The crate is laid out in the order the data flows (ARCHITECTURE.md, at the repository's
-//! root, maps it): `commands` (`cli`) (or `hosts`) -> `source` -> `stream` -> `pipeline`:
+//! root, maps it): `commands` (or `hosts`) -> `source` -> `stream` -> `pipeline`:
 //! `yaml` -> `locate` (`kinds`, `pod`) -> `decide` (`mesh`, `manifest_versions`) -> `plan` ->
 //! `yaml::apply` -> `output`.
 //!
