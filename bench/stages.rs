@@ -141,13 +141,13 @@ fn planned(text: &str, docs: &[Doc], settings: &Settings) -> (Vec<Edit>, Vec<Int
     (edits, intended)
 }
 
-fn bench_parse(bencher: Bencher, text: &str) {
+fn bench_parse(bencher: Bencher<'_, '_>, text: &str) {
     bencher
         .counter(BytesCount::of_str(text))
         .bench(|| parse_stream(black_box(text)));
 }
 
-fn bench_locate(bencher: Bencher, text: &str) {
+fn bench_locate(bencher: Bencher<'_, '_>, text: &str) {
     let docs = parsed(text);
     bencher.counter(BytesCount::of_str(text)).bench(|| {
         black_box(&docs)
@@ -157,7 +157,7 @@ fn bench_locate(bencher: Bencher, text: &str) {
     });
 }
 
-fn bench_plan(bencher: Bencher, text: &str) {
+fn bench_plan(bencher: Bencher<'_, '_>, text: &str) {
     let docs = parsed(text);
     let settings = Settings::default();
     bencher.counter(BytesCount::of_str(text)).bench(|| {
@@ -168,7 +168,7 @@ fn bench_plan(bencher: Bencher, text: &str) {
     });
 }
 
-fn bench_apply(bencher: Bencher, text: &str) {
+fn bench_apply(bencher: Bencher<'_, '_>, text: &str) {
     let docs = parsed(text);
     let (edits, intended) = planned(text, &docs, &Settings::default());
     bencher.counter(BytesCount::of_str(text)).bench(|| {
@@ -177,7 +177,7 @@ fn bench_apply(bencher: Bencher, text: &str) {
     });
 }
 
-fn bench_process(bencher: Bencher, text: &str) {
+fn bench_process(bencher: Bencher<'_, '_>, text: &str) {
     let settings = Settings::default();
     bencher
         .counter(BytesCount::of_str(text))
@@ -191,12 +191,12 @@ macro_rules! stage {
             use divan::Bencher;
 
             #[divan::bench(args = super::SIZES)]
-            fn jobs(bencher: Bencher, n: usize) {
+            fn jobs(bencher: Bencher<'_, '_>, n: usize) {
                 super::$bench(bencher, &super::jobs(n));
             }
 
             #[divan::bench(args = super::SIZES)]
-            fn mixed(bencher: Bencher, n: usize) {
+            fn mixed(bencher: Bencher<'_, '_>, n: usize) {
                 super::$bench(bencher, &super::mixed(n));
             }
         }

@@ -520,7 +520,7 @@ mod tests {
                 beside_template: true,
                 default: RestartPolicy::OnFailure,
             },
-            fixes: crate::kinds::Fixes::ALL,
+            fixes: Fixes::ALL,
             origin: crate::kinds::RowOrigin::Config,
         });
         let doc = "apiVersion: example.com/v1\nkind: Trainer\nspec:\n  roles:\n    A: {restartPolicy: Never, template: {spec: {restartPolicy: OnFailure}}}\n    B: {template: {spec: {}}}\n  jobs:\n  - meta: {}\n  - meta: {annotations: {}}\n";

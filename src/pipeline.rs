@@ -254,7 +254,7 @@ pub fn process_pieces(
 /// Whether a document the quick scanner read (`h`) must be parsed fully: every kind that
 /// meshjob edits or reports on ([`may_matter`]), and documents without a kind. (One it
 /// cannot read always is.)
-fn may_be_target_head(h: &quick::Head<'_>, kinds: &crate::kinds::Kinds) -> bool {
+fn may_be_target_head(h: &quick::Head<'_>, kinds: &Kinds) -> bool {
     if h.opaque {
         return true;
     }
@@ -429,7 +429,7 @@ fn process_piece(
 /// `Editor::col`). The editor lays out the lines it adds by byte columns, and the parser
 /// reads a line that begins with a mark further on as if the mark were not there; a mark
 /// elsewhere in a line is in a scalar (allowed inside quotes) or an error of the parser.
-fn inner_bom(text: &str, range: std::ops::Range<usize>) -> Option<usize> {
+fn inner_bom(text: &str, range: Range<usize>) -> Option<usize> {
     const BOM: &[u8] = "\u{feff}".as_bytes();
     let start = range.start;
     memchr::memmem::find_iter(&text.as_bytes()[range], BOM)

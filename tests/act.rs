@@ -113,7 +113,7 @@ fn act(act: &Path, files: &[(&str, &str)]) -> ActRun {
     act_with(act, files, &Install::Binary)
 }
 
-fn act_with(act: &Path, files: &[(&str, &str)], install: &Install) -> ActRun {
+fn act_with(act: &Path, files: &[(&str, &str)], install: &Install<'_>) -> ActRun {
     let tmp = tempfile::tempdir().expect("tempdir");
     let repo = tmp.path().join("repo");
     let wf = repo.join(".github/workflows");

@@ -94,7 +94,7 @@ struct Context<'a> {
 
 /// Resolves the `${{ }}` expressions the action uses, as the runner does before a step runs.
 /// An expression this harness does not know fails the test, so a new one is noticed.
-fn resolve(s: &str, cx: &Context) -> String {
+fn resolve(s: &str, cx: &Context<'_>) -> String {
     let mut out = String::new();
     let mut rest = s;
     while let Some(i) = rest.find("${{") {

@@ -35,13 +35,13 @@ fn shifted(mut f: Finding, by: usize) -> Finding {
     f
 }
 
-fn reference(text: &str, opts: ProcessOptions) -> Outcome {
+fn reference(text: &str, opts: ProcessOptions<'_>) -> Outcome {
     run::process_reference(text, &Settings::default(), opts)
 }
 
 /// What processing piece by piece gives: the text, the findings, or the first fatal error
 /// found through the growing window.
-fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions) -> Outcome {
+fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions<'_>) -> Outcome {
     // The `Namespace` documents of the whole stream decide, as the engine's first pass does.
     let ctx = RunContext::of_stream(text, cuts, None);
     let mut out = String::new();
@@ -68,7 +68,7 @@ fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions) -> Outcome
 }
 
 /// One piece processed alone (fully parsed), with the stream's context.
-fn one_piece(piece: &str, ctx: &RunContext, opts: ProcessOptions) -> run::Pieces {
+fn one_piece(piece: &str, ctx: &RunContext, opts: ProcessOptions<'_>) -> run::Pieces {
     let all = 0..piece.len();
     let settings = Settings::default();
     run::process_pieces(
@@ -84,7 +84,7 @@ fn one_piece(piece: &str, ctx: &RunContext, opts: ProcessOptions) -> run::Pieces
 
 /// The fatal error of pieces k.. processed together, grown until the error lies before the
 /// last piece of the window (or the stream ends).
-fn window_fatal(text: &str, cuts: &[Range<usize>], k: usize, opts: ProcessOptions) -> Finding {
+fn window_fatal(text: &str, cuts: &[Range<usize>], k: usize, opts: ProcessOptions<'_>) -> Finding {
     let start = cuts[k].start;
     let mut last = k;
     loop {

@@ -427,7 +427,7 @@ impl<'de> Deserialize<'de> for VersionText {
         struct V;
         impl de::Visitor<'_> for V {
             type Value = VersionText;
-            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("a quoted version such as \"1.29\"")
             }
             fn visit_str<E: de::Error>(self, v: &str) -> Result<VersionText, E> {
@@ -569,7 +569,7 @@ where
     impl<'de, T: Deserialize<'de>> de::Visitor<'de> for PlainScalar<T> {
         type Value = Option<T>;
 
-        fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
             f.write_str("an unquoted boolean or whole number")
         }
         fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {

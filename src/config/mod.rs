@@ -272,7 +272,7 @@ impl MeshJobConfig {
         }
         if let Some(patterns) = &spec.exclude {
             for p in patterns.iter() {
-                crate::exclude::Pattern::new(p, std::path::Path::new("/")).map_err(|why| {
+                crate::exclude::Pattern::new(p, Path::new("/")).map_err(|why| {
                     error(position(patterns), format!("invalid `exclude`: {why}"))
                 })?;
             }

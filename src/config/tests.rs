@@ -242,7 +242,7 @@ fn quit_urls() {
 fn render_round_trips_awkward_values() {
     let settings = Settings {
         quit_url: Some(quit_url::parse("http://127.0.0.1:15021/a%20b:c@d").unwrap()),
-        mesh: crate::config::MeshId::Linkerd,
+        mesh: MeshId::Linkerd,
         drain_duration: GoDuration::parse_drain("0").unwrap(),
         exit_on_zero_active_connections: false,
         hold_application_until_proxy_starts: false,
@@ -262,20 +262,18 @@ fn render_round_trips_awkward_values() {
             .to_vec(),
         fail_on: FailOn::Warning,
         rules: {
-            let mut rules = super::RuleSet::default();
-            let ignore = super::select::parse_all(&["MJ7".into(), "MJ120".into()]).unwrap();
+            let mut rules = RuleSet::default();
+            let ignore = select::parse_all(&["MJ7".into(), "MJ120".into()]).unwrap();
             rules.apply(None, &ignore);
             rules
         },
-        linkerd_version: Some(crate::config::Release::Edge(crate::version::Edge::new(
-            25, 10, 2,
-        ))),
-        istio_version: Some(crate::config::Version::new(1, 30)),
-        kubernetes_version: Some(crate::config::Version::new(1, 9)),
-        strategy: crate::config::StrategyChoice::None,
+        linkerd_version: Some(Release::Edge(crate::version::Edge::new(25, 10, 2))),
+        istio_version: Some(Version::new(1, 30)),
+        kubernetes_version: Some(Version::new(1, 9)),
+        strategy: StrategyChoice::None,
         sidecars: vec!["true".into(), "a/b:1".into()],
         kinds: crate::kinds::Kinds::default(),
-        given: crate::version::Given::default(),
+        given: Given::default(),
         versions_from: vec!["../platform".into(), "nodes.yaml".into()],
     };
     let text = render_effective(&settings);
@@ -287,7 +285,7 @@ fn render_round_trips_awkward_values() {
     // The rendered document is where the versions now come from.
     assert_eq!(
         back.given.istio,
-        Some(crate::version::VersionOrigin::Config {
+        Some(VersionOrigin::Config {
             file: "rendered.yaml".into(),
             line: text
                 .lines()

@@ -175,7 +175,7 @@ impl Namespaces {
     pub(crate) fn inherited(
         &self,
         pod: &Pod<'_>,
-        release: &dyn Fn(&'static mesh::Mesh) -> Option<crate::version::Release>,
+        release: &dyn Fn(&'static Mesh) -> Option<crate::version::Release>,
     ) -> Vec<Inherited> {
         let ns = &pod.object.namespace;
         let Some(anns) = self.annotations.get(ns) else {

@@ -345,9 +345,9 @@ fn kinds_that_allow_only_native_sidecars() {
     assert!(matches!(
         decision(argo, &old),
         Decision::Fix {
-            strategy: Strategy::Fallback(crate::kinds::Fallback::KillCommand { .. }),
+            strategy: Strategy::Fallback(Fallback::KillCommand { .. }),
             why: Why::Fallback {
-                cause: why::Blocked::TooOld(_),
+                cause: Blocked::TooOld(_),
                 ..
             },
             ..
@@ -363,7 +363,7 @@ fn kinds_that_allow_only_native_sidecars() {
         decision(&off, &known),
         Decision::Fix {
             why: Why::Fallback {
-                cause: why::Blocked::TurnedOff { .. },
+                cause: Blocked::TurnedOff { .. },
                 ..
             },
             ..
@@ -374,7 +374,7 @@ fn kinds_that_allow_only_native_sidecars() {
     assert!(matches!(
         decision(spark, &old),
         Decision::Skip(Why::NoFix {
-            cause: why::Blocked::TooOld(_),
+            cause: Blocked::TooOld(_),
             ..
         })
     ));

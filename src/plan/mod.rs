@@ -79,7 +79,7 @@ pub fn plan_doc_in<'a>(
     force_mesh: bool,
     ctx: &decide::RunContext,
 ) -> DocPlan<'a> {
-    let mut located = locate::locate(&doc.root, &settings.kinds);
+    let mut located = locate(&doc.root, &settings.kinds);
     for pod in &mut located.pods {
         pod.inherited =
             (ctx.namespaces).inherited(pod, &|m| ctx.versions.support(m, settings).release());
@@ -248,7 +248,7 @@ fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
     let Some(anns) = t.annotations() else {
         return;
     };
-    for other in crate::mesh::ALL.iter().filter(|m| m.id != mesh.id) {
+    for other in mesh::ALL.iter().filter(|m| m.id != mesh.id) {
         let key = other.pod_config_annotation;
         if let Some(e) = anns.entry(key) {
             out.push(
@@ -274,7 +274,7 @@ fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
 /// wrapped, else at the pod's config annotation, else at the pod template.
 fn would_change(
     src: &str,
-    t: &crate::pod::Pod<'_>,
+    t: &Pod<'_>,
     mesh: &Mesh,
     strategy: Strategy,
     native_key: &str,

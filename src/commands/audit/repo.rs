@@ -226,7 +226,7 @@ mod tests {
         let (_d, mut r) = repo(&[("a/cron.yaml", &own), ("b/cron.yaml", CRON)]);
         let s = r.find("CronJob", "report", "jobs").expect("found");
         // By components: Windows spells the path with `\`.
-        let ends = |p: &str, end: &str| std::path::Path::new(p).ends_with(end);
+        let ends = |p: &str, end: &str| Path::new(p).ends_with(end);
         assert!(ends(&s.path, "a/cron.yaml") && s.note.is_none(), "{s:?}");
         let s = r.find("CronJob", "report", "other").expect("found");
         assert!(ends(&s.path, "b/cron.yaml"), "{s:?}");

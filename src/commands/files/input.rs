@@ -114,11 +114,7 @@ pub(super) fn process_file(
             Some(Ok(s)) => {
                 let head = fix_stdin.then(|| s.head());
                 let ns = s.namespaces(ctx);
-                Ok((
-                    Box::new(s.reader()) as Box<dyn std::io::Read + Send>,
-                    ns,
-                    head,
-                ))
+                Ok((Box::new(s.reader()) as Box<dyn Read + Send>, ns, head))
             }
             Some(Err(m)) => Err(m),
             None => Err("cannot read stdin: it is given twice".into()),

@@ -157,7 +157,7 @@ mod tests {
     use crate::yaml::style::detect_style;
     use crate::yaml::tree::{Node, parse_stream};
 
-    fn edit(src: &str, f: impl FnOnce(&mut Editor, &Node) -> bool) -> String {
+    fn edit(src: &str, f: impl FnOnce(&mut Editor<'_>, &Node) -> bool) -> String {
         let docs = parse_stream(src).unwrap();
         let root = &docs[0].root;
         let mut ed = Editor::new(src, root, detect_style(src, root));

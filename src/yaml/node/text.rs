@@ -157,6 +157,6 @@ mod tests {
             assert_eq!(format!("{t:?}"), format!("{s:?}"));
         }
         assert!(Text::new("a") != Text::new("b") && Text::new("a") != *"ab");
-        assert_eq!(std::mem::size_of::<Text>(), std::mem::size_of::<String>());
+        assert_eq!(size_of::<Text>(), size_of::<String>());
     }
 }
