@@ -102,13 +102,30 @@ fn golden_cases_through_fix_stdin() {
         let mut args = vec!["fix", "--color", "never", "-"];
         args.extend(extra.iter().map(String::as_str));
         let input = std::fs::read(dir.join("input.yaml")).unwrap();
-        let fix = win(dir, &args, Some(&input));
         let want = std::fs::read(dir.join("expected.yaml")).unwrap();
+        let mut fix = win(dir, &args, Some(&input));
+        if fix.stdout != want && fix.stdout.is_empty() {
+            // Wine on a loaded machine has once ended a run with no output at all (a golden
+            // case that passes alone, and on Linux). That is Wine's, not meshjob's: the case
+            // runs once more, and the first run is shown so that a pattern can be seen. A
+            // run that printed anything is never run again.
+            eprintln!(
+                "!!! {}: no output from meshjob.exe under Wine; running it once more. The first \
+                 run: {}",
+                dir.display(),
+                fix.show()
+            );
+            fix = win(dir, &args, Some(&input));
+        }
         if fix.stdout != want {
-            failures.push(common::golden::mismatch(
-                &format!("{}: fix - under Wine", dir.display()),
-                &want,
-                &fix.stdout,
+            failures.push(format!(
+                "{}\n{}",
+                common::golden::mismatch(
+                    &format!("{}: fix - under Wine", dir.display()),
+                    &want,
+                    &fix.stdout,
+                ),
+                fix.show()
             ));
         }
     }
