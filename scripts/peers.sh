@@ -163,7 +163,7 @@ for r in json.load(sys.stdin).get("Replace") or []:
     for t in $targets; do
       local s
       s=$(date +%s)
-      nice -n 19 go build -p "$jobs" -trimpath -ldflags "$(ldflags_of "$name" "$moddir")" \
+      go build -p "$jobs" -trimpath -ldflags "$(ldflags_of "$name" "$moddir")" \
         -o "$tmp/bin/${t%%=*}" "${t#*=}"
       echo "${t%%=*}: go build $(($(date +%s) - s)) s" >>"$tmp/times"
     done
