@@ -709,6 +709,7 @@ quit)
   # shellcheck disable=SC2086 # shell is words: busybox sh
   $shell -c "$(cat wrapper.sh)" meshjob sh -c "$task" >wrapper.out 2>&1
   echo "rc=$?"
+  echo "wrapper_after_ms=$(( ($(date +%s%N) - $(cat task-end)) / 1000000 ))"
   ;;
 term)
   date +%s%N >task-end
@@ -995,7 +996,12 @@ fn the_wrapper_stops_pilot_agent_under(shell: &str) {
             && get("agent_after_ms")
                 .parse::<u64>()
                 .is_ok_and(|ms| ms < 5000);
-        times.push(format!("{}: {} ms", want, get("agent_after_ms")));
+        times.push(format!(
+            "{}: {} ms (the wrapper ended after {} ms)",
+            want,
+            get("agent_after_ms"),
+            get("wrapper_after_ms")
+        ));
         if !ok {
             failures.push(format!(
                 "{shell}, task `{task}`: up {}, envoy {}, wrapper exit {} (want {want}), pilot-agent exit {} \
