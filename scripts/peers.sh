@@ -135,10 +135,12 @@ build() { # peer
   rm -rf "$tmp"
   mkdir -p "$tmp/mod" "$tmp/bin"
   start=$(date +%s)
+  # Each step ends the build when it fails (`|| exit 1`: errexit does not hold in a subshell
+  # that is the left side of `||`).
   (
-    cd "$tmp/mod"
-    go mod init "meshjob.peers/$name" >/dev/null 2>&1
-    moddir=$(go mod download -json "$mod@$ver" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])')
+    cd "$tmp/mod" || exit 1
+    go mod init "meshjob.peers/$name" >/dev/null 2>&1 || exit 1
+    moddir=$(go mod download -json "$mod@$ver" | python3 -c 'import json,sys; print(json.load(sys.stdin)["Dir"])') || exit 1
     if [ "$name" = kube-apiserver ]; then
       # k8s.io/kubernetes go.mod: `replace k8s.io/api => ./staging/src/k8s.io/api` and the like;
       # each staging module is released as k8s.io/<name> v0.<minor>.<patch> with the release.
@@ -148,23 +150,23 @@ build() { # peer
 for r in json.load(sys.stdin).get("Replace") or []:
     if r["New"]["Path"].startswith("./staging/"):
         print(r["Old"]["Path"])' |
-        while IFS= read -r m; do go mod edit -replace "$m=$m@$staging"; done
+        while IFS= read -r m; do go mod edit -replace "$m=$m@$staging" || exit 1; done || exit 1
     fi
     local pkgs=()
     for t in $targets; do pkgs+=("${t#*=}@$ver"); done
-    go get "${pkgs[@]}"
+    go get "${pkgs[@]}" || exit 1
     if [ "$name" = istio ]; then
       # pilot-agent writes Envoy's bootstrap from this template, which its image keeps at
       # /var/lib/istio/envoy/envoy_bootstrap_tmpl.json (istio/istio
-      # tools/packaging/common/envoy_bootstrap.json; pkg/bootstrap/config.go reads it from
-      # ProxyConfig's default custom template path): the pilot-agent test needs it.
-      cp "$moddir/tools/packaging/common/envoy_bootstrap.json" "$tmp/envoy_bootstrap_tmpl.json"
+      # tools/packaging/common/envoy_bootstrap.json; pilot-agent reads it from
+      # pkg/bootstrap/instance.go DefaultCfgDir): the pilot-agent test needs it.
+      cp "$moddir/tools/packaging/common/envoy_bootstrap.json" "$tmp/envoy_bootstrap_tmpl.json" || exit 1
     fi
     for t in $targets; do
       local s
       s=$(date +%s)
       go build -p "$jobs" -trimpath -ldflags "$(ldflags_of "$name" "$moddir")" \
-        -o "$tmp/bin/${t%%=*}" "${t#*=}"
+        -o "$tmp/bin/${t%%=*}" "${t#*=}" || exit 1
       echo "${t%%=*}: go build $(($(date +%s) - s)) s" >>"$tmp/times"
     done
   ) >"$tmp/build.log" 2>&1 || {

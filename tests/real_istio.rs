@@ -267,6 +267,8 @@ struct Workload {
     args: Vec<String>,
     /// The golden case's folder, where its flags and config are read from.
     dir: PathBuf,
+    /// Made from a CronJob's `jobTemplate`.
+    from_cronjob: bool,
     doc: Value,
     made: Made,
 }
@@ -340,6 +342,7 @@ fn golden_workloads() -> Vec<Workload> {
             .map(String::from)
             .collect();
         for (i, d) in all.into_iter().enumerate() {
+            let from_cronjob = d["kind"] == "CronJob";
             let doc = match d["kind"].as_str() {
                 Some("Job") | Some("Pod") => d,
                 Some("CronJob") => job_of_cronjob(&d),
@@ -350,6 +353,7 @@ fn golden_workloads() -> Vec<Workload> {
                     from: format!("{} document {}", name.display(), i + 1),
                     args: args.clone(),
                     dir: dir.clone(),
+                    from_cronjob,
                     doc,
                     made: m,
                 });
@@ -416,12 +420,9 @@ fn the_injector_takes_every_istio_golden_output_as_meshjob_meant() {
     let all = injected(inj);
     let count = |m: Made| all.iter().filter(|(w, _)| w.made == m).count();
     let pods = all.iter().filter(|(w, _)| w.doc["kind"] == "Pod").count();
-    let crons = all
-        .iter()
-        .filter(|(w, _)| w.doc["metadata"]["name"].is_string() && w.from.contains("cronjob"))
-        .count();
+    let crons = all.iter().filter(|(w, _)| w.from_cronjob).count();
     eprintln!(
-        "injected {} golden workloads: {} native, {} wrapped, {pods} bare Pods, {crons} from CronJob cases",
+        "injected {} golden workloads: {} native, {} wrapped, {pods} bare Pods, {crons} Jobs made from CronJobs",
         all.len(),
         count(Made::Native),
         count(Made::Wrapper)
