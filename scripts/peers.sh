@@ -65,7 +65,8 @@ spec() {
 # The -X flags each project's own build sets, so that the binaries say what they are:
 #   istio/istio common/scripts/report_build_info.sh (istio.io/istio/pkg/version.*), with the
 #     version Makefile.core.mk makes: the VERSION file's, plus "-dev";
-#   helm/helm Makefile (LDFLAGS += -X helm.sh/helm/vN/internal/version.version=...).
+#   helm/helm Makefile (LDFLAGS += -X helm.sh/helm/vN/internal/version.version=...);
+#   kubernetes/kubernetes hack/lib/version.sh (k8s.io/component-base/version.gitVersion, ...).
 ldflags_of() { # peer module-dir
   case $1 in
   istio)
@@ -76,6 +77,11 @@ ldflags_of() { # peer module-dir
     ;;
   helm4) printf -- '-s -w -X helm.sh/helm/v4/internal/version.version=%s' "$HELM4" ;;
   helm3) printf -- '-s -w -X helm.sh/helm/v3/internal/version.version=%s' "$HELM3" ;;
+  kube-apiserver)
+    local minor=${KUBERNETES#v1.}
+    printf -- '-s -w -X k8s.io/component-base/version.gitVersion=%s' "$KUBERNETES"
+    printf -- ' -X k8s.io/component-base/version.gitMajor=1 -X k8s.io/component-base/version.gitMinor=%s' "${minor%%.*}"
+    ;;
   *) printf -- '-s -w' ;;
   esac
 }
@@ -174,7 +180,7 @@ for r in json.load(sys.stdin).get("Replace") or []:
     tail -n 20 "$tmp/build.log" >&2
     return 1
   }
-  printf 'built in %s s cold on %s cores, -p %s: %s' "$(($(date +%s) - start))" "$(nproc)" "$jobs" \
+  printf 'built in %s s on %s cores, -p %s (a shared build cache: what an earlier build compiled is reused): %s' "$(($(date +%s) - start))" "$(nproc)" "$jobs" \
     "$(tr '\n' ';' <"$tmp/times")" >"$tmp/built"
   rm -rf "$dir"
   mv "$tmp" "$dir"
