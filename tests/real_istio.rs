@@ -107,9 +107,11 @@ impl Injector {
 }
 
 fn make_injector(istioctl: PathBuf) -> Injector {
+    // Kept for the whole run (a static is never dropped): under the target directory, not
+    // the system's temp dir, so that what is left lies where `cargo clean` reaches it.
     let inj = Injector {
         istioctl,
-        dir: tempfile::tempdir().expect("tempdir"),
+        dir: tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("tempdir"),
     };
     let o = run_bounded(inj.istioctl().args(["manifest", "generate"]), b"", LIMIT);
     assert!(
