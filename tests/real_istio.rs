@@ -977,7 +977,7 @@ fn tail(text: &str, n: usize) -> String {
 fn no_edit(_: &mut serde_json::Map<String, Value>) {}
 
 /// The wrapper stops the real pilot-agent and its Envoy under `shell`, for a task that exits
-/// 0, 3, and by SIGTERM; returns the times from the task's end to pilot-agent's exit.
+/// 0, 3, and by SIGTERM, and prints the times from the task's end to pilot-agent's exit.
 fn the_wrapper_stops_pilot_agent_under(shell: &str) {
     let Some(tools) = agent_tools() else { return };
     let inj = injector().expect("checked by agent_tools");
@@ -1040,8 +1040,9 @@ fn the_wrapper_stops_the_real_pilot_agent_under_busybox_sh() {
     the_wrapper_stops_pilot_agent_under("busybox sh");
 }
 
-/// SIGTERM to pilot-agent, with the drain settings of `proxy.istio.io/config` set to
-/// `terminationDrainDuration: 12s`: (the wrapper's exit... none) the milliseconds to its exit.
+/// SIGTERM to pilot-agent, with the pod's `proxy.istio.io/config` set to
+/// `terminationDrainDuration: 12s` and `EXIT_ON_ZERO_ACTIVE_CONNECTIONS` to `exit_on_zero` (in
+/// the annotation and the env): the milliseconds from the signal to pilot-agent's exit.
 fn sigterm_ms(tools: &Agent, job: &Value, exit_on_zero: &str) -> u64 {
     let edit = |ann: &mut serde_json::Map<String, Value>| {
         let pc = ann["proxy.istio.io/config"]
