@@ -37,6 +37,30 @@ pub fn skip(reason: &str) {
     let _ = std::io::stderr().lock().write_all(line.as_bytes());
 }
 
+/// Names the directory of the test peers (the real Istio, Helm, kustomize... programs that
+/// `scripts/peers.sh` builds from the Go module proxy); `scripts/peers.sh --print-env` prints it.
+pub const PEERS_ENV: &str = "MESHJOB_PEERS_BIN";
+
+/// Finds the test peer `name` (a binary `scripts/peers.sh PEER` builds) in [`PEERS_ENV`], then
+/// on PATH. When it is missing, skips loudly, or fails under [`REQUIRE_ENV`], as
+/// [`require_tool`] does.
+pub fn require_peer(name: &str, peer: &str, why: &str) -> Option<PathBuf> {
+    if let Some(dir) = std::env::var_os(PEERS_ENV).filter(|d| !d.is_empty()) {
+        let p = Path::new(&dir).join(name);
+        if is_executable(&p) {
+            return Some(p);
+        }
+    }
+    if let Some(p) = which(name) {
+        return Some(p);
+    }
+    skip(&format!(
+        "`{name}` is not built ({why}): run `scripts/peers.sh {peer}` and set \
+         {PEERS_ENV} to the directory `scripts/peers.sh --print-env` names"
+    ));
+    None
+}
+
 pub fn which(name: &str) -> Option<PathBuf> {
     let path = std::env::var_os("PATH")?;
     std::env::split_paths(&path)
