@@ -63,10 +63,9 @@ pub(crate) fn run(command: Command) -> u8 {
         Command::Config(a) => return config::effective(&a.settings),
         Command::Krm => return hosts::run(&krm::Function),
         Command::Versions(a) => {
-            // Flag values are checked before any file is read.
-            let settings = match Resolver::new(&a.settings) {
+            let settings = match checked(&a.settings) {
                 Ok(r) => r,
-                Err(m) => return console::trouble(&m),
+                Err(code) => return code,
             };
             let req = versions::Request {
                 paths: a.paths,
@@ -92,9 +91,9 @@ pub(crate) fn run(command: Command) -> u8 {
             };
         }
         Command::Audit(a) => {
-            let settings = match Resolver::new(&a.settings) {
+            let settings = match checked(&a.settings) {
                 Ok(r) => r,
-                Err(m) => return console::trouble(&m),
+                Err(code) => return code,
             };
             let req = audit::Request {
                 dumps: a.dumps,
@@ -109,10 +108,9 @@ pub(crate) fn run(command: Command) -> u8 {
         Command::Completions { shell } => return config::completions(shell),
         Command::Manpage => return config::manpage(),
     };
-    // Flag values are checked once, before any file is read.
-    let settings = match Resolver::new(&args.settings) {
+    let settings = match checked(&args.settings) {
         Ok(r) => r,
-        Err(m) => return console::trouble(&m),
+        Err(code) => return code,
     };
     let req = files::Request {
         mode,
@@ -127,6 +125,12 @@ pub(crate) fn run(command: Command) -> u8 {
         less,
     };
     files::run(&req)
+}
+
+/// The settings resolver of a command that reads files: its flags checked once, before any
+/// file is read; the exit status when one is invalid (said on stderr).
+fn checked(flags: &crate::config::Flags) -> Result<Resolver, u8> {
+    Resolver::new(flags).map_err(|m| console::trouble(&m))
 }
 
 /// Prints a command's whole output; its exit status.
