@@ -186,8 +186,13 @@ pub fn spawn_in(
     stdin: &[u8],
     env: Option<&[(String, String)]>,
 ) -> Running {
-    let mut cmd = Command::new(&sh.argv[0]);
-    cmd.args(&sh.argv[1..])
+    // A container's PID 1 starts with every signal at its default; a test run from a shell's
+    // background job inherits SIGINT ignored, and POSIX lets no shell trap a signal ignored on
+    // entry. GNU env's --default-signal (coreutils 8.31+) gives the wrapper the container's
+    // start; env execs the shell, so the child's PID is the shell's.
+    let mut cmd = Command::new("/usr/bin/env");
+    cmd.arg("--default-signal=INT,TERM,HUP,QUIT")
+        .args(&sh.argv)
         .arg("-c")
         .arg(script)
         .arg("meshjob")
