@@ -6,15 +6,14 @@
 
 mod common;
 
+use common::samples::PI_JOB as JOB;
+
 use std::io::{BufRead, BufReader, Read, Write};
 use std::process::Stdio;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc;
 use std::time::Duration;
-
-/// A Job that every run rewrites (its pod gets the wrapper).
-const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
 
 /// A ConfigMap, which no run changes (and which costs little to go through).
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  key: value\n";

@@ -5,13 +5,13 @@
 
 mod common;
 
+use common::samples::PI_JOB as JOB;
+
 use meshjob::write_atomic;
 use std::os::unix::fs::{PermissionsExt, symlink};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::time::{Duration, Instant};
-
-const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
 
 fn fix(args: &[&Path], hook: Option<&str>) -> Command {
     let mut cmd = Command::new(common::bin());

@@ -5,12 +5,13 @@
 
 mod common;
 
+use common::samples::PI_JOB as JOB;
+
 use std::io::{Read, Write};
 use std::path::Path;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  key: value\n";
 const PLUGIN_CONFIG: &str =
     "apiVersion: meshjob.dev/v1alpha1\nkind: MeshJobConfig\nmetadata:\n  name: m\n";

@@ -13,54 +13,16 @@
 
 mod common;
 
+use common::samples::{
+    MIGRATE_JOB as JOB, REPORT_CRONJOB as CRONJOB, SETTINGS_CONFIGMAP as CONFIGMAP,
+};
+
 use common::hosts::{run_bounded, show};
 use std::path::Path;
 use std::process::{Command, Output};
 use std::time::Duration;
 
 const LIMIT: Duration = Duration::from_secs(60);
-
-const JOB: &str = "\
-apiVersion: batch/v1
-kind: Job
-metadata:
-  name: migrate
-spec:
-  template:
-    spec:
-      containers:
-      - name: migrate
-        image: registry.example/migrate:1
-        command: [\"/migrate\", \"up\"]
-      restartPolicy: Never
-";
-
-const CRONJOB: &str = "\
-apiVersion: batch/v1
-kind: CronJob
-metadata:
-  name: report
-spec:
-  schedule: \"0 3 * * *\"
-  jobTemplate:
-    spec:
-      template:
-        spec:
-          containers:
-          - name: report
-            image: registry.example/report:2
-            args: [\"--daily\"]
-          restartPolicy: OnFailure
-";
-
-const CONFIGMAP: &str = "\
-apiVersion: v1
-kind: ConfigMap
-metadata:
-  name: settings
-data:
-  mode: fast
-";
 
 /// The config: the report image's entrypoint comes from `entrypoints`, and the drain duration
 /// is overridden, so that the output shows the config was read.

@@ -16,12 +16,12 @@
 
 mod common;
 
+use common::samples::PI_JOB as JOB;
+
 use meshjob::Settings;
 use meshjob::{self as run, Outcome};
 use std::process::Command;
 use std::time::{Duration, Instant};
-
-const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
 
 /// What a run may take before it counts as hung (see the module's docs).
 const HANG: Duration = Duration::from_secs(600);

@@ -4,13 +4,14 @@
 
 mod common;
 
+use common::samples::PI_JOB as JOB;
+
 use meshjob as run;
 use meshjob::Settings;
 use meshjob::unified_diff;
 use std::path::Path;
 use std::process::{Command, Output};
 
-const JOB: &str = "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    spec:\n      containers:\n      - name: pi\n        image: perl\n        command: [\"perl\", \"-e\", \"print 1\"]\n      restartPolicy: Never\n";
 const CM: &str = "apiVersion: v1\nkind: ConfigMap\nmetadata:\n  name: cm\ndata:\n  key: value\n";
 
 /// About `bytes` of ConfigMaps with a Job every `every` documents (none when 0).

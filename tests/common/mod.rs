@@ -279,6 +279,7 @@ pub mod golden;
 pub mod hosts;
 pub mod invariants;
 pub mod patch;
+pub mod samples;
 
 /// The settings a golden case runs with: its `args` and `.meshjob.yaml`, as the golden
 /// test passes them (so that `--mesh linkerd` cases validate their Linkerd output); the
