@@ -359,8 +359,8 @@ pub struct ConfigSpec {
     pub sidecars: Option<Vec<Located<String>>>,
 
     /// More kinds whose pods meshjob fixes, besides the built-in ones (Job, CronJob, batch
-    /// Pods, Kubeflow, Trainer runtimes, JobSet, Volcano, RayJob, Spark, Argo Workflows,
-    /// Katib): a team's own batch CRD, or a k6 `TestRun`. Each entry names the kind by
+    /// Pods, Kubeflow, Trainer runtimes, JobSet, KEDA ScaledJob, Volcano, RayJob, Spark,
+    /// Argo Workflows, Katib): a team's own batch CRD, or a k6 `TestRun`. Each entry names the kind by
     /// `apiVersion` (that version only) or `group` (every version), gives the paths of its
     /// pod templates (`podTemplates`: keys separated by `.`, `[*]` after a key for every
     /// item of its list, `*` for every value of a mapping; each leads to a pod template with

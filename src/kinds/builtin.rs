@@ -256,6 +256,23 @@ const BUILTIN: &[Builtin] = &[
         restart: POD_RESTART,
         ..Builtin::new("", &["v1"], "Pod", &[Tpl::at("", TEMPLATE)])
     },
+    // KEDA ScaledJob: `spec.jobTargetRef` is a whole `batchv1.JobSpec`
+    // (kedacore/keda@8b4f083ca8c8 `apis/keda/v1alpha1/scaledjob_types.go`,
+    // `ScaledJobSpec.JobTargetRef`); each Job KEDA makes takes it whole, its pod template's
+    // `restartPolicy` set to `OnFailure` when none is written
+    // (`pkg/scaling/executor/scale_jobs.go` `generateJobs`).
+    Builtin {
+        restart: RestartAt {
+            beside_template: false,
+            default: RestartPolicy::OnFailure,
+        },
+        ..Builtin::new(
+            "keda.sh",
+            &["v1alpha1"],
+            "ScaledJob",
+            &[Tpl::at("spec.jobTargetRef.template", TEMPLATE)],
+        )
+    },
     // Kubeflow Training Operator v1; PyTorchJob and PaddleJob replicas default to
     // `OnFailure`, the others to `Never` (see `kubeflow_v1`).
     kubeflow_v1(
