@@ -2,7 +2,11 @@
 //! `etcd` 3.7.3 (built by `scripts/peers.sh kube-apiserver etcd`), started on loopback ports
 //! for this test, and `kubectl create --dry-run=server` (the server's admission, defaulting and
 //! strict field validation, nothing stored). Every golden output of a core kind (a `batch/v1`
-//! Job or CronJob, a `v1` Pod) whose input the server accepts must be accepted too.
+//! Job or CronJob, a `v1` Pod) whose input the server accepts must be accepted too; and, with
+//! the batch projects' own CRDs installed (testdata/crds, whose README names each file's
+//! source), every golden output of a batch CRD kind, whose input must be accepted as well.
+//! A Katib Experiment's CRD checks nothing under its root, so its `trialSpec` is created as
+//! the object of its own kind too.
 //!
 //! The server runs with what it cannot do without (flags of k8s.io/kubernetes
 //! cmd/kube-apiserver/app/options and pkg/kubeapiserver/options): etcd's address, a service
@@ -180,6 +184,31 @@ impl Cluster {
         c
     }
 
+    /// Creates the CRDs and waits until the server serves their kinds.
+    fn install(&self, crds: &[(PathBuf, Value)]) {
+        for (path, _) in crds {
+            let o = run_bounded(self.kubectl().arg("create").arg("-f").arg(path), b"", LIMIT);
+            assert!(
+                o.status.success(),
+                "create {}: {}",
+                path.display(),
+                show(&o)
+            );
+        }
+        let o = run_bounded(
+            self.kubectl().args([
+                "wait",
+                "--for=condition=Established",
+                "crd",
+                "--all",
+                "--timeout=60s",
+            ]),
+            b"",
+            Duration::from_secs(90),
+        );
+        assert!(o.status.success(), "CRDs not established: {}", show(&o));
+    }
+
     /// `kubectl create --dry-run=server` of `doc` in the default namespace: Ok, or the
     /// server's answer.
     fn accepts(&self, doc: &Value) -> Result<(), String> {
@@ -208,13 +237,99 @@ fn core_kind(d: &Value) -> bool {
     )
 }
 
+/// The kinds of the CRDs under testdata/crds, as `(apiVersion, kind)` for each served
+/// version.
+fn crd_kinds(crds: &[Value]) -> Vec<(String, String)> {
+    let mut v = Vec::new();
+    for c in crds {
+        let spec = &c["spec"];
+        let (group, kind) = (
+            spec["group"].as_str().expect("group"),
+            spec["names"]["kind"].as_str().expect("kind"),
+        );
+        for ver in spec["versions"].as_array().expect("versions") {
+            if ver["served"].as_bool() == Some(true) {
+                let name = ver["name"].as_str().expect("version");
+                v.push((format!("{group}/{name}"), kind.to_string()));
+            }
+        }
+    }
+    v
+}
+
+fn read_crds() -> Vec<(PathBuf, Value)> {
+    let dir = common::root().join("testdata/crds");
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("testdata/crds")
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.extension().is_some_and(|e| e == "json"))
+        .collect();
+    files.sort();
+    files
+        .into_iter()
+        .map(|p| {
+            let text = std::fs::read_to_string(&p).expect("crd");
+            let v: Value =
+                serde_json::from_str(&text).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            assert_eq!(v["kind"], "CustomResourceDefinition", "{}", p.display());
+            (p, v)
+        })
+        .collect()
+}
+
+/// `Kind.group`, as kubectl names a kind.
+fn group_kind(d: &Value) -> String {
+    let group = d["apiVersion"].as_str().unwrap_or_default();
+    let group = group.rsplit_once('/').map_or("", |(g, _)| g);
+    format!("{}.{group}", d["kind"].as_str().unwrap_or_default())
+}
+
+/// The objects a golden document holds that the server can judge on their own: the document,
+/// and a Katib Experiment's trial (its CRD keeps every field unchecked, so the trial is
+/// created as the object of its own kind, named for the test).
+fn judged(doc: &Value) -> Vec<(String, Value)> {
+    let mut v = vec![(String::new(), doc.clone())];
+    if doc["apiVersion"] == "kubeflow.org/v1beta1" && doc["kind"] == "Experiment" {
+        let mut trial = doc["spec"]["trialTemplate"]["trialSpec"].clone();
+        if let Some(t) = trial.as_object_mut() {
+            t.insert("metadata".into(), serde_json::json!({"name": "trial"}));
+            v.push((" (its trialSpec)".into(), trial));
+        }
+    }
+    v
+}
+
 #[test]
-fn the_api_server_accepts_every_core_golden_output_whose_input_it_accepts() {
+fn the_api_server_accepts_every_golden_output_of_a_core_or_batch_crd_kind() {
     let Some(cluster) = Cluster::start() else {
         return;
     };
+    let crds = read_crds();
+    let start = Instant::now();
+    cluster.install(&crds);
+    eprintln!(
+        "{} CRDs established after {:?}",
+        crds.len(),
+        start.elapsed()
+    );
+    let crd_kinds = crd_kinds(&crds.iter().map(|(_, c)| c.clone()).collect::<Vec<_>>());
+    let is_crd = |d: &Value| {
+        crd_kinds
+            .iter()
+            .any(|(a, k)| d["apiVersion"] == a.as_str() && d["kind"] == k.as_str())
+    };
     let mut failures = Vec::new();
-    let (mut checked, mut changed) = (0, 0);
+    let (mut core, mut core_changed) = (0, 0);
+    // For each CRD kind: outputs checked, and how many meshjob changed.
+    let mut by_kind: std::collections::BTreeMap<String, (usize, usize)> = crd_kinds
+        .iter()
+        .map(|(a, k)| {
+            (
+                group_kind(&serde_json::json!({"apiVersion": a, "kind": k})),
+                (0, 0),
+            )
+        })
+        .collect();
     for dir in common::golden_cases() {
         let read = |name: &str| {
             std::fs::read_to_string(dir.join(name))
@@ -233,17 +348,46 @@ fn the_api_server_accepts_every_core_golden_output_whose_input_it_accepts() {
             .display()
             .to_string();
         for (i, (before, after)) in input.iter().zip(&output).enumerate() {
-            if !core_kind(after) || cluster.accepts(before).is_err() {
+            let crd = is_crd(after);
+            if !core_kind(after) && !crd {
                 continue;
             }
-            checked += 1;
-            changed += usize::from(before != after);
-            if let Err(e) = cluster.accepts(after) {
-                failures.push(format!("{name} document {}: {e}", i + 1));
+            for ((what, before), (_, after)) in judged(before).into_iter().zip(judged(after)) {
+                if let Err(e) = cluster.accepts(&before) {
+                    // The inputs of the kinds cases are the projects' own examples.
+                    if crd {
+                        failures.push(format!("{name} document {}{what}: the input: {e}", i + 1));
+                    }
+                    continue;
+                }
+                let changed = usize::from(before != after);
+                if crd {
+                    let n = by_kind.entry(group_kind(&after)).or_default();
+                    n.0 += 1;
+                    n.1 += changed;
+                } else {
+                    core += 1;
+                    core_changed += changed;
+                }
+                if let Err(e) = cluster.accepts(&after) {
+                    failures.push(format!("{name} document {}{what}: {e}", i + 1));
+                }
             }
         }
     }
-    eprintln!("{checked} golden outputs of core kinds checked ({changed} changed by meshjob)");
-    assert!(changed >= 50, "too few changed outputs found: {changed}");
+    eprintln!("{core} golden outputs of core kinds checked ({core_changed} changed by meshjob)");
+    for (kind, (n, changed)) in &by_kind {
+        eprintln!("{kind}: {n} golden outputs checked ({changed} changed by meshjob)");
+    }
+    assert!(
+        core_changed >= 50,
+        "too few changed outputs of core kinds found: {core_changed}"
+    );
+    // Every CRD kept under testdata/crds is there for outputs that meshjob changes.
+    let unused: Vec<_> = by_kind.iter().filter(|(_, n)| n.1 == 0).collect();
+    assert!(
+        unused.is_empty(),
+        "CRD kinds with no changed output checked: {unused:?}"
+    );
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
