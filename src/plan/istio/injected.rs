@@ -4,7 +4,8 @@
 //! `EXIT_ON_ZERO_ACTIVE_CONNECTIONS` (pilot-agent reads it from its env only,
 //! `pilot/cmd/pilot-agent/options/options.go`) and `terminationDrainDuration` inside
 //! `PROXY_CONFIG` (a ProxyConfig as JSON, which pilot-agent applies over the mesh defaults,
-//! `pilot/cmd/pilot-agent/config/config.go` `getMeshConfig`).
+//! `pilot/cmd/pilot-agent/config/config.go` `getMeshConfig`), unless the injector's
+//! `PROXY_CONFIG` already means it by leaving it out (see `drain_by_default`).
 
 use super::proxy_config::{self, Desired};
 use crate::finding::{Finding, Rule};
@@ -33,6 +34,17 @@ fn fresh_proxy_config(d: &Desired) -> Out {
         value: Value::str(text),
         flow_safe: true,
     }
+}
+
+/// Whether a `PROXY_CONFIG` mapping the injector wrote (`root`) already gives pilot-agent meshjob's
+/// drain duration by leaving it out: the injector drops every field that equals Istio's
+/// default (istio/istio@86c9f01fd735 `pkg/kube/inject/template.go` `cleanProxyConfig`,
+/// `TerminationDrainDuration` among them), and pilot-agent then takes the default
+/// (`pkg/config/mesh/mesh.go` `DefaultProxyConfig`: 5s), so a `PROXY_CONFIG` mapping without
+/// `terminationDrainDuration` means 5s.
+fn drain_by_default(root: &Node, d: &Desired) -> bool {
+    d.drain.nanos() == crate::config::GoDuration::default_drain().nanos()
+        && root.get(istio::TERMINATION_DRAIN_DURATION).is_none()
 }
 
 /// Plans the env edits of the injected proxy container of one pod.
@@ -115,7 +127,7 @@ pub(super) fn plan(
                     place,
                     &child(&p, "value"),
                     |ied, root| {
-                        if root.entries().is_some() {
+                        if root.entries().is_some() && !drain_by_default(root, d) {
                             proxy_config::merge(ied, root, &[], &only_drain, &mut inner);
                         }
                     },
