@@ -126,6 +126,48 @@ impl<'d> Pod<'d> {
         }
     }
 
+    /// For the pod of a `batch` CronJob (`spec.jobTemplate.spec.template`), a view of the
+    /// Job template `spec.jobTemplate` whose metadata is its `metadata`, and which has no pod
+    /// spec: `istioctl kube-inject` reads and writes a CronJob's `spec.jobTemplate.metadata`
+    /// as the pod's (istio/istio@86c9f01fd735 `pkg/kube/inject/inject.go` `IntoObject`, the
+    /// `*batch.CronJob` case), so a planner writes some of the pod's annotations there too.
+    pub fn cronjob_job_template(&self) -> Option<Pod<'d>> {
+        let in_batch = (self.object.api_version.split_once('/')).is_some_and(|(g, _)| g == "batch");
+        let at = [
+            key("spec"),
+            key("jobTemplate"),
+            key("spec"),
+            key("template"),
+        ];
+        if !in_batch || self.object.kind != "CronJob" || self.path != at {
+            return None;
+        }
+        let template = self.object_node.get("spec")?.get("jobTemplate")?;
+        template.entries()?;
+        Some(Pod {
+            object: self.object.clone(),
+            object_node: self.object_node,
+            template,
+            path: at[..2].to_vec(),
+            shape: Shape::MetadataIn {
+                key: "metadata",
+                before: "spec",
+            },
+            restart: self.restart,
+            fixes: self.fixes,
+            fallback: None,
+            variants: Vec::new(),
+            inherited: Vec::new(),
+        })
+    }
+
+    /// The path the edits of this pod's fix lie under: the pod's own, or, for a `batch`
+    /// CronJob, its `spec.jobTemplate` (see [`Pod::cronjob_job_template`]).
+    pub fn edit_scope(&self) -> Path {
+        self.cronjob_job_template()
+            .map_or_else(|| self.path.clone(), |j| j.path)
+    }
+
     /// The pod's metadata mapping node (`metadata` of a template; the node itself for pod
     /// metadata), if written.
     pub fn metadata(&self) -> Option<&'d Node> {

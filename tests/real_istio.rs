@@ -6,7 +6,7 @@
 //! `--injectConfigFile`, `--meshConfigFile` and `--valuesFile` flags).
 //!
 //! Every Istio golden output of a Job, a bare Pod (a Helm test hook among them) and the Job
-//! each CronJob golden makes is injected; then:
+//! each CronJob golden makes is injected, and so is each CronJob golden itself; then:
 //! - a native output gets `istio-proxy` in `initContainers` with `restartPolicy: Always`
 //!   (istio/istio manifests/charts/istio-control/istio-discovery/files/injection-template.yaml,
 //!   `{{ if .Values.global.proxy.nativeSidecar ... }}` and the `sidecar.istio.io/nativeSidecar`
@@ -269,8 +269,8 @@ struct Workload {
     args: Vec<String>,
     /// The golden case's folder, where its flags and config are read from.
     dir: PathBuf,
-    /// Made from a CronJob's `jobTemplate`.
-    from_cronjob: bool,
+    /// Made from a CronJob's `jobTemplate`: that CronJob.
+    cronjob: Option<Value>,
     doc: Value,
     made: Made,
 }
@@ -344,7 +344,7 @@ fn golden_workloads() -> Vec<Workload> {
             .map(String::from)
             .collect();
         for (i, d) in all.into_iter().enumerate() {
-            let from_cronjob = d["kind"] == "CronJob";
+            let cronjob = (d["kind"] == "CronJob").then(|| d.clone());
             let doc = match d["kind"].as_str() {
                 Some("Job") | Some("Pod") => d,
                 Some("CronJob") => job_of_cronjob(&d),
@@ -355,7 +355,7 @@ fn golden_workloads() -> Vec<Workload> {
                     from: format!("{} document {}", name.display(), i + 1),
                     args: args.clone(),
                     dir: dir.clone(),
-                    from_cronjob,
+                    cronjob,
                     doc,
                     made: m,
                 });
@@ -422,7 +422,7 @@ fn the_injector_takes_every_istio_golden_output_as_meshjob_meant() {
     let all = injected(inj);
     let count = |m: Made| all.iter().filter(|(w, _)| w.made == m).count();
     let pods = all.iter().filter(|(w, _)| w.doc["kind"] == "Pod").count();
-    let crons = all.iter().filter(|(w, _)| w.from_cronjob).count();
+    let crons = all.iter().filter(|(w, _)| w.cronjob.is_some()).count();
     eprintln!(
         "injected {} golden workloads: {} native, {} wrapped, {pods} bare Pods, {crons} Jobs made from CronJobs",
         all.len(),
@@ -1232,30 +1232,104 @@ fn meshjob_audit_recognises_the_injected_pods() {
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
-/// `istioctl kube-inject` of a CronJob itself (what a team injecting its manifests by hand
-/// does), not of the Job it makes: the injector reads and writes the CronJob's
-/// `spec.jobTemplate.metadata`, not the pod template's (istio/istio pkg/kube/inject/inject.go,
+/// `istioctl kube-inject` of each CronJob golden itself (what a team injecting its manifests
+/// by hand does), not of the Job it makes: the injector reads and writes the CronJob's
+/// `spec.jobTemplate.metadata` as the pod's metadata (istio/istio pkg/kube/inject/inject.go,
 /// IntoObject, the `*batch.CronJob` case; its golden testdata/inject/cronjob.yaml.injected),
-/// so the `sidecar.istio.io/nativeSidecar` annotation meshjob writes on the pod template is
-/// not seen there.
+/// where meshjob copies the pod's Istio annotations. A native CronJob's pods get
+/// `istio-proxy` as a native sidecar; a wrapped one's a regular `istio-proxy` with
+/// `EXIT_ON_ZERO_ACTIVE_CONNECTIONS` as meshjob wrote it, their `command`/`args` kept; and
+/// `meshjob check` finds nothing to fix in the injected CronJob.
 #[test]
-#[ignore = "meshjob bug (issue 39 item 4): a CronJob meshjob made native and that is injected \
-            offline with istioctl kube-inject gets istio-proxy as a regular container, which \
-            nothing stops: kube-inject reads spec.jobTemplate.metadata, meshjob writes the pod \
-            template's annotations"]
-fn kube_inject_of_a_native_cronjob_makes_a_native_sidecar() {
+fn kube_inject_of_each_cronjob_golden_gives_the_proxy_meshjob_meant() {
     let Some(inj) = injector() else { return };
-    let text = std::fs::read_to_string(
-        common::root().join("testdata/strategies/native-cronjob-flow-style-metadata/expected.yaml"),
-    )
-    .expect("golden");
-    let out = inj.inject(&text, None).expect("kube-inject of the CronJob");
-    let cron = docs(&out).into_iter().next().expect("the CronJob");
-    let spec = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"];
-    let init = container(spec, "initContainers", "istio-proxy");
-    assert!(
-        container(spec, "containers", "istio-proxy").is_none()
-            && init.is_some_and(|c| c["restartPolicy"] == "Always"),
-        "istio-proxy is not a native sidecar of the CronJob's pods:\n{out}"
+    let crons: Vec<&Workload> = injected(inj)
+        .iter()
+        .map(|(w, _)| w)
+        .filter(|w| w.cronjob.is_some())
+        .collect();
+    let count = |m: Made| crons.iter().filter(|w| w.made == m).count();
+    eprintln!(
+        "kube-inject of {} CronJobs: {} native, {} wrapped",
+        crons.len(),
+        count(Made::Native),
+        count(Made::Wrapper)
     );
+    assert!(
+        count(Made::Native) >= 2 && count(Made::Wrapper) >= 2,
+        "too few CronJob outputs found"
+    );
+    let mut failures = Vec::new();
+    for w in crons {
+        let cron = w.cronjob.as_ref().expect("a CronJob");
+        let text = serde_json::to_string(cron).expect("json");
+        let out = match inj.inject(&text, None) {
+            Ok(out) => out,
+            Err(e) => {
+                failures.push(format!("{}: kube-inject: {e}", w.from));
+                continue;
+            }
+        };
+        let after = docs(&out).into_iter().next().expect("the CronJob");
+        let jt = &after["spec"]["jobTemplate"];
+        let spec = &jt["spec"]["template"]["spec"];
+        let mut fail = |what: String| failures.push(format!("{}: {what}", w.from));
+        if annotation(&jt["metadata"], "sidecar.istio.io/status").is_none() {
+            fail("not injected (no sidecar.istio.io/status on jobTemplate.metadata)".into());
+            continue;
+        }
+        let before = &cron["spec"]["jobTemplate"]["spec"]["template"]["spec"];
+        for c in before["containers"].as_array().into_iter().flatten() {
+            let name = c["name"].as_str().unwrap_or_default();
+            match container(spec, "containers", name) {
+                Some(a) if same(&a["command"], &c["command"]) && same(&a["args"], &c["args"]) => {}
+                Some(_) => fail(format!("container {name}: command/args changed")),
+                None => fail(format!("container {name} is gone")),
+            }
+        }
+        // And meshjob finds nothing left to fix in the injected CronJob.
+        let o = run_bounded(
+            common::meshjob()
+                .current_dir(&w.dir)
+                .args(["check", "--color", "never"])
+                .args(&w.args)
+                .args(["--stdin-filename", "injected.yaml", "-"]),
+            out.as_bytes(),
+            LIMIT,
+        );
+        if !o.stdout.is_empty() {
+            fail(format!("injected, meshjob check: {}", show(&o)));
+        }
+        let init = container(spec, "initContainers", "istio-proxy");
+        let regular = container(spec, "containers", "istio-proxy");
+        match w.made {
+            Made::Native => {
+                if regular.is_some() || init.is_none_or(|c| c["restartPolicy"] != "Always") {
+                    fail(format!(
+                        "native: istio-proxy is not a native sidecar (in containers: {})",
+                        regular.is_some()
+                    ));
+                }
+            }
+            Made::Wrapper => {
+                let wrote: Value = annotation(&pod(&w.doc).0.clone(), "proxy.istio.io/config")
+                    .and_then(|t| serde_saphyr::from_str(t).ok())
+                    .unwrap_or(Value::Null);
+                let want = wrote["proxyMetadata"]["EXIT_ON_ZERO_ACTIVE_CONNECTIONS"].as_str();
+                match regular {
+                    None => fail("wrapper: istio-proxy is not a regular container".into()),
+                    Some(p)
+                        if want.is_none() || env(p, "EXIT_ON_ZERO_ACTIVE_CONNECTIONS") != want =>
+                    {
+                        fail(format!(
+                            "wrapper: istio-proxy's EXIT_ON_ZERO_ACTIVE_CONNECTIONS is {:?}, meshjob wrote {want:?}",
+                            env(p, "EXIT_ON_ZERO_ACTIVE_CONNECTIONS")
+                        ))
+                    }
+                    Some(_) => {}
+                }
+            }
+        }
+    }
+    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }

@@ -106,7 +106,8 @@ pub fn plan_doc_in<'a>(
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
         native_keys(target, &support, &mut pod_findings);
-        let mark = editor.begin(&target.path);
+        let scope = target.edit_scope();
+        let mark = editor.begin(&scope);
         let planner = planner(mesh);
         let mut cx = PodCx {
             ed: &mut editor,
@@ -141,7 +142,7 @@ pub fn plan_doc_in<'a>(
             .iter()
             .any(|f| f.severity == Severity::Error && f.rule.refuses_pod());
         if refused {
-            editor.drop_group(mark, &target.path);
+            editor.drop_group(mark, &scope);
         } else if !editor.edits_since(&mark).is_empty() {
             let native_key = mesh.native_key(support.release());
             if !mesh_changed {
@@ -289,6 +290,16 @@ fn would_change(
              task, because the {} proxy does not stop",
             mesh.native.on, mesh.name
         )),
+        // Only a CronJob's Job template changes (`plan::istio`'s copy of pod annotations).
+        Strategy::Remove { .. }
+            if t.cronjob_job_template().is_some()
+                && (edits.iter()).all(|e| e.start < tpl.start || e.start > tpl.end) =>
+        {
+            Some(format!(
+                "{who}: spec.jobTemplate.metadata would get the pod's {native_key} \
+                 annotation, which istioctl kube-inject reads there"
+            ))
+        }
         Strategy::Remove { .. } => Some(format!(
             "{who}: what meshjob added earlier would be taken out"
         )),

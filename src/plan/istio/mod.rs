@@ -2,6 +2,7 @@
 //! configuration.
 
 mod annotation;
+mod cronjob;
 mod injected;
 mod native;
 mod proxy_config;
@@ -40,14 +41,19 @@ impl Planner for Istio {
             if wrapped {
                 injected::plan(cx.ed, cx.pod, cx.mesh, &d, cx.out);
             }
-        } else if wrapped && !replaced {
-            annotation::plan(cx.ed, cx.pod, &d, cx.out);
+        } else {
+            if wrapped && !replaced {
+                annotation::plan(cx.ed, cx.pod, &d, cx.out);
+            }
+            cronjob::mirror(cx, &d, cronjob::Mirror::Wrapper { wrapped });
         }
     }
 
     fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
         let d = Desired::from_settings(cx.settings);
-        native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, &d, cx.out);
+        if native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, &d, cx.out) {
+            cronjob::mirror(cx, &d, cronjob::Mirror::Native);
+        }
     }
 
     fn remove(&self, cx: &mut PodCx<'_, '_, '_>, keep_native: bool) {
@@ -58,6 +64,13 @@ impl Planner for Istio {
             NativeAnnotation::Remove
         };
         revert::plan(cx.ed, cx.pod, cx.mesh, &d, native, cx.out);
+        // A pod native by its own annotation is native for `istioctl kube-inject` too.
+        let on = cx.pod.annotation(cx.mesh.native_sidecar_annotation) == Some(istio::NATIVE_ON);
+        let mirrored = match native {
+            NativeAnnotation::Keep if on => NativeAnnotation::Ensure,
+            other => other,
+        };
+        cronjob::mirror(cx, &d, cronjob::Mirror::Remove(mirrored));
     }
 
     fn values(

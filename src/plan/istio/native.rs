@@ -14,7 +14,8 @@ use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 use crate::yaml::tree::Node;
 
-/// Plans the native strategy for one pod.
+/// Plans the native strategy for one pod; false when the pod keeps native sidecars turned
+/// off (a finding says so).
 pub(super) fn plan(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
@@ -22,7 +23,7 @@ pub(super) fn plan(
     settings: &Settings,
     d: &Desired,
     out: &mut Vec<Finding>,
-) {
+) -> bool {
     let oref = &t.object;
     let existing = t
         .annotations()
@@ -59,7 +60,7 @@ pub(super) fn plan(
                 )
                 .with_object(Some(oref.clone())),
             );
-            return;
+            return false;
         }
     }
     revert::plan(ed, t, mesh, d, NativeAnnotation::Ensure, out);
@@ -67,4 +68,5 @@ pub(super) fn plan(
     let port = crate::plan::own_fixes::status_port(mesh, t);
     let targets = crate::plan::stops::Targets::of(mesh, port);
     crate::plan::own_fixes::native_notes(t, &targets, settings, out);
+    true
 }
