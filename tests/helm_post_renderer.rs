@@ -187,7 +187,12 @@ fn helm3(post_renderer_args: &[&str], stdin: &str) -> Output {
 
 /// The command line Helm 4's PrepareCommands builds from the plugin's `platformCommand` for
 /// linux/amd64, with `extra` (the `--post-renderer-args` values) appended.
-fn helm4_argv(plugin: &Value, env: &BTreeMap<&str, String>, extra: &[&str]) -> Vec<String> {
+fn helm4_argv(
+    plugin: &Value,
+    env: &BTreeMap<&str, String>,
+    extra: &[&str],
+    os: &str,
+) -> Vec<String> {
     let cmds = plugin["runtimeConfig"]["platformCommand"]
         .as_array()
         .expect("runtimeConfig.platformCommand is a list");
@@ -195,16 +200,16 @@ fn helm4_argv(plugin: &Value, env: &BTreeMap<&str, String>, extra: &[&str]) -> V
     let field = |c: &Value, k: &str| c[k].as_str().unwrap_or("").to_ascii_lowercase();
     let chosen = cmds
         .iter()
-        .find(|c| field(c, "os") == "linux" && field(c, "arch") == "amd64")
+        .find(|c| field(c, "os") == os && field(c, "arch") == "amd64")
         .or_else(|| {
             cmds.iter()
-                .find(|c| field(c, "os") == "linux" && field(c, "arch").is_empty())
+                .find(|c| field(c, "os") == os && field(c, "arch").is_empty())
         })
         .or_else(|| {
             cmds.iter()
                 .find(|c| field(c, "os").is_empty() && field(c, "arch").is_empty())
         })
-        .expect("a platformCommand applies to linux/amd64");
+        .unwrap_or_else(|| panic!("a platformCommand applies to {os}/amd64"));
     let expand = |s: &str| expand_env(s, env);
     let command = chosen["command"].as_str().expect("command");
     let mut argv: Vec<String> = command.split(' ').map(expand).collect();
@@ -248,8 +253,9 @@ fn plugin() -> Value {
     serde_saphyr::from_str(&text).expect("plugin.yaml parses")
 }
 
-/// Runs the plugin as Helm 4 does, with meshjob found on PATH (exec.Command looks a bare
-/// name up there).
+/// Runs the plugin as Helm 4 does on Linux, with meshjob found on PATH (exec.Command looks a
+/// bare name up there). Helm's place, the plugin's parent, is taken by a shell whose stderr
+/// is the one captured: the plugin writes meshjob's stderr to its parent's.
 fn helm4(extra: &[&str], stdin: &str) -> Output {
     let plugin_dir = root().join("integrations/helm");
     let bin_dir = common::bin().parent().expect("bin dir").to_path_buf();
@@ -260,9 +266,13 @@ fn helm4(extra: &[&str], stdin: &str) -> Output {
     let mut env = BTreeMap::new();
     env.insert("HELM_PLUGIN_NAME", "meshjob".to_string());
     env.insert("HELM_PLUGIN_DIR", plugin_dir.display().to_string());
-    let argv = helm4_argv(&plugin(), &env, extra);
-    let mut cmd = Command::new(&argv[0]);
-    cmd.args(&argv[1..]).env("PATH", path);
+    let argv = helm4_argv(&plugin(), &env, extra, "linux");
+    let mut cmd = Command::new("sh");
+    // Not `exec`, and not the shell's last command either (which some shells exec): the
+    // shell stays the plugin's parent.
+    cmd.args(["-c", "\"$@\"; exit $?", "helm"])
+        .args(&argv)
+        .env("PATH", path);
     for (k, v) in &env {
         cmd.env(k, v);
     }
@@ -379,8 +389,12 @@ fn helm4_plugin_is_a_valid_postrenderer_v1_plugin() {
     );
     // `-` explicitly: stdin is the stream whatever meshjob does when given no path.
     let env = BTreeMap::new();
-    let argv = helm4_argv(&p, &env, &[]);
+    let argv = helm4_argv(&p, &env, &[], "darwin");
     assert_eq!(argv, ["meshjob", "fix", "-"]);
+    // On Linux, a script of the plugin's runs the same command (see its test below).
+    let env = BTreeMap::from([("HELM_PLUGIN_DIR", "/plugins/meshjob".to_string())]);
+    let argv = helm4_argv(&p, &env, &[], "linux");
+    assert_eq!(argv, ["sh", "/plugins/meshjob/post-render.sh"]);
     let keys: Vec<&String> = p.as_object().expect("a mapping").keys().collect();
     for k in &keys {
         assert!(
@@ -558,4 +572,18 @@ fn expand_env_follows_go_os_expand() {
     assert_eq!(expand_env("$HELM_PLUGIN_DIR/bin", &env), "/p/bin");
     assert_eq!(expand_env("$UNSET-x", &env), "-x");
     assert_eq!(expand_env("plain", &env), "plain");
+}
+
+#[test]
+fn helm4_plugin_script_passes_shellcheck() {
+    let Some(tool) = common::require_tool("shellcheck", "it lints the plugin's script") else {
+        return;
+    };
+    let script = root().join("integrations/helm/post-render.sh");
+    let out = hosts::run_bounded(
+        Command::new(&tool).args(["-s", "sh"]).arg(&script),
+        b"",
+        LIMIT,
+    );
+    assert!(out.status.success(), "{}", hosts::show(&out));
 }

@@ -10,7 +10,9 @@
 //! - Helm 3 post-renders only the regular manifests: the hooks are split out first
 //!   (pkg/action/action.go renderResources), so they come out as the chart wrote them;
 //! - when meshjob refuses (exit 1), Helm 3 fails with meshjob's stderr in its error
-//!   (pkg/postrender/exec.go), Helm 4 with `plugin "meshjob" exited with error` only.
+//!   (pkg/postrender/exec.go), Helm 4 with `plugin "meshjob" exited with error`, which keeps
+//!   the plugin's stderr to itself: on Linux the plugin's post-render.sh writes meshjob's
+//!   findings to Helm's own stderr, so they show before that error.
 //!
 //! Needs `helm4` and `helm3` (MESHJOB_PEERS_BIN or PATH): skipped loudly without them, a
 //! failure under MESHJOB_REQUIRE_TOOLS=1.
@@ -313,6 +315,16 @@ fn helm_fails_the_render_when_meshjob_refuses() {
             "Helm 4's error: {}",
             show(&o)
         );
+        // On Linux the plugin sends meshjob's findings to Helm's own stderr.
+        if cfg!(target_os = "linux") {
+            assert!(
+                err.contains("error: Job/hidden-entrypoint: ")
+                    && err.contains("has args but no command")
+                    && err.contains("[MJ204]"),
+                "Helm 4 does not show meshjob's finding: {}",
+                show(&o)
+            );
+        }
         eprintln!("Helm 4 says, when meshjob refuses: {}", err.trim());
     }
 }

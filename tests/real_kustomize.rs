@@ -189,17 +189,19 @@ fn kustomize_fails_the_build_when_the_krm_function_refuses() {
 }
 
 /// kustomize runs an exec function with its stderr passed through and keeps its stdout only
-/// on success (kustomize kyaml/fn/runtime/exec/exec.go, Filter.Run: `cmd.Stderr = os.Stderr`).
+/// on success (kustomize kyaml/fn/runtime/exec/exec.go, Filter.Run: `cmd.Stderr = os.Stderr`):
+/// the function writes its error results on stderr too.
 #[test]
-#[ignore = "meshjob finding: as a KRM function it writes its findings only into the \
-            ResourceList's results on stdout, which kustomize drops on a non-zero exit, so the \
-            user sees only `couldn't execute function: exit status 1` (kustomize v5.8.2)"]
 fn kustomize_shows_meshjobs_finding_when_the_krm_function_refuses() {
     let Some(o) = refused_build() else { return };
     let err = String::from_utf8_lossy(&o.stderr);
     assert!(
-        err.contains("migrate") && err.contains("command"),
+        err.contains("meshjob: error: ")
+            && err.contains("Job/migrate: ")
+            && err.contains("has args but no command")
+            && err.contains("[MJ204]"),
         "kustomize does not show meshjob's finding: {}",
         show(&o)
     );
+    eprintln!("kustomize says, when meshjob refuses: {}", err.trim());
 }

@@ -24,6 +24,7 @@ use crate::yaml::emit::Out;
 use crate::yaml::style::detect_style;
 use crate::yaml::tree::{Doc, Node, parse_stream};
 use crate::yaml::value::{ScalarType, Value};
+use std::fmt::Write as _;
 
 /// The `ResourceList` versions accepted; the input's is echoed back.
 pub(crate) const API_VERSIONS: [&str; 2] =
@@ -99,7 +100,7 @@ impl Host for Function {
         let text = set_results(&outcome.text, &out_docs, &results)?;
         Ok(Reply {
             stdout: Some(text),
-            stderr: String::new(),
+            stderr: for_a_person(&results),
             code: if failed { exit::FINDINGS } else { exit::OK },
         })
     }
@@ -266,6 +267,30 @@ impl KrmResult {
         }
         Out::Map(map)
     }
+}
+
+/// The error and warning results, one line each, for stderr: kustomize passes a function's
+/// stderr through and drops its stdout, results included, when it exits non-zero
+/// (`sigs.k8s.io/kustomize/kyaml` v0.21.2, which kustomize v5.8.2 builds with,
+/// `fn/runtime/exec/exec.go` `Filter.Run`:
+/// `cmd.Stderr = os.Stderr`), so a refusal would show only `exit status 1` there.
+fn for_a_person(results: &[KrmResult]) -> String {
+    let mut s = String::new();
+    for r in results {
+        if !matches!(r.severity, Severity::Error | Severity::Warning) {
+            continue;
+        }
+        let _ = write!(s, "meshjob: {}: ", r.severity);
+        if let Some((path, _)) = &r.file {
+            let _ = write!(s, "{}: ", crate::output::escape::controls(path));
+        }
+        if let Some(o) = &r.object {
+            let _ = write!(s, "{}: ", crate::output::escape::controls(&describe(o)));
+        }
+        s.push_str(&crate::output::escape::controls(&r.message));
+        s.push('\n');
+    }
+    s
 }
 
 /// The annotation value of an item for the first of `keys` that it has.
