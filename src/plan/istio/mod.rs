@@ -51,7 +51,7 @@ impl Planner for Istio {
 
     fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
         let d = Desired::from_settings(cx.settings);
-        if native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, &d, cx.out) {
+        if native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, cx.support, &d, cx.out) {
             cronjob::mirror(cx, &d, cronjob::Mirror::Native);
         }
     }
