@@ -290,8 +290,9 @@ fn would_change(
              task, because the {} proxy does not stop",
             mesh.native.on, mesh.name
         )),
-        // Only a CronJob's Job template changes (`plan::istio`'s copy of pod annotations).
-        Strategy::Remove { .. }
+        // A pod native by its own annotation, whose CronJob's Job template alone changes
+        // (`plan::istio` copies the annotation there).
+        Strategy::Remove { keep_native: true }
             if t.cronjob_job_template().is_some()
                 && (edits.iter()).all(|e| e.start < tpl.start || e.start > tpl.end) =>
         {
