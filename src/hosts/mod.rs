@@ -71,7 +71,7 @@ pub(crate) fn run(host: &impl Host) -> u8 {
 pub(crate) fn run_text(host: &impl Host, text: &str) -> Reply {
     let go = || {
         let (settings, input) = host.prepare(text)?;
-        let mut outcome = run::process(text, &settings);
+        let mut outcome = run::edit_text(text, &settings);
         if let Some(f) = &outcome.fatal {
             return Err(format!("{}: {}", at(text, f.offset), f.message));
         }
@@ -120,8 +120,8 @@ pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         fail_on: settings.fail_on,
         verdict: Verdict::default(),
     };
-    let opts = run::ProcessOptions::default();
-    let mut stopped = match stream::process(input.reader(), settings, opts, ns, &mut sink) {
+    let opts = run::EditOptions::default();
+    let mut stopped = match stream::edit_stream(input.reader(), settings, opts, ns, &mut sink) {
         Ok(()) => sink
             .out
             .finish()
