@@ -372,8 +372,9 @@ fn set_results(text: &str, docs: &[Doc], results: &[KrmResult]) -> Result<String
     let mut editor = Editor::new(text, root, style);
     let out = Out::Seq(results.iter().map(KrmResult::out).collect());
     editor.set(root, &[], "results", &out);
+    let edits = editor.take_edits();
     let intended = [crate::yaml::apply::Intended::edited(editor.take_intended())];
-    crate::yaml::apply::apply(text, docs, editor.edits(), &intended)
+    crate::yaml::apply::apply(text, docs, &edits, &intended)
         .map_err(|e| format!("{e} while setting results"))
 }
 
