@@ -83,8 +83,6 @@ pub struct Finding {
     pub message: String,
     /// The object it concerns, when there is one.
     pub object: Option<ObjectRef>,
-    /// A field path such as `spec.template.spec.containers[0].command`, when there is one.
-    pub field: Option<String>,
     /// The edits of this run repair it: `fix` leaves it behind, `check` still reports it.
     pub fixed: bool,
     /// The versions that decided it, with their sources (a strategy note).
@@ -104,7 +102,6 @@ impl Finding {
             len: 0,
             message: message.into(),
             object: None,
-            field: None,
             fixed: false,
             versions: Vec::new(),
         }
@@ -154,11 +151,6 @@ impl Finding {
 
     pub(crate) fn with_versions(mut self, versions: Vec<VersionUsed>) -> Self {
         self.versions = versions;
-        self
-    }
-
-    pub fn with_field(mut self, field: impl Into<String>) -> Self {
-        self.field = Some(field.into());
         self
     }
 }
