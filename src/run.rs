@@ -65,8 +65,8 @@ pub fn edit_text_with(text: &str, settings: &Settings, opts: EditOptions<'_>) ->
         Err(crate::stream::Stop::Read(e)) => {
             Outcome::fatal(text, Finding::error(Rule::Internal, 0, e.to_string()))
         }
-        Err(crate::stream::Stop::Sink(m)) => {
-            Outcome::fatal(text, Finding::error(Rule::Internal, 0, m))
+        Err(crate::stream::Stop::Sink(e)) => {
+            Outcome::fatal(text, Finding::error(Rule::Internal, 0, e.to_string()))
         }
     }
 }
@@ -80,7 +80,7 @@ struct Collect<'a> {
 }
 
 impl crate::stream::Sink for Collect<'_> {
-    fn batch(&mut self, done: &crate::stream::Done) -> Result<(), String> {
+    fn batch(&mut self, done: &crate::stream::Done) -> std::io::Result<()> {
         let base = done.batch.offset as usize;
         self.findings.extend(done.result.findings.iter().cloned());
         let out = match &mut self.out {

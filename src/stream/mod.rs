@@ -223,9 +223,9 @@ impl Output for Vec<u8> {
 
 /// Where the batches of a stream go, in order.
 pub(crate) trait Sink {
-    /// The next batch, processed without a fatal error. An error (an output that cannot be
+    /// The next batch, edited without a fatal error. An error (an output that cannot be
     /// written) stops the stream: nothing more is read.
-    fn batch(&mut self, done: &Done) -> Result<(), String>;
+    fn batch(&mut self, done: &Done) -> std::io::Result<()>;
 
     /// After a fatal error: the bytes of the failing batch and of every later one, in order.
     /// False when they cannot be written: the rest of the stream is not read.
@@ -247,8 +247,8 @@ pub(crate) enum Stop {
     Failed(Box<Failure>),
     /// It could not be read.
     Read(std::io::Error),
-    /// The sink refused a batch (an output that cannot be written).
-    Sink(String),
+    /// The sink refused a batch: its output could not be written.
+    Sink(std::io::Error),
 }
 
 /// How many batches a thread may have read ahead of the writer.

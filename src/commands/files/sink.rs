@@ -73,12 +73,9 @@ impl FileSink<'_, '_, '_> {
         self.out.finish()
     }
 
-    /// Keeps the first reason stdout failed; the message for the sink's error.
-    pub(super) fn stdout_failed(&mut self, e: &std::io::Error) -> String {
-        self.result
-            .stdout_failed
-            .get_or_insert_with(|| console::cannot_write_stdout(e))
-            .clone()
+    /// Keeps the first reason stdout failed.
+    pub(super) fn stdout_failed(&mut self, e: &std::io::Error) {
+        (self.result.stdout_failed).get_or_insert_with(|| console::cannot_write_stdout(e));
     }
 
     /// A batch is settled, its input ending at `end`: past [`HOLD_BYTES`] of input, the
@@ -117,7 +114,7 @@ impl FileSink<'_, '_, '_> {
 }
 
 impl Sink for FileSink<'_, '_, '_> {
-    fn batch(&mut self, done: &Done) -> Result<(), String> {
+    fn batch(&mut self, done: &Done) -> std::io::Result<()> {
         let b = &done.batch;
         let mut found = done.result.findings.clone();
         if self.mode == Mode::Fix && !self.json {
@@ -154,7 +151,7 @@ impl Sink for FileSink<'_, '_, '_> {
             } else {
                 h.equal(done.text(), &mut s);
             }
-            self.diff(s).map_err(|e| self.stdout_failed(&e))?;
+            self.diff(s).inspect_err(|e| self.stdout_failed(e))?;
         }
         match self.mode {
             Mode::Diff | Mode::Check => {}
@@ -162,7 +159,7 @@ impl Sink for FileSink<'_, '_, '_> {
                 Origin::Stdin => {
                     let out = &mut self.out;
                     let written = out.input(b.bytes.len()).and_then(|()| done.write_into(out));
-                    written.map_err(|e| self.stdout_failed(&e))?;
+                    written.inspect_err(|e| self.stdout_failed(e))?;
                 }
                 Origin::File(p) => {
                     self.seen.update(&b.bytes);
@@ -171,7 +168,7 @@ impl Sink for FileSink<'_, '_, '_> {
             },
         }
         self.settled(b.offset + b.bytes.len() as u64)
-            .map_err(|e| self.stdout_failed(&e))
+            .inspect_err(|e| self.stdout_failed(e))
     }
 
     fn gives_back(&self) -> bool {
