@@ -6,9 +6,10 @@
 //! (one `Cutter` decides for both), so every batch, and every piece in it, parses alone to
 //! exactly the documents the whole stream holds. [`ordered()`] shares batches between threads
 //! and hands the results back in stream order, with a bounded number in flight: memory
-//! follows the largest document and the work in flight, not the stream. [`process`] puts it
+//! follows the largest document and the work in flight, not the stream. [`edit_stream`] puts it
 //! together for one input and a [`Sink`]; on the first problem, [`settle()`] reports it as
-//! reading the whole stream would.
+//! reading the whole stream would. Stdin longer than its read-ahead ([`stdin`]) grows its
+//! context as its documents come: all of that is in `late`.
 
 mod late;
 mod ordered;
