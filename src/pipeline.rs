@@ -325,26 +325,32 @@ fn edit_piece(
         if !p.editor.edits().is_empty()
             && let Some(at) = lone_cr(&text.as_bytes()[from..to])
         {
-            fatal(Finding::error(
-                Rule::LoneCarriageReturn,
-                from + at,
-                "this document has a line break written as a lone CR (\\r without \\n), which \
+            fatal(
+                Finding::error(
+                    Rule::LoneCarriageReturn,
+                    from + at,
+                    "this document has a line break written as a lone CR (\\r without \\n), which \
                  meshjob does not edit around: convert the file's line breaks to LF or CRLF, \
                  then run again",
-            ));
+                )
+                .with_span(from + at..from + at + 1),
+            );
             return decided;
         }
         if !p.editor.edits().is_empty()
             && let Some(at) = inner_bom(text, from..to)
         {
-            fatal(Finding::error(
-                Rule::InnerByteOrderMark,
-                at,
-                "this document holds a byte order mark (U+FEFF) past its start, which YAML \
+            fatal(
+                Finding::error(
+                    Rule::InnerByteOrderMark,
+                    at,
+                    "this document holds a byte order mark (U+FEFF) past its start, which YAML \
                  allows only at the start of a document or inside a quoted scalar, and which \
                  meshjob does not edit around: remove it (inside quotes, write it as \\uFEFF), \
                  then run again",
-            ));
+                )
+                .with_span(at..at + '\u{feff}'.len_utf8()),
+            );
             return decided;
         }
         // `select` / `ignore`: what is reported, never what is planned (a refusal of an
@@ -446,6 +452,52 @@ mod tests {
         ] {
             assert!(!may_matter(k, kind, None), "{kind}");
         }
+    }
+
+    #[test]
+    fn a_pieces_offsets_are_the_inputs() {
+        // A Job to edit whose name holds a byte order mark (allowed inside quotes, refused
+        // around an edit), as the second piece of a text that starts 100 bytes into its
+        // input: the failure's span is the mark's bytes, counted from the input's start.
+        let first = "a: 1\n---\n";
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: \"a\u{feff}b\"}\nspec:\n  \
+                   template:\n    metadata:\n      annotations: {sidecar.istio.io/inject: \
+                   \"true\"}\n    spec:\n      restartPolicy: Never\n      containers:\n      - \
+                   name: a\n        image: x\n        command: [a]\n";
+        let text = format!("{first}{job}");
+        let pieces = [0..first.len(), first.len()..text.len()];
+        let settings = Settings::default();
+        let ctx = RunContext::default();
+        let opts = EditOptions::default();
+        let p = edit_pieces(&text, 100, &pieces, &settings, opts, &ctx, true);
+        let (k, f) = p.fatal.expect("the mark is refused");
+        assert_eq!((k, f.rule), (1, Rule::InnerByteOrderMark));
+        let mark = text.find('\u{feff}').expect("a mark");
+        assert_eq!(f.span(), 100 + mark..100 + mark + 3);
+        // Without the mark, the findings and the first edit are the input's too.
+        let text = text.replace('\u{feff}', "");
+        let pieces = [0..first.len(), first.len()..text.len()];
+        let p = edit_pieces(&text, 100, &pieces, &settings, opts, &ctx, true);
+        assert!(p.fatal.is_none());
+        let job_at = 100 + first.len();
+        assert!(
+            p.first_edit.is_some_and(|e| e > job_at),
+            "{:?}",
+            p.first_edit
+        );
+        assert!(!p.findings.is_empty());
+        assert!(
+            p.findings.iter().all(|f| f.offset >= job_at),
+            "{:?}",
+            p.findings
+        );
+        let job = job.replace('\u{feff}', "");
+        let all = 0..job.len();
+        let whole = std::slice::from_ref(&all);
+        let alone = edit_pieces(&job, 0, whole, &settings, opts, &ctx, true);
+        let shifted: Vec<usize> = alone.findings.iter().map(|f| f.offset + job_at).collect();
+        let got: Vec<usize> = p.findings.iter().map(|f| f.offset).collect();
+        assert_eq!(got, shifted);
     }
 
     #[test]
