@@ -134,6 +134,10 @@ rules! {
     Ambient = "MJ106", [Info], "ambient";
     /// A pod left out of meshjob by its `meshjob.dev/ignore` annotation.
     Ignored = "MJ107", [Info], "ignored by annotation";
+    /// A mesh injection value that the target release does not read as the pod means it.
+    InjectValueNotRead = "MJ108", [Warning], "injection value not read";
+    /// A pod in a namespace the mesh's injector never injects.
+    NamespaceNeverInjected = "MJ109", [Info], "namespace never injected";
     /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
     SharedNode = "MJ110", [Error] refuses_pod, "shared node refused";
     /// A container with a key written twice.

@@ -90,6 +90,7 @@ pub fn plan_doc_in<'a>(
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
     for target in &located.pods {
+        findings.extend(decide::lints(target, settings, ctx));
         let (mesh, strategy, why, support) =
             match decide::decide(target, settings, ctx, &mut run_notes) {
                 Decision::Skip(why) => {

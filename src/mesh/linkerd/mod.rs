@@ -65,6 +65,7 @@ pub(crate) const MESH: Mesh = Mesh {
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
+        older: None,
     }],
     namespace_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
@@ -72,7 +73,10 @@ pub(crate) const MESH: Mesh = Mesh {
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
+        older: None,
     }],
+    // Not checked in Linkerd's source: nothing is claimed.
+    never_injects: |_| &[],
     ambient: None,
     injected_note: "so its settings come from injection time and the pod annotation takes \
                     effect only when it is injected again: \
