@@ -14,7 +14,7 @@ mod why;
 
 pub use context::RunContext;
 pub(crate) use context::{Lines, may_add};
-pub(crate) use lints::lints;
+pub(crate) use lints::{document_lints, lints};
 pub(crate) use markers::Namespaces;
 pub(crate) use why::Why;
 

@@ -180,6 +180,10 @@ pub struct Mesh {
     /// The namespaces whose pods the mesh's injector (of the given release; unknown: the
     /// releases meshjob supports) never injects, whatever their labels say.
     pub never_injects: fn(Option<Release>) -> &'static [&'static str],
+    /// Pod annotations that the injector refuses unless they hold a Kubernetes resource
+    /// quantity, and what happens then (after "not a Kubernetes quantity (...); ").
+    pub quantity_annotations: &'static [&'static str],
+    pub quantity_refusal: &'static str,
     /// Ambient mode (no sidecar at all), if the mesh has it.
     pub ambient: Option<Ambient>,
     /// What an already-injected proxy means for the fix, after `<proxy> is already injected, `.

@@ -105,6 +105,21 @@ pub(crate) const MESH: Mesh = Mesh {
         AMBIENT_MARKER,
     ],
     never_injects,
+    // istio/istio `pkg/kube/inject/validate.go`: `validateAnnotations`, run by `RunTemplate`
+    // before injecting (`pkg/kube/inject/inject.go`), checks these four with
+    // `validateResourceQuantity` from commit 299edbbb2a6 (istio#58928), backported to 1.27.6
+    // (b1941e3ac81), 1.28.4 (a3fb1fccca0) and 1.29.0 (3f7c726b8ce); the injector's webhook
+    // has `failurePolicy: Fail` (`templates/mutatingwebhook.yaml`), so the pod is refused.
+    quantity_annotations: &[
+        "sidecar.istio.io/proxyCPU",
+        "sidecar.istio.io/proxyMemory",
+        "sidecar.istio.io/proxyCPULimit",
+        "sidecar.istio.io/proxyMemoryLimit",
+    ],
+    quantity_refusal: "Istio's injector (1.29+, 1.28.4+, 1.27.6+) refuses the pod at \
+                       admission, so the Job creates no pods; older ones copy it into the \
+                       proxy's resources, which the API server then refuses: write a \
+                       quantity such as 100m or 128Mi",
     // pkg/config/analysis/analyzers/util/in_mesh.go `NamespaceInAmbientMode` and
     // cni/pkg/util/enablement_selector.go `Matches` at 1.27.0: a namespace with
     // `istio-injection: enabled` or a non-empty `istio.io/rev` is sidecar mode, and a pod
@@ -539,6 +554,27 @@ fn global_native(
     }
 }
 
+/// The `compatibilityVersion` profiles an istiod chart ships, oldest and newest
+/// (`manifests/charts/istio-control/istio-discovery/files/profile-compatibility-version-*.yaml`
+/// at each tag): none before 1.21; 1.20 to the release before, at most three, up to 1.28
+/// (1.24.0: 1.21-1.23; 1.27.0: 1.24-1.26; 1.28.0: 1.25-1.27); from 1.29 every one from 1.25
+/// (1.31.0-rc.0: 1.25-1.30). Any other value fails the Helm render: `fail (cat "unknown
+/// compatibility version" ...)` (`templates/zzz_profile.yaml`). Of those shipped from 1.27 on,
+/// the 1.24, 1.25 and 1.26 profiles set `ENABLE_NATIVE_SIDECARS: "false"`, the later ones
+/// leave it.
+pub(crate) fn compatibility_profiles(istiod: Version) -> Option<(Version, Version)> {
+    if istiod < Version::new(1, 21) || istiod.major != 1 {
+        return None;
+    }
+    let newest = Version::new(1, istiod.minor - 1);
+    let oldest = if istiod >= Version::new(1, 28) {
+        Version::new(1, 25)
+    } else {
+        Version::new(1, (istiod.minor - 3).max(20))
+    };
+    Some((oldest, newest))
+}
+
 /// Whether an annotation value turns native sidecars on for a pod, as the given Istio reads
 /// it (unknown: only what every version reads as on).
 pub(crate) fn native_annotation_on(value: &str, istio: Option<Version>) -> bool {
@@ -602,6 +638,19 @@ mod tests {
             }
         ));
         assert_eq!(key.reading("false", None), Reading::Is(Some(Marker::Off)));
+    }
+
+    #[test]
+    fn compatibility_profiles_per_release() {
+        let v = |m| Version::new(1, m);
+        // As listed at each tag's files/profile-compatibility-version-*.yaml.
+        assert_eq!(compatibility_profiles(v(20)), None);
+        assert_eq!(compatibility_profiles(v(21)), Some((v(20), v(20))));
+        assert_eq!(compatibility_profiles(v(24)), Some((v(21), v(23))));
+        assert_eq!(compatibility_profiles(v(27)), Some((v(24), v(26))));
+        assert_eq!(compatibility_profiles(v(28)), Some((v(25), v(27))));
+        assert_eq!(compatibility_profiles(v(29)), Some((v(25), v(28))));
+        assert_eq!(compatibility_profiles(v(31)), Some((v(25), v(30))));
     }
 
     #[test]

@@ -77,6 +77,9 @@ pub(crate) const MESH: Mesh = Mesh {
     }],
     // Not checked in Linkerd's source: nothing is claimed.
     never_injects: |_| &[],
+    // Not checked in Linkerd's source: nothing is claimed.
+    quantity_annotations: &[],
+    quantity_refusal: "",
     ambient: None,
     injected_note: "so its settings come from injection time and the pod annotation takes \
                     effect only when it is injected again: \
