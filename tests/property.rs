@@ -548,7 +548,7 @@ fn round_trips(input: &str, fixed: &str) -> Result<(), String> {
         kubernetes_version: Some(Version::new(1, 30)),
         ..Settings::default()
     };
-    let back = meshjob::process(fixed, &none);
+    let back = meshjob::edit_text(fixed, &none);
     if let Some(f) = &back.fatal {
         return Err(format!("none on the wrapped text is fatal: {}", f.message));
     }
@@ -556,19 +556,19 @@ fn round_trips(input: &str, fixed: &str) -> Result<(), String> {
         let diff = meshjob::unified_diff("input.yaml", input, &back.text);
         return Err(format!("none did not give the input back:\n{diff}"));
     }
-    let moved = meshjob::process(fixed, &native);
+    let moved = meshjob::edit_text(fixed, &native);
     if let Some(f) = &moved.fatal {
         return Err(format!(
             "native on the wrapped text is fatal: {}",
             f.message
         ));
     }
-    let direct = meshjob::process(input, &native);
+    let direct = meshjob::edit_text(input, &native);
     if moved.text != direct.text {
         let diff = meshjob::unified_diff("input.yaml", &direct.text, &moved.text);
         return Err(format!("wrapper then native differs from native:\n{diff}"));
     }
-    let back = meshjob::process(&moved.text, &none);
+    let back = meshjob::edit_text(&moved.text, &none);
     if back.text != input {
         let diff = meshjob::unified_diff("input.yaml", input, &back.text);
         return Err(format!(
