@@ -9,12 +9,13 @@ use clap::{Args, Parser, Subcommand};
 #[command(
     name = "meshjob",
     version,
-    about = "Make Kubernetes Jobs and CronJobs finish when Istio or Linkerd injects a sidecar",
-    long_about = "Rewrites Job and CronJob manifests offline so that the injected proxy \
-                  (istio-proxy, linkerd-proxy) stops when the task ends: wraps each \
-                  container's entrypoint, sets the mesh's pod annotation, and edits the mesh's \
-                  mesh-wide config. Every other byte is kept; changes are shown as a unified \
-                  diff."
+    about = "Make Kubernetes batch workloads finish when Istio or Linkerd injects a sidecar",
+    long_about = "Rewrites the manifests of batch workloads offline (Jobs, CronJobs, bare Pods, \
+                  and the batch kinds of Argo Workflows, Kubeflow, JobSet, Ray, Volcano, ...) \
+                  so that the injected proxy (istio-proxy, linkerd-proxy) stops when the task \
+                  ends: asks for a native sidecar, or wraps each container's entrypoint, and \
+                  sets the mesh's pod annotation and mesh-wide config. Every other byte is \
+                  kept; changes are shown as a unified diff."
 )]
 pub struct Cli {
     #[command(subcommand)]

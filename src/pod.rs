@@ -237,7 +237,13 @@ impl<'d> Pod<'d> {
         self.shape == Shape::Template
     }
 
-    /// The containers of one list, when it is a list.
+    /// The containers of one list, when it is a list. A strategic-merge-patch directive
+    /// among the items (kustomize, `kubectl patch`) is no container: an item whose `$patch`
+    /// is `delete` removes the container of its name from the base, and an item holding only
+    /// `$patch` (`- $patch: replace`) says how to merge the list; neither runs
+    /// (kubernetes/kubernetes
+    /// `staging/src/k8s.io/apimachinery/pkg/util/strategicpatch/patch.go`, `directiveMarker`,
+    /// `deleteDirective`, `replaceDirective`).
     pub fn list(&self, list: List) -> impl Iterator<Item = Container<'d>> + use<'d> {
         let items = self
             .spec()
@@ -247,6 +253,7 @@ impl<'d> Pod<'d> {
         items
             .iter()
             .enumerate()
+            .filter(|(_, node)| !is_patch_directive(node))
             .map(move |(index, node)| Container { node, list, index })
     }
 
@@ -292,4 +299,18 @@ impl<'d> Pod<'d> {
             .and_then(|s| s.get(key))
             .is_some_and(crate::yaml::value::is_true)
     }
+}
+
+/// The key of a strategic-merge-patch directive in a list item.
+const PATCH_DIRECTIVE: &str = "$patch";
+
+/// Whether a list item is a strategic-merge-patch directive rather than an element: its
+/// `$patch` is `delete`, or it has no key but `$patch`.
+fn is_patch_directive(item: &Node) -> bool {
+    let Some(entries) = item.entries() else {
+        return false;
+    };
+    let directive = |e: &Entry| e.key.as_str() == Some(PATCH_DIRECTIVE);
+    item.str(PATCH_DIRECTIVE) == Some("delete")
+        || (!entries.is_empty() && entries.iter().all(directive))
 }

@@ -134,6 +134,10 @@ rules! {
     Ambient = "MJ106", [Info], "ambient";
     /// A pod left out of meshjob by its `meshjob.dev/ignore` annotation.
     Ignored = "MJ107", [Info], "ignored by annotation";
+    /// A mesh injection value that the target release does not read as the pod means it.
+    InjectValueNotRead = "MJ108", [Warning], "injection value not read";
+    /// A pod in a namespace the mesh's injector never injects.
+    NamespaceNeverInjected = "MJ109", [Info], "namespace never injected";
     /// An anchor, alias or merge key on the way to an edit: the pod's edits are dropped.
     SharedNode = "MJ110", [Error] refuses_pod, "shared node refused";
     /// A container with a key written twice.
@@ -182,6 +186,8 @@ rules! {
     PeersVolumeTaken = "MJ209", [Error] refuses_pod, "shared volume name or path taken";
     /// The injected proxy's `PROXY_CONFIG` env value cannot be edited; left alone.
     ProxyConfigEnvLeftAlone = "MJ210", [Warning], "injected PROXY_CONFIG left alone";
+    /// A wrapped container that Kubernetes restarts in place (container restart rules).
+    RestartsInPlace = "MJ211", [Warning], "wrapped container restarts in place";
     /// `--strategy native` on a target known to be too old.
     NativeTooOld = "MJ301", [Error] refuses_pod, "native sidecars too old";
     /// `--strategy native` on a pod whose proxy is already injected.
@@ -192,6 +198,9 @@ rules! {
     NativeLookalike = "MJ304", [Warning], "native-sidecar annotation misspelled";
     /// A native-sidecar annotation the target mesh version does not read.
     NativeKeyNotRead = "MJ305", [Warning], "native-sidecar annotation not read by this version";
+    /// A Job `podFailurePolicy` exit-code rule without `containerName` that a native
+    /// sidecar's exit code matches.
+    ExitCodesWithoutContainer = "MJ306", [Warning], "exit-code rule matches the sidecar";
     /// A wrapper meshjob wrote, taken out.
     WrapperRemoved = "MJ401", [Info], "wrapper taken out";
     /// A setting meshjob writes, kept because it no longer holds meshjob's value.
@@ -220,6 +229,8 @@ rules! {
     ShutdownAnnotationValue = "MJ530", [Error], "Linkerd shutdown annotation value";
     /// Another mesh's per-pod annotation on a pod.
     ForeignAnnotation = "MJ531", [Warning], "another mesh's annotation";
+    /// A proxy resource annotation that is not a Kubernetes quantity.
+    InvalidProxyResource = "MJ540", [Error], "proxy resource annotation invalid";
     /// Something that looks like mesh configuration, left alone.
     MeshConfigLeftAlone = "MJ601", [Info], "mesh config left alone";
     /// Mesh configuration that cannot be edited as written.
@@ -228,12 +239,14 @@ rules! {
     MeshConfigInvalid = "MJ603", [Error], "mesh config text is invalid";
     /// How the mesh-wide drain settings interact; said once per run.
     DrainInteraction = "MJ604", [Info] once_per_run, "drain settings interact";
+    /// An Istio `compatibilityVersion` the target istiod's chart has no profile for.
+    CompatibilityVersionUnknown = "MJ605", [Warning], "compatibility version not shipped";
     /// A Linkerd Helm value that must be a boolean and is not.
     ValuesNotBoolean = "MJ610", [Error], "Linkerd value is not a boolean";
     /// A misspelled key of the Linkerd Helm values.
     ValuesMisspelled = "MJ611", [Warning], "misspelled Linkerd value";
     /// A pod template that `fix` would change.
-    WouldChange = "MJ701", [Error], "pod would change";
+    WouldChange = "MJ701", [Error | Warning], "pod would change";
     /// A container whose own command already stops the proxy.
     AlreadyStops = "MJ711", [Warning | Info], "already stops the proxy";
     /// A call to the quit endpoint that is not a POST.

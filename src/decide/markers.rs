@@ -5,6 +5,7 @@ use super::Why;
 use crate::config::MeshId;
 use crate::mesh::{self, Marker, MarkerKey, MarkerPlace, Mesh};
 use crate::pod::{Inherited, Pod};
+use crate::version::Release;
 use crate::yaml::tree::Node;
 use std::collections::BTreeMap;
 
@@ -24,22 +25,25 @@ fn level(
     meta: Option<&Node>,
     keys: &[MarkerKey],
     pod: Option<&Pod<'_>>,
+    release: Option<Release>,
 ) -> Option<MarkerSeen> {
     let lookup = |place: &str, key: &str| {
         meta.and_then(|m| m.get(place))
             .and_then(|l| l.get(key))
             .and_then(Node::as_str)
     };
-    level_by(mesh, &lookup, keys, pod)
+    level_by(mesh, &lookup, keys, pod, release)
 }
 
 /// [`level`], reading each key's value in `labels` or `annotations` with `lookup`: for
-/// metadata laid in layers (`pod::Variant`).
+/// metadata laid in layers (`pod::Variant`). `release` is the mesh's, which some keys'
+/// values depend on (unknown: what every release reads alike).
 pub(super) fn level_by<'n>(
     mesh: &Mesh,
     lookup: &dyn Fn(&str, &str) -> Option<&'n str>,
     keys: &[MarkerKey],
     pod: Option<&Pod<'_>>,
+    release: Option<Release>,
 ) -> Option<MarkerSeen> {
     let mut found: Vec<(Marker, String)> = Vec::new();
     for k in keys {
@@ -51,7 +55,7 @@ pub(super) fn level_by<'n>(
             MarkerPlace::LabelThenAnnotation => label().or_else(annotation),
         };
         if let Some((place, v)) = hit
-            && let Some(m) = k.read(v)
+            && let Some(m) = k.read(v, release)
         {
             found.push((m, format!("{place} {}: \"{v}\"", k.key)));
         }
@@ -74,19 +78,21 @@ pub(super) fn level_by<'n>(
     })
 }
 
-/// The mesh of a pod: its own markers, else its Namespace's, else `default_mesh`. Both
-/// meshes, or only an opt-out, is a finding instead.
+/// The mesh of a pod: its own markers (as the release `release` gives for each mesh reads
+/// them), else its Namespace's, else `default_mesh`. Both meshes, or only an opt-out, is a
+/// finding instead.
 pub(super) fn which_mesh(
     pod: &Pod<'_>,
     default_mesh: MeshId,
     namespaces: &Namespaces,
+    release: &dyn Fn(&'static Mesh) -> Option<Release>,
 ) -> Result<&'static Mesh, Why> {
     let in_namespace = namespaces.get(&pod.object.namespace);
     // Per mesh: the pod's own markers, else its Namespace's.
     let seen: Vec<MarkerSeen> = mesh::ALL
         .iter()
         .filter_map(|m| {
-            level(m, pod.metadata(), m.pod_markers, Some(pod))
+            level(m, pod.metadata(), m.pod_markers, Some(pod), release(m))
                 .or_else(|| in_namespace.iter().find(|s| s.mesh == m.id).cloned())
         })
         .collect();
@@ -121,7 +127,7 @@ impl Namespaces {
         };
         let seen: Vec<MarkerSeen> = mesh::ALL
             .iter()
-            .filter_map(|m| level(m, meta, m.namespace_markers, None))
+            .filter_map(|m| level(m, meta, m.namespace_markers, None, None))
             .map(|mut s| {
                 s.what = format!("{} on Namespace/{name}", s.what);
                 s
@@ -175,7 +181,7 @@ impl Namespaces {
     pub(crate) fn inherited(
         &self,
         pod: &Pod<'_>,
-        release: &dyn Fn(&'static Mesh) -> Option<crate::version::Release>,
+        release: &dyn Fn(&'static Mesh) -> Option<Release>,
     ) -> Vec<Inherited> {
         let ns = &pod.object.namespace;
         let Some(anns) = self.annotations.get(ns) else {

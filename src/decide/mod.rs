@@ -7,12 +7,14 @@
 //! typed reason ([`Why`]), which [`Why::finding`] alone turns into words.
 
 mod context;
+mod lints;
 mod markers;
 mod pin;
 mod why;
 
 pub use context::RunContext;
 pub(crate) use context::{Lines, may_add};
+pub(crate) use lints::{document_lints, lints};
 pub(crate) use markers::Namespaces;
 pub(crate) use why::Why;
 
@@ -88,6 +90,7 @@ type Step = fn(&Facts<'_, '_>) -> Option<Outcome>;
 const STEPS: &[Step] = &[
     pin_invalid,
     host_network,
+    namespace_never_injected,
     every_variant_opts_out,
     ambient,
     proxy_is_native,
@@ -121,7 +124,8 @@ pub(crate) fn decide(
     if let Some((reason, place)) = pin::ignored(pod) {
         return Decision::Skip(Why::Ignored { reason, place });
     }
-    let mesh = match markers::which_mesh(pod, settings.mesh, &ctx.namespaces) {
+    let release = |m| ctx.versions.support(m, settings).release();
+    let mesh = match markers::which_mesh(pod, settings.mesh, &ctx.namespaces, &release) {
         Ok(m) => m,
         Err(why) => return Decision::Skip(why),
     };
@@ -178,6 +182,18 @@ fn host_network(f: &Facts<'_, '_>) -> Option<Outcome> {
     f.pod
         .spec_true("hostNetwork")
         .then_some(Outcome::Skip(Why::HostNetwork))
+}
+
+/// A pod of a namespace its mesh's injector never injects (kube-system, ...).
+fn namespace_never_injected(f: &Facts<'_, '_>) -> Option<Outcome> {
+    let ns = &f.pod.object.namespace;
+    let never = (f.mesh.never_injects)(f.support.release());
+    never.contains(&ns.as_str()).then(|| {
+        Outcome::Skip(Why::NamespaceNeverInjected {
+            mesh: f.mesh,
+            namespace: ns.clone(),
+        })
+    })
 }
 
 /// An ambient pod has no sidecar: meshjob's changes come out.
@@ -359,8 +375,14 @@ fn every_variant_opts_out(f: &Facts<'_, '_>) -> Option<Outcome> {
             v.get(place, key)
                 .or_else(|| pod_meta?.get(place)?.get(key)?.as_str())
         };
-        let seen = markers::level_by(f.mesh, &lookup, f.mesh.pod_markers, None)
-            .filter(|s| s.marker == crate::mesh::Marker::Off)?;
+        let seen = markers::level_by(
+            f.mesh,
+            &lookup,
+            f.mesh.pod_markers,
+            None,
+            f.support.release(),
+        )
+        .filter(|s| s.marker == crate::mesh::Marker::Off)?;
         first.get_or_insert((v.name, seen));
     }
     let (name, seen) = first?;

@@ -19,6 +19,11 @@ pub(crate) enum Why {
     /// The pod opts out of injection.
     OptedOut(MarkerSeen),
     HostNetwork,
+    /// The pod's namespace is one the mesh's injector never injects.
+    NamespaceNeverInjected {
+        mesh: &'static Mesh,
+        namespace: String,
+    },
     /// Ambient mode, by a label on the pod or its Namespace (`by` says which).
     Ambient {
         by: String,
@@ -141,6 +146,7 @@ impl Why {
             Why::MeshConflict(..) => Rule::MeshConflict,
             Why::OptedOut(_) => Rule::OptedOut,
             Why::HostNetwork => Rule::HostNetwork,
+            Why::NamespaceNeverInjected { .. } => Rule::NamespaceNeverInjected,
             Why::Ambient { .. } => Rule::Ambient,
             Why::ProxyIsNative(_) | Why::PodIsNative { .. } => Rule::NativeSidecar,
             Why::NativeTooOld(..) => Rule::NativeTooOld,
@@ -220,6 +226,12 @@ impl Why {
                 write!(out, "skipped, opted out of injection ({})", off.what)
             }
             Why::HostNetwork => out.write_str("skipped, hostNetwork pods are never injected"),
+            Why::NamespaceNeverInjected { mesh, namespace } => write!(
+                out,
+                "skipped, {}'s injector never injects a pod of namespace {namespace}, whatever \
+                 its labels say",
+                mesh.name
+            ),
             Why::Ambient { by } => {
                 write!(
                     out,

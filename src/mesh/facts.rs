@@ -24,11 +24,40 @@ pub struct MarkerKey {
     pub off: &'static [&'static str],
     /// Compare values without regard to ASCII case.
     pub ignore_case: bool,
+    /// How the mesh's releases before some version read the key, where they read it
+    /// otherwise; the fields above are how the newer ones read it.
+    pub older: Option<OlderReading>,
+}
+
+/// How old releases read a marker key: `on` turns injection on (ASCII case ignored), and
+/// every other non-empty value turns it off.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OlderReading {
+    /// The first release that reads the key as [`MarkerKey`] says instead.
+    pub before: Version,
+    pub on: &'static [&'static str],
+}
+
+/// What one value of a marker key says to the target release, for a finding.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Reading {
+    /// It says this (or nothing, `None`), to the target release or to every release.
+    Is(Option<Marker>),
+    /// The target release (`at`) ignores it, and the mesh falls back to the namespace's
+    /// default, while releases before `older.before` read it as `then`.
+    Ignored {
+        at: Option<Release>,
+        older: OlderReading,
+        then: Marker,
+    },
+    /// The release is not known, and the releases disagree: before `older.before` it says
+    /// `then`, from it nothing (the namespace's default).
+    Disagree { older: OlderReading, then: Marker },
 }
 
 impl MarkerKey {
-    /// What `value` of this key says.
-    pub fn read(&self, value: &str) -> Option<Marker> {
+    /// What `value` of this key says, as the newest releases read it.
+    fn read_current(&self, value: &str) -> Option<Marker> {
         let is = |set: &[&str]| {
             set.iter().any(|v| {
                 if self.ignore_case {
@@ -44,6 +73,48 @@ impl MarkerKey {
             Some(Marker::On)
         } else {
             None
+        }
+    }
+
+    /// What `value` of this key says to `release` (unknown: what every release reads alike;
+    /// a value the releases read differently says nothing, and the pod is decided by its
+    /// namespace or the `mesh` setting, which is where the newer releases leave it).
+    pub fn read(&self, value: &str, release: Option<Release>) -> Option<Marker> {
+        match self.reading(value, release) {
+            Reading::Is(m) => m,
+            Reading::Ignored { .. } | Reading::Disagree { .. } => None,
+        }
+    }
+
+    /// [`MarkerKey::read`], saying also when the target ignores a value older releases
+    /// read, or when the releases disagree on it.
+    pub fn reading(&self, value: &str, release: Option<Release>) -> Reading {
+        let current = self.read_current(value);
+        let Some(older) = self.older else {
+            return Reading::Is(current);
+        };
+        let old = if value.is_empty() {
+            None
+        } else if older.on.iter().any(|v| v.eq_ignore_ascii_case(value)) {
+            Some(Marker::On)
+        } else {
+            Some(Marker::Off)
+        };
+        match release.and_then(Release::stable) {
+            Some(v) if v < older.before => Reading::Is(old),
+            _ if old == current => Reading::Is(current),
+            Some(_) => match old {
+                Some(then) if current.is_none() => Reading::Ignored {
+                    at: release,
+                    older,
+                    then,
+                },
+                _ => Reading::Is(current),
+            },
+            None => match old {
+                Some(then) if current.is_none() => Reading::Disagree { older, then },
+                _ => Reading::Is(current),
+            },
         }
     }
 }
@@ -106,6 +177,13 @@ pub struct Mesh {
     pub pod_markers: &'static [MarkerKey],
     /// Namespace keys that say whether this mesh injects the namespace's pods.
     pub namespace_markers: &'static [MarkerKey],
+    /// The namespaces whose pods the mesh's injector (of the given release; unknown: the
+    /// releases meshjob supports) never injects, whatever their labels say.
+    pub never_injects: fn(Option<Release>) -> &'static [&'static str],
+    /// Pod annotations that the injector refuses unless they hold a Kubernetes resource
+    /// quantity, and what happens then (after "not a Kubernetes quantity (...); ").
+    pub quantity_annotations: &'static [&'static str],
+    pub quantity_refusal: &'static str,
     /// Ambient mode (no sidecar at all), if the mesh has it.
     pub ambient: Option<Ambient>,
     /// What an already-injected proxy means for the fix, after `<proxy> is already injected, `.

@@ -36,7 +36,8 @@ pub(crate) mod linkerd;
 mod support;
 
 pub(crate) use crate::config::MeshId;
-pub(crate) use facts::{Marker, MarkerKey, MarkerPlace, Mesh, StopEndpoint};
+pub(crate) mod quantity;
+pub(crate) use facts::{Marker, MarkerKey, MarkerPlace, Mesh, Reading, StopEndpoint};
 pub(crate) use found::NativeMode;
 pub(crate) use support::Support;
 

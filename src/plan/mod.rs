@@ -93,6 +93,7 @@ pub fn plan_doc_in<'a>(
         let (mesh, strategy, why, support) =
             match decide::decide(target, settings, ctx, &mut run_notes) {
                 Decision::Skip(why) => {
+                    findings.extend(decide::lints(target, settings, ctx, None));
                     findings.push(why.finding(target));
                     continue;
                 }
@@ -103,6 +104,7 @@ pub fn plan_doc_in<'a>(
                     support,
                 } => (mesh, strategy, why, support),
             };
+        findings.extend(decide::lints(target, settings, ctx, Some((mesh, strategy))));
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
         native_keys(target, &support, &mut pod_findings);
@@ -148,12 +150,13 @@ pub fn plan_doc_in<'a>(
             if !mesh_changed {
                 pod_findings.push(sidecar_moves::would_change(target, &moves));
             } else {
+                let pin = matches!(why, decide::Why::MeshNative(_));
                 pod_findings.push(would_change(
                     editor.src,
                     target,
                     mesh,
                     strategy,
-                    native_key,
+                    (native_key, pin),
                     editor.edits_since(&mark),
                 ));
             }
@@ -168,6 +171,7 @@ pub fn plan_doc_in<'a>(
     if !handled {
         handled = (mesh::ALL.iter()).any(|m| planner(m).holds_values(&doc.root, force_mesh));
     }
+    findings.extend(decide::document_lints(&doc.root, settings, ctx));
     if settings.strategy != crate::config::StrategyChoice::None {
         for m in mesh::ALL.iter() {
             let support = ctx.versions.support(m, settings);
@@ -272,17 +276,31 @@ fn foreign(t: &Pod<'_>, mesh: &Mesh, out: &mut Vec<Finding>) {
 
 /// The finding that says a pod template would change, so that every such pod gets a line
 /// (and a pull-request annotation) of its own: at the first container that would be
-/// wrapped, else at the pod's config annotation, else at the pod template.
+/// wrapped, else at the pod's config annotation, else at the pod template. `native`: the
+/// native annotation's key, and whether it only pins what the mesh does by itself (every
+/// proxy native already): a warning then, as the pod completes without it.
 fn would_change(
     src: &str,
     t: &Pod<'_>,
     mesh: &Mesh,
     strategy: Strategy,
-    native_key: &str,
+    native: (&str, bool),
     edits: &[Edit],
 ) -> Finding {
     let tpl = t.template;
     let who = t.describe();
+    let (native_key, pin) = native;
+    if strategy == Strategy::Native && pin {
+        let message = format!(
+            "{who}: {native_key}: \"{}\" would be set: {} already makes this pod's proxy a \
+             native sidecar, so the pod completes without it; the annotation pins that, so \
+             that the pod stays native if the mesh's setting changes",
+            mesh.native.on, mesh.name
+        );
+        return Finding::warning(Rule::WouldChange, tpl.start, message)
+            .with_object(Some(t.object.clone()))
+            .fixed();
+    }
     let other = match strategy {
         Strategy::Wrapper => None,
         Strategy::Native => Some(format!(

@@ -43,6 +43,9 @@ pub struct Editor<'a> {
     /// ([`Editor::take_edits`]), so that a dropped group takes back its need of it with its
     /// edits.
     eof_block: Option<Edit>,
+    /// How many edits came before the group begun last ([`Editor::begin`]): removals merge
+    /// only with edits of their own group, which is kept or dropped whole.
+    group_start: usize,
 }
 
 /// Where a group of edits began ([`Editor::begin`]): how many edits came before it, and
@@ -80,6 +83,7 @@ impl<'a> Editor<'a> {
             edits: Vec::new(),
             intended: None,
             eof_block: eof_block_fix(src, root),
+            group_start: 0,
         }
     }
 
@@ -148,6 +152,7 @@ impl<'a> Editor<'a> {
             None => Snapshot::Unchanged,
             Some(_) => Snapshot::At(self.intended_at(path).map(|v| v.clone())),
         };
+        self.group_start = self.edits.len();
         Group {
             edits: self.edits.len(),
             before,
@@ -380,13 +385,57 @@ impl<'a> Editor<'a> {
             let entry = self.entry_start(map, key_node);
             match colon_after(self.src, key_node.end) {
                 Some(c) => {
-                    let text = emit::after_key(out, self.col(key_node.props_start), &st);
+                    // A block sequence in place of a block sequence puts its `-` where the
+                    // old one had it (`command:` with its items indented, or not): replacing
+                    // it again gives that layout back.
+                    let key_col = self.col(key_node.props_start);
+                    let old_dash = (value.items().and_then(<[Node]>::first))
+                        .filter(|_| !value.flow)
+                        .and_then(|first| dash_before(self.src, first.props_start))
+                        .map(|d| self.col(d));
+                    let st = match (out, old_dash) {
+                        (Out::Seq(items), Some(dash)) if !items.is_empty() && dash >= key_col => {
+                            Style {
+                                seq_offset: dash - key_col,
+                                ..st
+                            }
+                        }
+                        _ => st,
+                    };
+                    let mut text = emit::after_key(out, key_col, &st);
                     let to = if value.empty && value.props_start == value.start {
                         c + 1
                     } else {
                         value.end
                     };
-                    self.push(c + 1, to, text);
+                    // The spaces after the `:` stay as they are written (`command:   [a]`,
+                    // or `command: ` before a block value): a value written on the key's
+                    // line takes their place of its own single space, one on the next lines
+                    // leaves them where they are (but for the usual single space before a
+                    // value that was on the key's line). Replacing the value again gives
+                    // them back.
+                    let spaces = self.src.as_bytes()[c + 1..to.max(c + 1)]
+                        .iter()
+                        .take_while(|b| **b == b' ')
+                        .count();
+                    // One space before a value on the key's line is what is written anyway.
+                    let between = &self.src[c + 1..to.max(c + 1)];
+                    let inline = !between.contains('\n');
+                    // Before a value on the next lines, the rest of the key's line (spaces, a
+                    // comment) stays when the new value goes on the next lines too.
+                    let key_line = between
+                        .find('\n')
+                        .map_or(0, |i| between[..i].trim_end_matches('\r').len());
+                    let kept = match text.strip_prefix(' ') {
+                        Some(rest) if spaces > 0 => {
+                            text = rest.to_string();
+                            spaces
+                        }
+                        _ if text.starts_with(st.nl) && !inline => key_line,
+                        _ if text.starts_with(st.nl) && spaces != 1 => spaces,
+                        _ => 0,
+                    };
+                    self.push(c + 1 + kept, to, text);
                 }
                 None if entry != key_node.props_start => {
                     // An explicit key (`? k`): its `:` starts a later line, at the column of

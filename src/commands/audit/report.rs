@@ -63,7 +63,8 @@ fn versions(f: &Finding) -> Vec<String> {
     };
     let mut out = Vec::new();
     if let Some(v) = &s.mesh_version {
-        out.push(format!("{} {} from {}", s.mesh.name, v.value, v.origin));
+        let shown = full_version(&v.value.to_string(), &v.origin);
+        out.push(format!("{} {shown} from {}", s.mesh.name, v.origin));
     }
     match &s.kubernetes {
         Some(k) => {
@@ -76,6 +77,35 @@ fn versions(f: &Finding) -> Vec<String> {
         None => out.push("oldest kubelet unknown (no Node in the dumps)".into()),
     }
     out
+}
+
+/// The version as the place it was read writes it, when that says more than the minor
+/// meshjob decides by: an injected proxy's image `.../proxyv2:1.26.2` gives `1.26.2`, its
+/// annotation `stable-2.14.10` gives `2.14.10`; else `minor` (`1.26`).
+fn full_version(minor: &str, origin: &VersionOrigin) -> String {
+    let Some(place) = origin.place() else {
+        return minor.to_string();
+    };
+    let text = place.text.as_str();
+    let tag = crate::mesh::found::image_tag(text).map_or(text, |(_, tag)| tag);
+    // The first run of digits and dots that begins with the minor, followed by a patch.
+    let at = (0..tag.len())
+        .filter(|&i| tag.is_char_boundary(i))
+        .find(|&i| {
+            tag[i..].starts_with(minor)
+                && (i == 0 || !tag.as_bytes()[i - 1].is_ascii_digit())
+                && tag[i + minor.len()..].starts_with('.')
+        });
+    let Some(at) = at else {
+        return minor.to_string();
+    };
+    let rest = &tag[at + minor.len() + 1..];
+    let patch: &str = &rest[..rest.bytes().take_while(u8::is_ascii_digit).count()];
+    if patch.is_empty() {
+        minor.to_string()
+    } else {
+        format!("{minor}.{patch}")
+    }
 }
 
 fn summary(counts: &[(State, u64)]) -> String {
@@ -234,4 +264,43 @@ pub(crate) fn json_tail(
     let rest = whole.split_once("[]").map_or("", |(_, r)| r);
     let close = if n == 0 { "]" } else { "\n  ]" };
     format!("{close}{rest}\n")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::full_version;
+    use crate::version::{ManifestPlace, VersionOrigin};
+    use std::sync::Arc;
+
+    #[test]
+    fn the_full_version_the_place_writes() {
+        let read = |text: &str| {
+            VersionOrigin::Read(Arc::new(ManifestPlace {
+                file: None,
+                offset: 0,
+                line: 1,
+                col: 1,
+                object: String::new(),
+                field: String::new(),
+                text: text.to_string(),
+            }))
+        };
+        let f = |minor, text| full_version(minor, &read(text));
+        assert_eq!(f("1.26", "docker.io/istio/proxyv2:1.26.2"), "1.26.2");
+        assert_eq!(
+            f("1.26", "gcr.io/istio-release/proxyv2:1.26.2-distroless"),
+            "1.26.2"
+        );
+        assert_eq!(
+            f("1.22", "localhost:5000/istio/proxyv2:1.22.3@sha256:ab"),
+            "1.22.3"
+        );
+        assert_eq!(f("2.14", "stable-2.14.10"), "2.14.10");
+        assert_eq!(f("1.26", "docker.io/istio/proxyv2:1.26"), "1.26");
+        assert_eq!(f("1.2", "istio/proxyv2:11.2.5"), "1.2");
+        assert_eq!(
+            full_version("1.26", &VersionOrigin::Flag("--istio-version")),
+            "1.26"
+        );
+    }
 }

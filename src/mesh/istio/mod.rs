@@ -8,8 +8,8 @@ pub(crate) mod documents;
 pub(crate) mod versions;
 
 use super::facts::{
-    Ambient, ConfigKind, ConfigRole, KillCommand, MarkerKey, MarkerPlace, Mesh, Native, PortOff,
-    SidecarLabel, StopEndpoint,
+    Ambient, ConfigKind, ConfigRole, KillCommand, MarkerKey, MarkerPlace, Mesh, Native,
+    OlderReading, PortOff, SidecarLabel, StopEndpoint,
 };
 use super::found::NativeMode;
 use crate::config::MeshId;
@@ -93,7 +93,8 @@ pub(crate) const MESH: Mesh = Mesh {
             place: MarkerPlace::LabelThenAnnotation,
             on: &["true"],
             off: &["false"],
-            ignore_case: true,
+            ignore_case: false,
+            older: Some(INJECT_BEFORE_1_27),
         },
         REVISION_MARKER,
         AMBIENT_MARKER,
@@ -105,10 +106,27 @@ pub(crate) const MESH: Mesh = Mesh {
             on: &["enabled"],
             off: &["disabled"],
             ignore_case: false,
+            older: None,
         },
         REVISION_MARKER,
         AMBIENT_MARKER,
     ],
+    never_injects,
+    // istio/istio `pkg/kube/inject/validate.go`: `validateAnnotations`, run by `RunTemplate`
+    // before injecting (`pkg/kube/inject/inject.go`), checks these four with
+    // `validateResourceQuantity` from commit 299edbbb2a6 (istio#58928), backported to 1.27.6
+    // (b1941e3ac81), 1.28.4 (a3fb1fccca0) and 1.29.0 (3f7c726b8ce); the injector's webhook
+    // has `failurePolicy: Fail` (`templates/mutatingwebhook.yaml`), so the pod is refused.
+    quantity_annotations: &[
+        "sidecar.istio.io/proxyCPU",
+        "sidecar.istio.io/proxyMemory",
+        "sidecar.istio.io/proxyCPULimit",
+        "sidecar.istio.io/proxyMemoryLimit",
+    ],
+    quantity_refusal: "Istio's injector (1.29+, 1.28.4+, 1.27.6+) refuses the pod at \
+                       admission, so the Job creates no pods; older ones copy it into the \
+                       proxy's resources, which the API server then refuses: write a \
+                       quantity such as 100m or 128Mi",
     // pkg/config/analysis/analyzers/util/in_mesh.go `NamespaceInAmbientMode` and
     // cni/pkg/util/enablement_selector.go `Matches` at 1.27.0: a namespace with
     // `istio-injection: enabled` or a non-empty `istio.io/rev` is sidecar mode, and a pod
@@ -218,6 +236,40 @@ pub(crate) const ENVOY_ADMIN_READY_URL: &str = "http://localhost:15000/ready";
 /// The injected proxy container.
 pub(crate) const PROXY_CONTAINER: &str = "istio-proxy";
 
+/// How Istio before 1.27 read `sidecar.istio.io/inject` (the label, else the annotation):
+/// lower-cased, `y`, `yes`, `true` and `on` injected, and every other non-empty value opted
+/// out (istio/istio `pkg/kube/inject/inject.go` `injectRequired`, `switch
+/// strings.ToLower(objectSelector)`, at 1.26.0). From 1.27 (commit 331d32e30a39, istio#56737,
+/// first tag 1.27.0-beta.0) only exactly `"true"` and `"false"` count: any other value logs
+/// "Invalid value ... Falling back to default injection policy", and the namespace's default
+/// decides.
+const INJECT_BEFORE_1_27: OlderReading = OlderReading {
+    before: Version::new(1, 27),
+    on: &["y", "yes", "true", "on"],
+};
+
+/// The namespaces istiod's injector skips whatever their labels say: `injectRequired`
+/// returns false for a pod in one of `IgnoredNamespaces` (istio/istio
+/// `pkg/kube/inject/inject.go` and `pkg/kube/inject/initializer.go`). Up to 1.8 the list is
+/// `kube-system` and `kube-public` (`metav1.NamespaceSystem`, `NamespacePublic` at 1.8.0);
+/// from 1.9 (commit 94eb2985bdd, istio#29494, first tag 1.9.0) also `kube-node-lease` and
+/// `local-path-storage`, as at 1.31.0-rc.0. From 1.16 the chart's `auto.` webhook (the
+/// `enableNamespacesByDefault` case) leaves the same four out of its `namespaceSelector` too
+/// (commit 90b02119de1, istio#41020;
+/// `manifests/charts/istio-control/istio-discovery/templates/mutatingwebhook.yaml`).
+fn never_injects(r: Option<Release>) -> &'static [&'static str] {
+    const SINCE_1_9: &[&str] = &[
+        "kube-system",
+        "kube-public",
+        "kube-node-lease",
+        "local-path-storage",
+    ];
+    match r.and_then(Release::stable) {
+        Some(v) if v < Version::new(1, 9) => &SINCE_1_9[..2],
+        _ => SINCE_1_9,
+    }
+}
+
 /// A revision label selects that revision's injector, on a pod or a namespace.
 const REVISION_MARKER: MarkerKey = MarkerKey {
     key: REVISION_LABEL,
@@ -225,6 +277,7 @@ const REVISION_MARKER: MarkerKey = MarkerKey {
     on: &[],
     off: &[],
     ignore_case: true,
+    older: None,
 };
 /// Ambient mode is Istio's too: the pod or namespace has no sidecar, and the strategies
 /// take meshjob's fix out.
@@ -234,6 +287,7 @@ const AMBIENT_MARKER: MarkerKey = MarkerKey {
     on: &[DATAPLANE_MODE_AMBIENT],
     off: &[],
     ignore_case: false,
+    older: None,
 };
 
 /// ProxyConfig keys meshjob sets.
@@ -507,6 +561,27 @@ fn global_native(
     }
 }
 
+/// The `compatibilityVersion` profiles an istiod chart ships, oldest and newest
+/// (`manifests/charts/istio-control/istio-discovery/files/profile-compatibility-version-*.yaml`
+/// at each tag): none before 1.21; 1.20 to the release before, at most three, up to 1.28
+/// (1.24.0: 1.21-1.23; 1.27.0: 1.24-1.26; 1.28.0: 1.25-1.27); from 1.29 every one from 1.25
+/// (1.31.0-rc.0: 1.25-1.30). Any other value fails the Helm render: `fail (cat "unknown
+/// compatibility version" ...)` (`templates/zzz_profile.yaml`). Of those shipped from 1.27 on,
+/// the 1.24, 1.25 and 1.26 profiles set `ENABLE_NATIVE_SIDECARS: "false"`, the later ones
+/// leave it.
+pub(crate) fn compatibility_profiles(istiod: Version) -> Option<(Version, Version)> {
+    if istiod < Version::new(1, 21) || istiod.major != 1 {
+        return None;
+    }
+    let newest = Version::new(1, istiod.minor - 1);
+    let oldest = if istiod >= Version::new(1, 28) {
+        Version::new(1, 25)
+    } else {
+        Version::new(1, (istiod.minor - 3).max(20))
+    };
+    Some((oldest, newest))
+}
+
 /// Whether an annotation value turns native sidecars on for a pod, as the given Istio reads
 /// it (unknown: only what every version reads as on).
 pub(crate) fn native_annotation_on(value: &str, istio: Option<Version>) -> bool {
@@ -530,5 +605,67 @@ mod tests {
         assert!(is_mesh_config_field("defaultConfig"));
         assert!(is_mesh_config_field("access_log_file"));
         assert!(!is_mesh_config_field("resources"));
+    }
+
+    #[test]
+    fn the_inject_key_is_read_per_release() {
+        use crate::mesh::{Marker, Reading};
+        let key = &MESH.pod_markers[0];
+        assert_eq!(key.key, INJECT_KEY);
+        let r = |v: &str, at: Option<(u32, u32)>| {
+            key.read(v, at.map(|(a, b)| Release::Stable(Version::new(a, b))))
+        };
+        // Istio 1.26 lower-cases; y/yes/true/on inject, anything else opts out.
+        for v in ["yes", "Y", "True", "ON", "true"] {
+            assert_eq!(r(v, Some((1, 26))), Some(Marker::On), "{v}");
+        }
+        for v in ["False", "no", "disabled", "false", "0"] {
+            assert_eq!(r(v, Some((1, 26))), Some(Marker::Off), "{v}");
+        }
+        // From 1.27 only exactly "true" and "false" count.
+        assert_eq!(r("true", Some((1, 27))), Some(Marker::On));
+        assert_eq!(r("false", Some((1, 31))), Some(Marker::Off));
+        for v in ["False", "yes", "no", "TRUE"] {
+            assert_eq!(r(v, Some((1, 27))), None, "{v}");
+            assert_eq!(r(v, None), None, "{v}");
+        }
+        assert_eq!(r("", Some((1, 20))), None);
+        assert!(matches!(
+            key.reading("False", Some(Release::Stable(Version::new(1, 28)))),
+            Reading::Ignored {
+                then: Marker::Off,
+                ..
+            }
+        ));
+        assert!(matches!(
+            key.reading("yes", None),
+            Reading::Disagree {
+                then: Marker::On,
+                ..
+            }
+        ));
+        assert_eq!(key.reading("false", None), Reading::Is(Some(Marker::Off)));
+    }
+
+    #[test]
+    fn compatibility_profiles_per_release() {
+        let v = |m| Version::new(1, m);
+        // As listed at each tag's files/profile-compatibility-version-*.yaml.
+        assert_eq!(compatibility_profiles(v(20)), None);
+        assert_eq!(compatibility_profiles(v(21)), Some((v(20), v(20))));
+        assert_eq!(compatibility_profiles(v(24)), Some((v(21), v(23))));
+        assert_eq!(compatibility_profiles(v(27)), Some((v(24), v(26))));
+        assert_eq!(compatibility_profiles(v(28)), Some((v(25), v(27))));
+        assert_eq!(compatibility_profiles(v(29)), Some((v(25), v(28))));
+        assert_eq!(compatibility_profiles(v(31)), Some((v(25), v(30))));
+    }
+
+    #[test]
+    fn namespaces_istiod_never_injects() {
+        let at = |a, b| never_injects(Some(Release::Stable(Version::new(a, b))));
+        assert_eq!(at(1, 8), ["kube-system", "kube-public"]);
+        assert!(at(1, 31).contains(&"local-path-storage"));
+        assert_eq!(never_injects(None).len(), 4);
+        assert!(!never_injects(None).contains(&"istio-system"));
     }
 }

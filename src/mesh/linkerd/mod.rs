@@ -66,6 +66,7 @@ pub(crate) const MESH: Mesh = Mesh {
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
+        older: None,
     }],
     namespace_markers: &[MarkerKey {
         key: INJECT_ANNOTATION,
@@ -73,7 +74,13 @@ pub(crate) const MESH: Mesh = Mesh {
         on: &[INJECT_ENABLED, INJECT_INGRESS],
         off: &[INJECT_DISABLED],
         ignore_case: false,
+        older: None,
     }],
+    // Not checked in Linkerd's source: nothing is claimed.
+    never_injects: |_| &[],
+    // Not checked in Linkerd's source: nothing is claimed.
+    quantity_annotations: &[],
+    quantity_refusal: "",
     ambient: None,
     injected_note: "so its settings come from injection time and the pod annotation takes \
                     effect only when it is injected again: \

@@ -55,11 +55,66 @@ impl Editor<'_> {
                 return false;
             }
         };
-        self.push(range.start, range.end, String::new());
+        if map.flow {
+            self.push(range.start, range.end, String::new());
+        } else {
+            self.remove_lines(range);
+        }
         if let Some(v) = self.intended_at(path) {
             v.remove(key);
         }
         true
+    }
+
+    /// Removes whole lines, `range` (from a line start to past a line break, or to the end
+    /// of the text). When they end a text that has no final line break, the line break
+    /// before them goes too, so that the text still ends without one: lines added there
+    /// begin with the line break ([`Editor::insert_line_after`]), and taking them out gives
+    /// back the bytes that were there. Removals of the same group that overlap are merged,
+    /// so that the edits never overlap; where another edit lies at that line break, it
+    /// stays.
+    pub(super) fn remove_lines(&mut self, range: std::ops::Range<usize>) {
+        let bytes = self.src.as_bytes();
+        let (mut start, end) = self.merge_removals(range.start, range.end);
+        let at_end = end == bytes.len() && !bytes.ends_with(b"\n");
+        while at_end && start > 0 && bytes[start - 1] == b'\n' {
+            let lb = start - 1 - usize::from(start >= 2 && bytes[start - 2] == b'\r');
+            let own = self.group_start.min(self.edits.len());
+            let blocked = self.edits.iter().enumerate().any(|(i, e)| {
+                let removal = i >= own && e.text.is_empty() && e.start < e.end && e.end <= start;
+                e.start <= start && e.end >= lb && !removal
+            });
+            if blocked {
+                break;
+            }
+            let (merged, _) = self.merge_removals(lb, end);
+            // Lines removed before these (an entry above, of the same group) now end the
+            // text too: their line break before goes in turn.
+            let again = merged < lb;
+            start = merged;
+            if !again {
+                break;
+            }
+        }
+        self.push(start, end, String::new());
+    }
+
+    /// Takes out the removals of the current group that overlap `start..end`; returns the
+    /// range that covers them all.
+    fn merge_removals(&mut self, mut start: usize, mut end: usize) -> (usize, usize) {
+        let own = self.group_start.min(self.edits.len());
+        let mut i = own;
+        while i < self.edits.len() {
+            let e = &self.edits[i];
+            if e.text.is_empty() && e.start < e.end && e.start < end && e.end > start {
+                start = start.min(e.start);
+                end = end.max(e.end);
+                self.edits.remove(i);
+            } else {
+                i += 1;
+            }
+        }
+        (start, end)
     }
 
     /// Removes the entries `keys` of mapping `map` (at `path`): in a flow mapping, each run of
@@ -141,7 +196,11 @@ impl Editor<'_> {
             };
             line_start(self.src, first)..end
         };
-        self.push(text.start, text.end, String::new());
+        if seq.flow {
+            self.push(text.start, text.end, String::new());
+        } else {
+            self.remove_lines(text);
+        }
         if let Some(Value::Seq(vals)) = self.intended_at(path) {
             vals.drain(range);
         }
@@ -195,7 +254,16 @@ mod tests {
         let out = edit("a: 1\r\nb: 2\r\nc: 3", |ed, root| {
             ed.remove_entry(root, &[], "b") && ed.remove_entry(root, &[], "c")
         });
-        assert_eq!(out, "a: 1\r\n");
+        // No final line break before, none after.
+        assert_eq!(out, "a: 1");
+        let out = edit("a: 1\nb: 2\nc: 3", |ed, root| {
+            ed.remove_entry(root, &[], "c") && ed.remove_entry(root, &[], "b")
+        });
+        assert_eq!(out, "a: 1");
+        let out = edit("s:\n- a\n- b", |ed, root| {
+            ed.remove_items(root.get("s").unwrap(), &key("s"), 1..2)
+        });
+        assert_eq!(out, "s:\n- a");
     }
 
     #[test]
