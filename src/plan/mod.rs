@@ -309,15 +309,21 @@ fn would_change(
             mesh.native.on, mesh.name
         )),
         // A pod native by its own annotation, whose CronJob's Job template alone changes
-        // (`plan::istio` copies the annotation there).
+        // (`plan::istio` copies the annotation there): the webhook already makes its pods
+        // native, only `istioctl kube-inject` of the CronJob would not, so a warning.
         Strategy::Remove { keep_native: true }
             if t.cronjob_job_template().is_some()
                 && (edits.iter()).all(|e| e.start < tpl.start || e.start > tpl.end) =>
         {
-            Some(format!(
+            let message = format!(
                 "{who}: spec.jobTemplate.metadata would get the pod's {native_key} \
-                 annotation, which istioctl kube-inject reads there"
-            ))
+                 annotation: the webhook injects these pods as native sidecars already, but \
+                 `istioctl kube-inject` of the CronJob reads the annotation there and would \
+                 give it a proxy that keeps its pods running"
+            );
+            return Finding::warning(Rule::WouldChange, tpl.start, message)
+                .with_object(Some(t.object.clone()))
+                .fixed();
         }
         Strategy::Remove { .. } => Some(format!(
             "{who}: what meshjob added earlier would be taken out"
