@@ -233,6 +233,57 @@ impl Walk<'_, '_, '_> {
     }
 }
 
+/// The YAML files under `root` in the order a walk of `root` as a PATH argument takes them
+/// ([`expand`]: sorted, hidden entries, Helm chart templates and excluded paths left out),
+/// for reading only: a walk that must be quick over a large tree (a project's other files).
+/// A file's type comes from its directory entry, so that only symlinks cost a `stat`; a file
+/// reached twice (by a symlink) is listed twice, which a reader for context may ignore.
+/// What cannot be read is left out.
+pub(crate) fn yaml_files(root: &Path, excluded: &mut ExcludeCheck<'_>) -> Vec<PathBuf> {
+    fn dir(d: &Path, excluded: &mut ExcludeCheck<'_>, seen: &mut Visited, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            return;
+        };
+        let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = entries
+            .filter_map(|e| e.ok().map(|e| (e.path(), e.file_type().ok())))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        for (p, t) in entries {
+            let hidden = (p.file_name())
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
+            if hidden {
+                continue;
+            }
+            // A symlink, or an entry whose type the directory does not give: its target's.
+            let (is_dir, is_file) = match t {
+                Some(t) if t.is_dir() => (true, false),
+                Some(t) if t.is_file() => (false, true),
+                _ => match std::fs::metadata(&p) {
+                    Ok(m) => (m.is_dir(), m.is_file()),
+                    Err(_) => continue,
+                },
+            };
+            if is_dir {
+                if is_chart_templates(&p) || excluded(&p, true).is_some() {
+                    continue;
+                }
+                if std::fs::metadata(&p).is_ok_and(|m| seen.first_visit(&p, &m)) {
+                    dir(&p, excluded, seen, out);
+                }
+            } else if is_file && is_yaml(&p) && excluded(&p, false).is_none() {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = Visited::default();
+    if std::fs::metadata(root).is_ok_and(|m| m.is_dir() && seen.first_visit(root, &m)) {
+        dir(root, excluded, &mut seen, &mut out);
+    }
+    out
+}
+
 /// Whether `dir` is the `templates/` directory of a Helm chart: Go templates that are not
 /// YAML until `helm template` renders them.
 fn is_chart_templates(dir: &Path) -> bool {
