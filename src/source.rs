@@ -247,7 +247,8 @@ pub(crate) fn yaml_files(root: &Path, excluded: &mut ExcludeCheck<'_>) -> Vec<Pa
         let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = entries
             .filter_map(|e| e.ok().map(|e| (e.path(), e.file_type().ok())))
             .collect();
-        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        // The order of `Walk::dir`'s sort: the entries share their directory.
+        entries.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
         for (p, t) in entries {
             let hidden = (p.file_name())
                 .and_then(|n| n.to_str())
@@ -429,14 +430,7 @@ pub(crate) fn cannot_read(e: &std::io::Error) -> String {
 /// Why bytes are not a text meshjob can edit, with the byte offset of the problem.
 pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
     if let Some(wide) = wide_encoding(bytes) {
-        return Err((
-            0,
-            format!(
-                "looks like {wide}, not UTF-8; YAML manifests must be UTF-8: convert it (for \
-                 example `iconv -f {} -t UTF-8 FILE > FILE.utf8`, then replace FILE with it)",
-                wide.iconv_name()
-            ),
-        ));
+        return Err((0, wide.advice()));
     }
     decode_part(bytes, 1)
 }
@@ -471,6 +465,16 @@ pub struct Wide {
 }
 
 impl Wide {
+    /// What is wrong and how to convert the text: the message for a UTF-16 or UTF-32 input,
+    /// whatever reads it.
+    pub(crate) fn advice(self) -> String {
+        format!(
+            "looks like {self}, not UTF-8; YAML manifests must be UTF-8: convert it (for \
+             example `iconv -f {} -t UTF-8 FILE > FILE.utf8`, then replace FILE with it)",
+            self.iconv_name()
+        )
+    }
+
     /// The encoding's name for `iconv -f`. With a byte order mark the name without an
     /// endianness lets iconv read the mark and drop it; without one the endianness is named.
     pub fn iconv_name(self) -> String {

@@ -89,9 +89,11 @@ pub(super) fn parts(
     if roots.is_empty() {
         return Vec::new();
     }
-    let named: std::collections::HashMap<&Path, usize> = (inputs.iter().enumerate())
+    // By the bytes of the path: hashing them is quicker than hashing its components, and
+    // both sides are spelled alike (absolute, from the same directory names).
+    let named: std::collections::HashMap<&std::ffi::OsStr, usize> = (inputs.iter().enumerate())
         .filter_map(|(k, i)| match &i.origin {
-            Origin::File(p) => Some((p.as_path(), k)),
+            Origin::File(p) => Some((p.as_os_str(), k)),
             Origin::Stdin => None,
         })
         .collect();
@@ -100,11 +102,11 @@ pub(super) fn parts(
         let files = source::yaml_files(root, excluded);
         let others: Vec<&Path> = (files.iter())
             .map(PathBuf::as_path)
-            .filter(|p| !named.contains_key(p))
+            .filter(|p| !named.contains_key(p.as_os_str()))
             .collect();
         let mut read = read_all(&others, spelling).into_iter();
         for p in &files {
-            match named.get(p.as_path()) {
+            match named.get(p.as_os_str()) {
                 Some(&k) => out.push(Part::Named(k)),
                 None => {
                     if let Some(Some(ctx)) = read.next() {
