@@ -69,8 +69,8 @@ pub(crate) type ExcludeCheck<'a> = dyn FnMut(&Path, bool) -> Option<String> + 'a
 /// loop (`ln -s . again`) are not followed round, and a file reached twice (`dir` and
 /// `dir/x.yaml`, `./x` and `x`, a symlink and its target) is an input once, under the first
 /// path that reached it, so it is never edited or reported twice.
-pub fn expand(
-    args: &[String],
+pub fn expand<A: AsRef<std::ffi::OsStr>>(
+    args: &[A],
     spelling: &Spelling,
     stdin_name: Option<&str>,
     excluded: &mut ExcludeCheck<'_>,
@@ -84,6 +84,7 @@ pub fn expand(
         left_out: Vec::new(),
     };
     for a in args {
+        let a = a.as_ref();
         if a == "-" {
             if !std::mem::replace(&mut w.stdin, true) {
                 let (name, dir) = match stdin_name {

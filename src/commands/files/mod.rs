@@ -43,7 +43,7 @@ pub(crate) struct Request {
     pub mode: Mode,
     /// Files or directories; `-` is stdin. Empty: the working directory (stdin with
     /// `stdin_filename`).
-    pub paths: Vec<String>,
+    pub paths: Vec<std::ffi::OsString>,
     /// The flags, checked: the top layer over each file's config.
     pub settings: Resolver,
     /// `--exclude` patterns, relative to the working directory.
@@ -136,7 +136,7 @@ pub(crate) fn run(req: &Request) -> u8 {
 }
 
 /// The PATH arguments a run stands for, or why they make no sense.
-fn paths_of(req: &Request) -> Result<Vec<String>, String> {
+fn paths_of(req: &Request) -> Result<Vec<std::ffi::OsString>, String> {
     let mut paths = req.paths.clone();
     if paths.is_empty() {
         // ruff's convention: no PATH is the working directory. Stdin is read only when

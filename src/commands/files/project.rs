@@ -56,7 +56,7 @@ pub(crate) fn root_of(dir: &Path) -> Option<PathBuf> {
 /// turns `projectContext` off is not walked.
 pub(super) fn parts(
     inputs: &[Input],
-    args: &[String],
+    args: &[std::ffi::OsString],
     spelling: &Spelling,
     configs: &mut Configs<'_>,
     excluded: &mut source::ExcludeCheck<'_>,
