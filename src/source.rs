@@ -1,7 +1,7 @@
 //! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
 
 use crate::paths::Spelling;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -42,9 +42,19 @@ pub struct Expansion {
     /// Files and directories given by name that an exclude pattern leaves out:
     /// (name, pattern).
     pub excluded: Vec<(String, String)>,
-    /// Directories given by name with no YAML file to check in them, each with what the
-    /// exclude patterns left out of it (empty when it holds no YAML file at all).
-    pub empty: Vec<(String, Vec<LeftOut>)>,
+    /// Directories given by name with no YAML file to check in them.
+    pub empty: Vec<Empty>,
+}
+
+/// A directory given by name with no YAML file to check in it, and why.
+#[derive(Debug, Default)]
+pub struct Empty {
+    pub name: String,
+    /// What the exclude patterns left out of it.
+    pub left_out: Vec<LeftOut>,
+    /// Its YAML files that are inputs already under another name (a symlink to a file
+    /// walked before): (the name here, the input's name).
+    pub already: Vec<(String, String)>,
 }
 
 /// What one exclude pattern left out of a directory walk.
@@ -82,6 +92,7 @@ pub fn expand<A: AsRef<std::ffi::OsStr>>(
         seen: Visited::default(),
         stdin: false,
         left_out: Vec::new(),
+        already: Vec::new(),
     };
     for a in args {
         let a = a.as_ref();
@@ -116,12 +127,16 @@ pub fn expand<A: AsRef<std::ffi::OsStr>>(
                 }
                 let before = w.out.inputs.len();
                 w.left_out.clear();
+                w.already.clear();
                 if w.seen.first_visit(&abs, &m) {
                     w.dir(&abs);
                 }
                 if w.out.inputs.len() == before && !w.covered(&abs) {
-                    let left_out = std::mem::take(&mut w.left_out);
-                    w.out.empty.push((name, left_out));
+                    w.out.empty.push(Empty {
+                        name,
+                        left_out: std::mem::take(&mut w.left_out),
+                        already: std::mem::take(&mut w.already),
+                    });
                 }
             }
             Ok(m) => match (w.excluded)(&abs, false) {
@@ -144,6 +159,8 @@ struct Walk<'s, 'e, 'a> {
     stdin: bool,
     /// What the exclude patterns left out of the directory being walked.
     left_out: Vec<LeftOut>,
+    /// The files of the directory being walked that were inputs already (see [`Empty`]).
+    already: Vec<(String, String)>,
 }
 
 impl Walk<'_, '_, '_> {
@@ -173,7 +190,11 @@ impl Walk<'_, '_, '_> {
     }
 
     fn file(&mut self, abs: PathBuf, m: &std::fs::Metadata) {
-        if !self.seen.first_visit(&abs, m) {
+        if let Err(first) = self.seen.visit(&abs, m, Some(self.out.inputs.len())) {
+            if let Some(i) = first.and_then(|i| self.out.inputs.get(i)) {
+                let here = self.spelling.display(&abs);
+                self.already.push((here, i.name.clone()));
+            }
             return;
         }
         let dir = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
@@ -298,13 +319,33 @@ fn is_chart_templates(dir: &Path) -> bool {
 /// The directories and files a walk has reached, by (device, inode) on Unix and by (volume
 /// serial number, file index) on Windows.
 #[derive(Default)]
-struct Visited(HashSet<(u64, u64)>);
+struct Visited(HashMap<(u64, u64), Option<usize>>);
 
 impl Visited {
     /// Records `path` (whose metadata is `m`); `false` when it was reached before. A file
     /// whose identity cannot be read is taken as new: reading it then reports what is wrong.
     fn first_visit(&mut self, path: &Path, m: &std::fs::Metadata) -> bool {
-        file_id(path, m).is_none_or(|id| self.0.insert(id))
+        self.visit(path, m, None).is_ok()
+    }
+
+    /// [`Visited::first_visit`] for a file that is the input at `input`: when it was reached
+    /// before, the input it was then (`None` for a directory).
+    fn visit(
+        &mut self,
+        path: &Path,
+        m: &std::fs::Metadata,
+        input: Option<usize>,
+    ) -> Result<(), Option<usize>> {
+        let Some(id) = file_id(path, m) else {
+            return Ok(());
+        };
+        match self.0.entry(id) {
+            std::collections::hash_map::Entry::Occupied(e) => Err(*e.get()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(input);
+                Ok(())
+            }
+        }
     }
 }
 

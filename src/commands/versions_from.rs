@@ -32,9 +32,10 @@ pub(crate) fn read(
     if let Some((name, m)) = e.errors.first() {
         return Err(format!("{what}: {name}: {m}"));
     }
-    if let Some((name, _)) = e.empty.first() {
+    if let Some(empty) = e.empty.first().filter(|e| e.already.is_empty()) {
         return Err(format!(
-            "{what}: no YAML files (*.yaml, *.yml) found under `{name}`"
+            "{what}: no YAML files (*.yaml, *.yml) found under `{}`",
+            empty.name
         ));
     }
     let mut versions = Versions::default();

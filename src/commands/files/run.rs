@@ -79,8 +79,30 @@ impl<'r> Run<'r> {
                 Finding::info(Rule::Excluded, 0, message),
             ));
         }
-        for (name, left_out) in &e.empty {
-            let message = if left_out.is_empty() {
+        for source::Empty {
+            name,
+            left_out,
+            already,
+        } in &e.empty
+        {
+            let message = if let Some((here, first)) = already.first() {
+                let more = match already.len() {
+                    1 => String::new(),
+                    n => format!(", and {} more", n - 1),
+                };
+                let excluded = match left_out.is_empty() {
+                    true => String::new(),
+                    false => {
+                        let by: Vec<String> = left_out.iter().map(excluded_by).collect();
+                        format!("; the others are excluded ({})", by.join(", "))
+                    }
+                };
+                format!(
+                    "every YAML file under `{name}` is checked already under another name \
+                     (`{here}` is `{first}`{more}){excluded}; nothing under it was checked \
+                     again"
+                )
+            } else if left_out.is_empty() {
                 format!("no YAML files (*.yaml, *.yml) found under `{name}`")
             } else {
                 let by: Vec<String> = left_out.iter().map(excluded_by).collect();
