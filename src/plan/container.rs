@@ -143,7 +143,7 @@ pub(crate) fn plan(
         ));
         return false;
     };
-    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), t) {
+    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), t, support) {
         Ok(q) => q,
         Err(m) => {
             out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -153,7 +153,7 @@ pub(crate) fn plan(
     let on_failure = t.restart_policy() == RestartPolicy::OnFailure;
     let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
         script::parse_quit_url(mesh.ready_url)
-            .and_then(|r| pod_endpoint(mesh, Some(&r), t))
+            .and_then(|r| pod_endpoint(mesh, Some(&r), t, support))
             .map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
@@ -164,7 +164,7 @@ pub(crate) fn plan(
         None => None,
     };
 
-    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, t));
+    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, t, support));
     let shared_pid = spec
         .get("shareProcessNamespace")
         .is_some_and(crate::yaml::value::is_true);
