@@ -155,7 +155,14 @@ const WHOLE: u64 = 1 << 20;
 /// The first pass over one file, when it spells a word of the context; places name it as
 /// the run names its inputs.
 fn read_one(path: &Path, spelling: &Spelling, buf: &mut Vec<u8>) -> Option<RunContext> {
-    let mut f = std::fs::File::open(path).ok()?;
+    // Opened from the working directory when it is under it: the kernel looks up fewer
+    // names (the lookups are the most of what `open` costs here). The run's spelling is
+    // that of the process's working directory (`files::run`), which never changes.
+    let near = (spelling.cwd())
+        .and_then(|cwd| path.strip_prefix(cwd).ok())
+        .filter(|r| !r.as_os_str().is_empty())
+        .unwrap_or(path);
+    let mut f = std::fs::File::open(near).ok()?;
     buf.clear();
     (&mut f).take(WHOLE).read_to_end(buf).ok()?;
     let name = || -> Arc<str> { spelling.display(path).into() };
