@@ -82,7 +82,8 @@ pub enum KustomizeCommand {
 #[derive(Args, Debug, Clone)]
 pub struct RunArgs {
     /// Files or directories (walked for *.yaml and *.yml) [default: .]; `-` reads stdin.
-    pub paths: Vec<String>,
+    /// Names need not be UTF-8.
+    pub paths: Vec<std::ffi::OsString>,
 
     #[command(flatten)]
     pub settings: Flags,

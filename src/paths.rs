@@ -77,9 +77,9 @@ impl Spelling {
             .and_then(|cwd| abs.strip_prefix(cwd).ok())
             .filter(|r| !r.as_os_str().is_empty());
         match rel {
-            Some(r) => r.to_string_lossy().into_owned(),
+            Some(r) => spelled(r.as_os_str()),
             None if self.cwd.as_deref() == Some(abs) => ".".into(),
-            None => abs.to_string_lossy().into_owned(),
+            None => spelled(abs.as_os_str()),
         }
     }
 
@@ -87,6 +87,93 @@ impl Spelling {
     pub fn spell(&self, p: &Path) -> String {
         self.display(&self.absolute(p))
     }
+}
+
+/// The text of a name. A name that is not UTF-8 (a Unix file name is any bytes) is quoted as
+/// git quotes it (`quote_c_style` with `core.quotePath` on: in `"`, C escapes, and every
+/// byte that is a control or not ASCII in octal: `"caf\351.yaml"`), so that no byte is
+/// lost; so is a name that starts with `"`, so that a name that starts with `"` is always
+/// such a quoted one ([`raw`] gives the bytes back). Windows names are UTF-16, shown as
+/// Rust reads them.
+fn spelled(name: &std::ffi::OsStr) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let bytes = name.as_bytes();
+        match std::str::from_utf8(bytes) {
+            Ok(s) if !s.starts_with('"') => s.to_string(),
+            _ => quoted(bytes),
+        }
+    }
+    #[cfg(not(unix))]
+    {
+        name.to_string_lossy().into_owned()
+    }
+}
+
+/// `bytes` quoted as git's `quote_c_style` quotes a path with `core.quotePath` on.
+pub(crate) fn quoted(bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len() + 8);
+    out.push('"');
+    for &b in bytes {
+        match b {
+            0x07 => out.push_str("\\a"),
+            0x08 => out.push_str("\\b"),
+            b'\t' => out.push_str("\\t"),
+            b'\n' => out.push_str("\\n"),
+            0x0b => out.push_str("\\v"),
+            0x0c => out.push_str("\\f"),
+            b'\r' => out.push_str("\\r"),
+            b'"' => out.push_str("\\\""),
+            b'\\' => out.push_str("\\\\"),
+            0x20..=0x7e => out.push(b as char),
+            _ => out.push_str(&format!("\\{b:03o}")),
+        }
+    }
+    out.push('"');
+    out
+}
+
+/// The bytes of a name that [`Spelling::display`] spelled: those of a quoted one (it starts
+/// with `"`) unquoted, else those of the text.
+pub(crate) fn raw(display: &str) -> Cow<'_, [u8]> {
+    let Some(inner) = (display.len() >= 2)
+        .then(|| display.strip_prefix('"')?.strip_suffix('"'))
+        .flatten()
+    else {
+        return Cow::Borrowed(display.as_bytes());
+    };
+    let mut out = Vec::with_capacity(inner.len());
+    let mut bytes = inner.bytes();
+    while let Some(b) = bytes.next() {
+        if b != b'\\' {
+            out.push(b);
+            continue;
+        }
+        let Some(e) = bytes.next() else {
+            return Cow::Borrowed(display.as_bytes());
+        };
+        out.push(match e {
+            b'a' => 0x07,
+            b'b' => 0x08,
+            b't' => b'\t',
+            b'n' => b'\n',
+            b'v' => 0x0b,
+            b'f' => 0x0c,
+            b'r' => b'\r',
+            b'0'..=b'3' => {
+                let (Some(d2), Some(d3)) = (bytes.next(), bytes.next()) else {
+                    return Cow::Borrowed(display.as_bytes());
+                };
+                if !(b'0'..=b'7').contains(&d2) || !(b'0'..=b'7').contains(&d3) {
+                    return Cow::Borrowed(display.as_bytes());
+                }
+                (e - b'0') * 64 + (d2 - b'0') * 8 + (d3 - b'0')
+            }
+            other => other,
+        });
+    }
+    Cow::Owned(out)
 }
 
 /// The name in a diff header after `a/` or `b/`.
@@ -164,6 +251,27 @@ mod tests {
         assert_eq!(diff_name("k8s/job.yaml"), "k8s/job.yaml");
         // A backslash is part of a name on Unix (a separator on Windows).
         assert_eq!(diff_name("k8s\\a/job.yaml"), "k8s\\a/job.yaml");
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_name_that_is_not_utf8_is_spelled_quoted_and_read_back() {
+        use std::os::unix::ffi::OsStrExt;
+        let s = Spelling::at(Path::new("/repo"));
+        let latin1 = std::ffi::OsStr::from_bytes(b"/repo/k8s/caf\xe9 \"x\"\\\n.yaml");
+        let shown = s.display(Path::new(latin1));
+        assert_eq!(shown, r#""k8s/caf\351 \"x\"\\\n.yaml""#);
+        assert_eq!(&*raw(&shown), b"k8s/caf\xe9 \"x\"\\\n.yaml");
+        // A UTF-8 name that starts with `"` is quoted too, so that a quoted spelling is
+        // never a name as it is; other UTF-8 names are kept, `\` and `"` inside too.
+        let quote = s.display(Path::new("/repo/\"q\".yaml"));
+        assert_eq!(quote, r#""\"q\".yaml""#);
+        assert_eq!(&*raw(&quote), b"\"q\".yaml");
+        assert_eq!(s.display(Path::new("/repo/é \"q\".yaml")), "é \"q\".yaml");
+        assert_eq!(&*raw("é \"q\".yaml"), "é \"q\".yaml".as_bytes());
+        // Every byte survives the round trip.
+        let all: Vec<u8> = (1..=255).collect();
+        assert_eq!(&*raw(&quoted(&all)), &all[..]);
     }
 
     #[cfg(windows)]

@@ -1,7 +1,7 @@
 //! Inputs: files, directories (walked for `*.yaml` / `*.yml`) and stdin.
 
 use crate::paths::Spelling;
-use std::collections::HashSet;
+use std::collections::HashMap;
 use std::io::Read;
 use std::path::{Path, PathBuf};
 
@@ -42,9 +42,19 @@ pub struct Expansion {
     /// Files and directories given by name that an exclude pattern leaves out:
     /// (name, pattern).
     pub excluded: Vec<(String, String)>,
-    /// Directories given by name with no YAML file to check in them, each with what the
-    /// exclude patterns left out of it (empty when it holds no YAML file at all).
-    pub empty: Vec<(String, Vec<LeftOut>)>,
+    /// Directories given by name with no YAML file to check in them.
+    pub empty: Vec<Empty>,
+}
+
+/// A directory given by name with no YAML file to check in it, and why.
+#[derive(Debug, Default)]
+pub struct Empty {
+    pub name: String,
+    /// What the exclude patterns left out of it.
+    pub left_out: Vec<LeftOut>,
+    /// Its YAML files that are inputs already under another name (a symlink to a file
+    /// walked before): (the name here, the input's name).
+    pub already: Vec<(String, String)>,
 }
 
 /// What one exclude pattern left out of a directory walk.
@@ -69,8 +79,8 @@ pub(crate) type ExcludeCheck<'a> = dyn FnMut(&Path, bool) -> Option<String> + 'a
 /// loop (`ln -s . again`) are not followed round, and a file reached twice (`dir` and
 /// `dir/x.yaml`, `./x` and `x`, a symlink and its target) is an input once, under the first
 /// path that reached it, so it is never edited or reported twice.
-pub fn expand(
-    args: &[String],
+pub fn expand<A: AsRef<std::ffi::OsStr>>(
+    args: &[A],
     spelling: &Spelling,
     stdin_name: Option<&str>,
     excluded: &mut ExcludeCheck<'_>,
@@ -82,8 +92,10 @@ pub fn expand(
         seen: Visited::default(),
         stdin: false,
         left_out: Vec::new(),
+        already: Vec::new(),
     };
     for a in args {
+        let a = a.as_ref();
         if a == "-" {
             if !std::mem::replace(&mut w.stdin, true) {
                 let (name, dir) = match stdin_name {
@@ -115,12 +127,16 @@ pub fn expand(
                 }
                 let before = w.out.inputs.len();
                 w.left_out.clear();
+                w.already.clear();
                 if w.seen.first_visit(&abs, &m) {
                     w.dir(&abs);
                 }
                 if w.out.inputs.len() == before && !w.covered(&abs) {
-                    let left_out = std::mem::take(&mut w.left_out);
-                    w.out.empty.push((name, left_out));
+                    w.out.empty.push(Empty {
+                        name,
+                        left_out: std::mem::take(&mut w.left_out),
+                        already: std::mem::take(&mut w.already),
+                    });
                 }
             }
             Ok(m) => match (w.excluded)(&abs, false) {
@@ -143,6 +159,8 @@ struct Walk<'s, 'e, 'a> {
     stdin: bool,
     /// What the exclude patterns left out of the directory being walked.
     left_out: Vec<LeftOut>,
+    /// The files of the directory being walked that were inputs already (see [`Empty`]).
+    already: Vec<(String, String)>,
 }
 
 impl Walk<'_, '_, '_> {
@@ -172,7 +190,11 @@ impl Walk<'_, '_, '_> {
     }
 
     fn file(&mut self, abs: PathBuf, m: &std::fs::Metadata) {
-        if !self.seen.first_visit(&abs, m) {
+        if let Err(first) = self.seen.visit(&abs, m, Some(self.out.inputs.len())) {
+            if let Some(i) = first.and_then(|i| self.out.inputs.get(i)) {
+                let here = self.spelling.display(&abs);
+                self.already.push((here, i.name.clone()));
+            }
             return;
         }
         let dir = abs.parent().map_or_else(|| abs.clone(), Path::to_path_buf);
@@ -233,6 +255,58 @@ impl Walk<'_, '_, '_> {
     }
 }
 
+/// The YAML files under `root` in the order a walk of `root` as a PATH argument takes them
+/// ([`expand`]: sorted, hidden entries, Helm chart templates and excluded paths left out),
+/// for reading only: a walk that must be quick over a large tree (a project's other files).
+/// A file's type comes from its directory entry, so that only symlinks cost a `stat`; a file
+/// reached twice (by a symlink) is listed twice, which a reader for context may ignore.
+/// What cannot be read is left out.
+pub(crate) fn yaml_files(root: &Path, excluded: &mut ExcludeCheck<'_>) -> Vec<PathBuf> {
+    fn dir(d: &Path, excluded: &mut ExcludeCheck<'_>, seen: &mut Visited, out: &mut Vec<PathBuf>) {
+        let Ok(entries) = std::fs::read_dir(d) else {
+            return;
+        };
+        let mut entries: Vec<(PathBuf, Option<std::fs::FileType>)> = entries
+            .filter_map(|e| e.ok().map(|e| (e.path(), e.file_type().ok())))
+            .collect();
+        // The order of `Walk::dir`'s sort: the entries share their directory.
+        entries.sort_by(|a, b| a.0.file_name().cmp(&b.0.file_name()));
+        for (p, t) in entries {
+            let hidden = (p.file_name())
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with('.'));
+            if hidden {
+                continue;
+            }
+            // A symlink, or an entry whose type the directory does not give: its target's.
+            let (is_dir, is_file) = match t {
+                Some(t) if t.is_dir() => (true, false),
+                Some(t) if t.is_file() => (false, true),
+                _ => match std::fs::metadata(&p) {
+                    Ok(m) => (m.is_dir(), m.is_file()),
+                    Err(_) => continue,
+                },
+            };
+            if is_dir {
+                if is_chart_templates(&p) || excluded(&p, true).is_some() {
+                    continue;
+                }
+                if std::fs::metadata(&p).is_ok_and(|m| seen.first_visit(&p, &m)) {
+                    dir(&p, excluded, seen, out);
+                }
+            } else if is_file && is_yaml(&p) && excluded(&p, false).is_none() {
+                out.push(p);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    let mut seen = Visited::default();
+    if std::fs::metadata(root).is_ok_and(|m| m.is_dir() && seen.first_visit(root, &m)) {
+        dir(root, excluded, &mut seen, &mut out);
+    }
+    out
+}
+
 /// Whether `dir` is the `templates/` directory of a Helm chart: Go templates that are not
 /// YAML until `helm template` renders them.
 fn is_chart_templates(dir: &Path) -> bool {
@@ -245,13 +319,33 @@ fn is_chart_templates(dir: &Path) -> bool {
 /// The directories and files a walk has reached, by (device, inode) on Unix and by (volume
 /// serial number, file index) on Windows.
 #[derive(Default)]
-struct Visited(HashSet<(u64, u64)>);
+struct Visited(HashMap<(u64, u64), Option<usize>>);
 
 impl Visited {
     /// Records `path` (whose metadata is `m`); `false` when it was reached before. A file
     /// whose identity cannot be read is taken as new: reading it then reports what is wrong.
     fn first_visit(&mut self, path: &Path, m: &std::fs::Metadata) -> bool {
-        file_id(path, m).is_none_or(|id| self.0.insert(id))
+        self.visit(path, m, None).is_ok()
+    }
+
+    /// [`Visited::first_visit`] for a file that is the input at `input`: when it was reached
+    /// before, the input it was then (`None` for a directory).
+    fn visit(
+        &mut self,
+        path: &Path,
+        m: &std::fs::Metadata,
+        input: Option<usize>,
+    ) -> Result<(), Option<usize>> {
+        let Some(id) = file_id(path, m) else {
+            return Ok(());
+        };
+        match self.0.entry(id) {
+            std::collections::hash_map::Entry::Occupied(e) => Err(*e.get()),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(input);
+                Ok(())
+            }
+        }
     }
 }
 
@@ -378,14 +472,7 @@ pub(crate) fn cannot_read(e: &std::io::Error) -> String {
 /// Why bytes are not a text meshjob can edit, with the byte offset of the problem.
 pub fn decode(bytes: &[u8]) -> Result<&str, (usize, String)> {
     if let Some(wide) = wide_encoding(bytes) {
-        return Err((
-            0,
-            format!(
-                "looks like {wide}, not UTF-8; YAML manifests must be UTF-8: convert it (for \
-                 example `iconv -f {} -t UTF-8 FILE > FILE.utf8`, then replace FILE with it)",
-                wide.iconv_name()
-            ),
-        ));
+        return Err((0, wide.advice()));
     }
     decode_part(bytes, 1)
 }
@@ -420,6 +507,16 @@ pub struct Wide {
 }
 
 impl Wide {
+    /// What is wrong and how to convert the text: the message for a UTF-16 or UTF-32 input,
+    /// whatever reads it.
+    pub(crate) fn advice(self) -> String {
+        format!(
+            "looks like {self}, not UTF-8; YAML manifests must be UTF-8: convert it (for \
+             example `iconv -f {} -t UTF-8 FILE > FILE.utf8`, then replace FILE with it)",
+            self.iconv_name()
+        )
+    }
+
     /// The encoding's name for `iconv -f`. With a byte order mark the name without an
     /// endianness lets iconv read the mark and drop it; without one the endianness is named.
     pub fn iconv_name(self) -> String {

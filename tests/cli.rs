@@ -92,6 +92,98 @@ fn a_diff_of_a_file_name_with_control_characters_applies_with_git() {
     assert_eq!(out.code, 0, "{}", out.show());
 }
 
+/// A file name that is not UTF-8 (Latin-1 `café`, and one that is also absolute): named on
+/// the command line it is checked with the others, its diff header is written as git writes
+/// it (`"a/caf\351.yaml"`), and `git apply` applies the diff to exactly that file; `fix`
+/// fixes it; the SARIF `uri` is its bytes percent-encoded.
+#[cfg(unix)]
+#[test]
+fn a_file_name_that_is_not_utf8_is_checked_and_its_diff_applies_with_git() {
+    use std::os::unix::ffi::OsStrExt;
+    let Some(git) = common::require_tool("git", "applies the diff of a name that is not UTF-8")
+    else {
+        return;
+    };
+    let t = tempfile::tempdir().expect("tempdir");
+    let name = std::ffi::OsStr::from_bytes(b"caf\xe9.yaml");
+    std::fs::write(t.path().join(name), JOB).expect("write");
+    std::fs::write(t.path().join("ok.yaml"), JOB).expect("write");
+    let check = common::run(
+        common::meshjob()
+            .current_dir(t.path())
+            .arg("check")
+            .arg(name)
+            .arg("ok.yaml"),
+        None,
+    );
+    assert_eq!(check.code, 1, "{}", check.show());
+    let diff = String::from_utf8(check.stdout.clone()).expect("the diff is UTF-8");
+    assert!(
+        diff.contains("--- \"a/caf\\351.yaml\"\n+++ \"b/caf\\351.yaml\"\n"),
+        "{diff}"
+    );
+    assert!(diff.contains("--- a/ok.yaml\n"), "{diff}");
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(
+        stderr.contains("\"caf\\351.yaml\":10:9: error:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("2 files would be changed"), "{stderr}");
+    std::fs::write(t.path().join("p.diff"), &check.stdout).expect("write diff");
+    let out = common::run(
+        Command::new(&git)
+            .current_dir(t.path())
+            .args(["apply", "p.diff"]),
+        None,
+    );
+    assert_eq!(out.code, 0, "{}", out.show());
+    let applied = std::fs::read(t.path().join(name)).expect("read");
+    let fixed = common::run(common::meshjob().args(["fix", "-"]), Some(JOB.as_bytes()));
+    assert_eq!(applied, fixed.stdout, "git apply patched the file itself");
+
+    // An absolute name: the header drops the leading `/`, as for a UTF-8 one.
+    let abs = std::fs::canonicalize(t.path())
+        .expect("canonical")
+        .join(name);
+    std::fs::write(&abs, JOB).expect("write");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let sarif = common::run(
+        common::meshjob()
+            .current_dir(elsewhere.path())
+            .args(["check", "--format", "sarif"])
+            .arg(&abs),
+        None,
+    );
+    assert_eq!(sarif.code, 1, "{}", sarif.show());
+    let log: serde_json::Value = serde_json::from_slice(&sarif.stdout).expect("SARIF is JSON");
+    let uri = log["runs"][0]["results"][0]["locations"][0]["physicalLocation"]["artifactLocation"]
+        ["uri"]
+        .as_str()
+        .expect("a uri");
+    let want: String = abs
+        .as_os_str()
+        .as_bytes()
+        .iter()
+        .map(|&b| match b {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
+                (b as char).to_string()
+            }
+            _ => format!("%{b:02X}"),
+        })
+        .collect();
+    assert_eq!(uri, format!("file://{want}"));
+    assert!(uri.ends_with("/caf%E9.yaml"), "{uri}");
+    let fix = common::run(
+        common::meshjob()
+            .current_dir(elsewhere.path())
+            .arg("fix")
+            .arg(&abs),
+        None,
+    );
+    assert_eq!(fix.code, 0, "{}", fix.show());
+    assert_eq!(std::fs::read(&abs).expect("read"), fixed.stdout);
+}
+
 /// Case a-file-outside-the-working-directory-keeps-its-absolute-path: the diff applies with
 /// `patch -p1` from the root directory.
 #[test]

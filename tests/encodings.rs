@@ -97,3 +97,53 @@ fn binary_and_utf8_are_not_taken_for_wide_text() {
         assert_eq!(decode(text.as_bytes()), Ok(text));
     }
 }
+
+/// A UTF-16 file where meshjob reads a dump (`audit`) or versions (`--versions-from`, and
+/// `versions`) is named as such with the `iconv` command `check` gives, exit 2: not "not
+/// UTF-8 text", and not read as holding nothing.
+#[test]
+fn audit_and_versions_from_name_utf16_with_the_iconv_command_check_gives() {
+    let dump = "apiVersion: v1\nitems: []\nkind: List\n";
+    let operator =
+        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nspec:\n  tag: 1.29.1\n";
+    let wide = Wide {
+        unit: 2,
+        big_endian: false,
+        bom: true,
+    };
+    let dir = tempfile::tempdir().expect("tempdir");
+    std::fs::write(dir.path().join("dump.yaml"), encode(dump, wide)).expect("write");
+    std::fs::write(dir.path().join("istio.yaml"), encode(operator, wide)).expect("write");
+    std::fs::write(dir.path().join("job.yaml"), JOB).expect("write");
+    let advice = "looks like UTF-16LE text (it starts with a byte order mark), not UTF-8; YAML \
+                  manifests must be UTF-8: convert it (for example `iconv -f UTF-16 -t UTF-8 \
+                  FILE > FILE.utf8`, then replace FILE with it)";
+    let check = common::run(
+        common::meshjob()
+            .current_dir(dir.path())
+            .args(["check", "istio.yaml"]),
+        None,
+    );
+    let stderr = String::from_utf8_lossy(&check.stderr);
+    assert!(stderr.contains(advice), "check gives the advice: {stderr}");
+    for (args, place) in [
+        (&["audit", "dump.yaml"][..], "dump.yaml:1:1: "),
+        (
+            &["versions", "--versions-from", "istio.yaml"][..],
+            "--versions-from: istio.yaml:1:1: ",
+        ),
+        (
+            &["check", "--versions-from", "istio.yaml", "job.yaml"][..],
+            "--versions-from: istio.yaml:1:1: ",
+        ),
+    ] {
+        let o = common::run(common::meshjob().current_dir(dir.path()).args(args), None);
+        assert_eq!(o.code, 2, "{args:?}: {}", o.show());
+        assert_eq!(
+            String::from_utf8_lossy(&o.stderr),
+            format!("meshjob: error: {place}{advice}\n"),
+            "{args:?}"
+        );
+        assert!(o.stdout.is_empty(), "{args:?}: {}", o.show());
+    }
+}

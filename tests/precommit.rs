@@ -426,3 +426,124 @@ fn rust_hooks_build_fix_then_pass_and_check_changes_nothing() {
         }
     ));
 }
+
+/// The files of a repository whose Job's fix depends on the other files: a Namespace that puts
+/// `payments` in Linkerd, an IstioOperator (Istio 1.29) and a node list (kubelets 1.33).
+const PROJECT: [(&str, &str); 3] = [
+    (
+        "platform/namespaces.yaml",
+        "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: payments\n  annotations:\n    \
+         linkerd.io/inject: enabled\n",
+    ),
+    (
+        "platform/istio.yaml",
+        "apiVersion: install.istio.io/v1alpha1\nkind: IstioOperator\nmetadata:\n  name: \
+         control-plane\n  namespace: istio-system\nspec:\n  tag: 1.29.1\n",
+    ),
+    (
+        "platform/nodes.yaml",
+        "apiVersion: v1\nkind: List\nitems:\n- apiVersion: v1\n  kind: Node\n  metadata:\n    \
+         name: n1\n  status:\n    nodeInfo:\n      kubeletVersion: v1.33.1\n",
+    ),
+];
+
+/// The two Jobs staged one at a time: one in the Linkerd namespace, one left to Istio.
+const STAGED: [(&str, &str); 2] = [
+    (
+        "jobs/report.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: report\n  namespace: payments\n\
+         spec:\n  template:\n    spec:\n      containers:\n      - name: report\n        \
+         image: perl:5.34.0\n        command: [\"perl\", \"-e\", \"print 1\"]\n      \
+         restartPolicy: Never\n",
+    ),
+    (
+        "jobs/pi.yaml",
+        "apiVersion: batch/v1\nkind: Job\nmetadata:\n  name: pi\nspec:\n  template:\n    \
+         spec:\n      containers:\n      - name: pi\n        image: perl:5.34.0\n        \
+         command: [\"perl\", \"-e\", \"print 2\"]\n      restartPolicy: Never\n",
+    ),
+];
+
+/// pre-commit hands the hook only the staged Job; the hook reads the rest of the repository
+/// for its context, so the staged file ends as `meshjob fix .` of the whole repository leaves
+/// it: Linkerd's wrapper in `payments`, the native annotation for the Istio Job (by the
+/// IstioOperator and the nodes). The hook is this build's binary as a local `system` hook.
+#[test]
+fn a_staged_job_gets_the_fix_that_fix_of_the_whole_repository_gives_it() {
+    if common::require_tool("pre-commit", "the hook is run by pre-commit").is_none()
+        || common::require_tool("git", "pre-commit needs git").is_none()
+    {
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for (staged, text) in STAGED {
+        let work = tmp
+            .path()
+            .join(format!("work-{}", staged.replace('/', "-")));
+        let whole = tmp
+            .path()
+            .join(format!("whole-{}", staged.replace('/', "-")));
+        for dir in [&work, &whole] {
+            for (name, text) in PROJECT {
+                let p = dir.join(name);
+                std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+                std::fs::write(p, text).expect("write");
+            }
+        }
+        let config = format!(
+            "repos:\n  - repo: local\n    hooks:\n      - id: meshjob\n        name: meshjob\n        \
+             entry: {} fix\n        language: system\n        files: \\.ya?ml$\n",
+            common::bin().display()
+        );
+        std::fs::write(work.join(".pre-commit-config.yaml"), config).expect("write");
+        hosts::git(&work, &["init", "-q"]);
+        hosts::git(&work, &["add", "-A"]);
+        hosts::git(&work, &["commit", "-q", "-m", "platform"]);
+        for dir in [&work, &whole] {
+            let p = dir.join(staged);
+            std::fs::create_dir_all(p.parent().expect("parent")).expect("mkdir");
+            std::fs::write(p, text).expect("write");
+        }
+        hosts::git(&work, &["add", staged]);
+
+        let mut cmd = Command::new("pre-commit");
+        cmd.current_dir(&work)
+            .args(["run", "--color", "never"])
+            .env("PRE_COMMIT_HOME", tmp.path().join("pre-commit-home"))
+            .env("GIT_CONFIG_NOSYSTEM", "1")
+            .env_remove("PRE_COMMIT_COLOR");
+        let hook = hosts::run_bounded(&mut cmd, b"", Duration::from_secs(300));
+        let log = hosts::show(&hook);
+        assert_eq!(
+            hook.status.code(),
+            Some(1),
+            "the hook fixed {staged}\n{log}"
+        );
+        assert!(log.contains("files were modified by this hook"), "{log}");
+
+        let fix = hosts::run_bounded(
+            Command::new(common::bin())
+                .current_dir(&whole)
+                .args(["fix", "."]),
+            b"",
+            Duration::from_secs(60),
+        );
+        assert!(fix.status.code() == Some(0), "{}", hosts::show(&fix));
+        let by_hook = std::fs::read_to_string(work.join(staged)).expect("read");
+        let by_fix = std::fs::read_to_string(whole.join(staged)).expect("read");
+        assert_eq!(
+            by_hook, by_fix,
+            "{staged}: the hook and `fix .` agree\n{log}"
+        );
+        let want = match staged {
+            "jobs/report.yaml" => "q=localhost:4191 u=/shutdown",
+            _ => "sidecar.istio.io/nativeSidecar: \"true\"",
+        };
+        assert!(by_hook.contains(want), "{staged} has {want}:\n{by_hook}");
+        // The other files are the context: read, never changed by the hook.
+        for (name, text) in PROJECT {
+            let now = std::fs::read_to_string(work.join(name)).expect("read");
+            assert_eq!(now, text, "{name} is left alone by the hook");
+        }
+    }
+}

@@ -334,6 +334,21 @@ pub struct ConfigSpec {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub versions_from: Option<Located<Vec<String>>>,
 
+    /// Whether a run that names some files of a project reads the context of the whole
+    /// project (the `Namespace` documents, the mesh's install manifests and values, node
+    /// lists), so that a file gets the fix `meshjob check` of the project's top directory
+    /// gives it, however it is named (a pre-commit hook names only the staged files). The
+    /// project's top directory is, in a git work tree, the outermost directory of it that
+    /// holds a `.meshjob.yaml`, else the work tree's top; outside one, the nearest directory
+    /// upward with a `.meshjob.yaml`. Read from the config file of that directory. `diff`,
+    /// `check` and `fix` only. Flag: `--project-context`. Default: `true`.
+    ///
+    /// ```yaml
+    /// projectContext: true
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub project_context: Option<bool>,
+
     /// How pods are fixed: `auto` picks per pod from the two versions (native sidecars on
     /// Istio 1.24+ with Kubernetes 1.29+, else the wrapper); `wrapper` and `native` force
     /// one; `none` removes what meshjob added. Flag: `--strategy`. Default: `auto`.

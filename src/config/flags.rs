@@ -56,6 +56,11 @@ pub struct Flags {
     #[arg(long, value_name = "PATH")]
     pub versions_from: Vec<String>,
 
+    /// Read the context (Namespaces, versions) of the whole project of each named file, not
+    /// only of the files named [default: true].
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub project_context: Option<bool>,
+
     /// How pods are fixed: per pod from the versions (auto), or one for all; none removes
     /// what meshjob added.
     #[arg(long, value_enum, value_name = "STRATEGY")]
@@ -133,6 +138,7 @@ impl Flags {
             strategy: self.strategy,
             config: self.config.clone(),
             versions_from: self.versions_from.clone(),
+            project_context: self.project_context,
         })
     }
 }
@@ -157,6 +163,7 @@ pub struct Overrides {
     pub(crate) config: Option<String>,
     /// `--versions-from`: more paths read for versions only.
     pub(crate) versions_from: Vec<String>,
+    project_context: Option<bool>,
 }
 
 impl Overrides {
@@ -183,6 +190,9 @@ impl Overrides {
         }
         if self.force {
             s.force = true;
+        }
+        if let Some(b) = self.project_context {
+            s.project_context = b;
         }
         if let Some(level) = self.fail_on {
             s.fail_on = level;

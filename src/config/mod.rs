@@ -77,6 +77,9 @@ pub struct Settings {
     /// `versionsFrom` of the config file: more paths read for versions only, relative to the
     /// config file's directory (`diff`, `check`, `fix` and `versions` only).
     pub versions_from: Vec<String>,
+    /// Read the context of the whole project when only some of its files are named
+    /// (`diff`, `check`, `fix` only).
+    pub project_context: bool,
     /// How pods are fixed.
     pub strategy: StrategyChoice,
     /// Image references or prefixes, and container names, of long-running sidecars.
@@ -104,6 +107,7 @@ impl Default for Settings {
             kubernetes_version: None,
             given: Given::default(),
             versions_from: Vec::new(),
+            project_context: true,
             strategy: StrategyChoice::Auto,
             sidecars: Vec::new(),
             kinds: crate::kinds::Kinds::default(),
@@ -348,6 +352,9 @@ impl MeshJobConfig {
         if let Some(paths) = &spec.versions_from {
             settings.versions_from.clone_from(&paths.value);
         }
+        if let Some(b) = spec.project_context {
+            settings.project_context = b;
+        }
         if let Some(s) = spec.strategy {
             settings.strategy = s;
         }
@@ -395,6 +402,7 @@ impl MeshJobConfig {
                 linkerd_version: (settings.linkerd_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 versions_from: Some(settings.versions_from.clone().into()),
+                project_context: Some(settings.project_context),
                 strategy: Some(settings.strategy),
                 sidecars: Some(
                     settings

@@ -275,6 +275,7 @@ fn render_round_trips_awkward_values() {
         kinds: crate::kinds::Kinds::default(),
         given: Given::default(),
         versions_from: vec!["../platform".into(), "nodes.yaml".into()],
+        project_context: false,
     };
     let text = render_effective(&settings);
     let mut back = Settings::default();

@@ -59,10 +59,29 @@ impl Hunks {
     /// leading `./` or `/`; control characters quoted as git quotes them).
     pub fn new(path: &str) -> Self {
         // An absolute name loses its leading `/` behind `a/` (see `crate::paths`); a name
-        // with control characters is quoted as git quotes it.
-        let name = crate::paths::diff_name(path.trim_start_matches("./"));
-        let (a, b) = (format!("a/{name}"), format!("b/{name}"));
-        let (a, b) = (super::escape::diff_path(&a), super::escape::diff_path(&b));
+        // with control characters is quoted as git quotes it. A name that is not UTF-8
+        // (spelled quoted, see `crate::paths::raw`) is written as git writes it: quoted, its
+        // bytes that are not ASCII in octal, which `git apply` reads back.
+        let raw = crate::paths::raw(path);
+        let (a, b) = match std::str::from_utf8(&raw) {
+            Ok(path) => {
+                let name = crate::paths::diff_name(path.trim_start_matches("./"));
+                let (a, b) = (format!("a/{name}"), format!("b/{name}"));
+                let (a, b) = (super::escape::diff_path(&a), super::escape::diff_path(&b));
+                (a.into_owned(), b.into_owned())
+            }
+            Err(_) => {
+                let mut name: &[u8] = &raw;
+                while let Some(rest) = name.strip_prefix(b"./") {
+                    name = rest;
+                }
+                while let Some(rest) = name.strip_prefix(b"/") {
+                    name = rest;
+                }
+                let side = |s: &[u8]| crate::paths::quoted(&[s, name].concat());
+                (side(b"a/"), side(b"b/"))
+            }
+        };
         Hunks {
             header: format!("--- {a}\n+++ {b}\n"),
             header_written: false,

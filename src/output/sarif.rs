@@ -76,6 +76,12 @@ pub(crate) fn result(l: &Located, applied: bool) -> Value {
 /// absolute one its drive kept as a file URI writes it (`file:///C:/srv/job.yaml`, RFC 8089
 /// appendix E.2).
 fn uri(path: &str) -> String {
+    // A name that is not UTF-8 is spelled quoted (`crate::paths::raw`): its own bytes are
+    // encoded.
+    let raw = crate::paths::raw(path);
+    if std::str::from_utf8(&raw).is_err() {
+        return encoded(&raw);
+    }
     let path = &*crate::paths::slashed(path);
     let drive = path.len() > 2
         && path.as_bytes()[0].is_ascii_alphabetic()
@@ -88,8 +94,14 @@ fn uri(path: &str) -> String {
             uri(&path[2..]).trim_start_matches("file://")
         );
     }
+    encoded(path.as_bytes())
+}
+
+/// `path`'s bytes percent-encoded but for unreserved characters and `/`; a `file://` URI
+/// when it is absolute.
+fn encoded(path: &[u8]) -> String {
     let mut out = String::new();
-    for b in path.bytes() {
+    for &b in path {
         match b {
             b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'.' | b'_' | b'~' | b'/' => {
                 out.push(b as char)
@@ -97,7 +109,7 @@ fn uri(path: &str) -> String {
             _ => out.push_str(&format!("%{b:02X}")),
         }
     }
-    if path.starts_with('/') {
+    if path.starts_with(b"/") {
         format!("file://{out}")
     } else {
         out

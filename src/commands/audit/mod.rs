@@ -195,7 +195,7 @@ fn repo_diff(req: &Request, files: &[String], all: &Dump) -> Option<u8> {
     }
     let diff = files::Request {
         mode: files::Mode::Diff,
-        paths: files.to_vec(),
+        paths: files.iter().map(Into::into).collect(),
         settings,
         exclude: Vec::new(),
         stdin_filename: None,

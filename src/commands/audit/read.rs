@@ -42,6 +42,9 @@ pub(crate) struct Dump {
     /// The kubelets of its Nodes (and whatever else says a version).
     pub versions: Versions,
     pub newest: Option<i64>,
+    /// The Kubernetes objects and lists read (a list's items count too): a dump without
+    /// any is not a dump.
+    pub objects: u64,
 }
 
 impl Dump {
@@ -53,6 +56,7 @@ impl Dump {
         self.owners.extend(other.owners);
         self.versions.extend(other.versions);
         self.newest = self.newest.max(other.newest);
+        self.objects += other.objects;
     }
 }
 
@@ -108,8 +112,50 @@ pub(crate) fn read<R: Read + Send>(
     );
     match failed {
         Some(e) => Err(e),
+        None if dump.objects == 0 => Err(Unreadable {
+            at: None,
+            message: format!("holds no Kubernetes object; {EXPECTED}"),
+        }),
         None => Ok(dump),
     }
+}
+
+/// What a dump is, for the errors about what is not one.
+const EXPECTED: &str = "a dump is what `kubectl get pods,nodes,jobs,cronjobs -A -o yaml` (or \
+                        `-o json`) saves: a List of objects, or objects with apiVersion and \
+                        kind (a cluster with none of them gives a List with no items)";
+
+/// Why a document whose root is text (the document `text`) is not part of a dump.
+fn not_an_object(text: &str) -> String {
+    let first = text.lines().map(str::trim).find(|l| !l.is_empty());
+    if text.contains("No resources found") {
+        format!(
+            "\"No resources found\" is what kubectl tells a person when it finds nothing, not \
+             a dump; {EXPECTED}"
+        )
+    } else if first.is_some_and(is_table_header) {
+        format!(
+            "this is the table `kubectl get` prints for a person (its header: {:?}), not a \
+             dump: add `-o yaml` or `-o json`; {EXPECTED}",
+            first.unwrap_or_default()
+        )
+    } else {
+        format!("a document that is text, not a Kubernetes object; {EXPECTED}")
+    }
+}
+
+/// Whether `line` is the header line of kubectl's table: upper-case column names (`NAME`
+/// among them) apart by spaces (kubectl's table printer upper-cases each column's name
+/// before its `printHeader`: kubernetes/kubernetes
+/// `staging/src/k8s.io/cli-runtime/pkg/printers/tableprinter.go`).
+fn is_table_header(line: &str) -> bool {
+    let mut words = line.split_whitespace();
+    line.split_whitespace()
+        .any(|w| w == "NAME" || w == "NAMESPACE")
+        && words.all(|w| {
+            w.chars()
+                .all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || "-()/_.".contains(c))
+        })
 }
 
 /// The tags of `b`'s pieces, as the reader's cutter recorded them.
@@ -149,9 +195,23 @@ fn batch(
 ) -> Result<Dump, Unreadable> {
     let mut dump = Dump::default();
     let mut lines = crate::decide::Lines::default();
+    if b.offset == 0
+        && let Some(wide) = crate::source::wide_encoding(&b.bytes)
+    {
+        return Err(Unreadable {
+            at: Some((1, 1)),
+            message: wide.advice(),
+        });
+    }
     for (r, tag) in b.pieces.iter().zip(tags) {
-        if matches!(tag, Some(Tag::Head | Tag::Tail)) {
-            continue;
+        match tag {
+            // A list's head: the list is an object of the dump.
+            Some(Tag::Head) => {
+                dump.objects += 1;
+                continue;
+            }
+            Some(Tag::Tail) => continue,
+            _ => {}
         }
         let at = |off: usize| Some(line_col(b.line, &b.bytes, r.start + off));
         let bytes = &b.bytes[r.clone()];
@@ -163,9 +223,31 @@ fn batch(
             Some(t) => item_text(piece, *t),
             None => std::borrow::Cow::Borrowed(piece),
         };
-        let docs = crate::yaml::tree::parse_stream(&text).map_err(|e| Unreadable {
-            at: at(e.offset.min(piece.len())),
-            message: e.message,
+        let docs = crate::yaml::tree::parse_stream(&text).map_err(|e| {
+            let message = match tag {
+                // Each item is read alone (so that a dump of any size is read in bounded
+                // memory): an alias of an anchor in another item is not found.
+                Some(Tag::Item { .. }) if e.message.contains("unknown anchor") => {
+                    "an alias here names an anchor of another item: the items of this List \
+                     share YAML anchors, which kubectl never writes; meshjob reads a List item \
+                     by item, so that a dump of any size fits in memory, and cannot follow the \
+                     alias: expand the aliases first (for example with yq's `explode(.)`), or \
+                     save the dump again with kubectl"
+                        .to_string()
+                }
+                None if b.offset == 0 && r.start == 0 => {
+                    let first = piece.lines().map(str::trim).find(|l| !l.is_empty());
+                    match first.is_some_and(is_table_header) {
+                        true => not_an_object(piece),
+                        false => e.message,
+                    }
+                }
+                _ => e.message,
+            };
+            Unreadable {
+                at: at(e.offset.min(piece.len())),
+                message,
+            }
         })?;
         let base = Base {
             file: file.cloned(),
@@ -173,10 +255,22 @@ fn batch(
             line: b.line as usize + lines.before(&b.bytes, r.start),
         };
         for doc in &docs {
+            if tag.is_none() && !doc.root.is_null() && doc.root.as_str().is_some() {
+                return Err(Unreadable {
+                    at: at(doc.root.start.min(piece.len())),
+                    message: not_an_object(piece),
+                });
+            }
             let objects: Vec<&Node> = match tag {
                 Some(_) => doc.root.items().unwrap_or(&[]).iter().collect(),
-                None => objects(&doc.root),
+                None => {
+                    dump.objects += u64::from(doc.root.str("kind").is_some());
+                    objects(&doc.root)
+                }
             };
+            if tag.is_some() {
+                dump.objects += objects.len() as u64;
+            }
             for obj in objects {
                 object(obj, &text, &base, kinds, sidecars, &mut dump);
             }

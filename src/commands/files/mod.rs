@@ -12,6 +12,7 @@
 mod configs;
 mod emit;
 mod input;
+mod project;
 mod run;
 mod sink;
 
@@ -42,7 +43,7 @@ pub(crate) struct Request {
     pub mode: Mode,
     /// Files or directories; `-` is stdin. Empty: the working directory (stdin with
     /// `stdin_filename`).
-    pub paths: Vec<String>,
+    pub paths: Vec<std::ffi::OsString>,
     /// The flags, checked: the top layer over each file's config.
     pub settings: Resolver,
     /// `--exclude` patterns, relative to the working directory.
@@ -95,24 +96,39 @@ pub(crate) fn run(req: &Request) -> u8 {
         Err(m) => return console::trouble(&m),
     };
     let mut configs = Configs::new(&req.settings, &spelling);
+    // The excludes of the flags, then of the nearest config file.
+    let excluded = |configs: &mut Configs<'_>, path: &Path, is_dir: bool| {
+        if let Some(p) = flag_patterns.iter().find(|p| p.matches(path, is_dir)) {
+            return Some(p.text.clone());
+        }
+        let layer = configs.layer(path.parent()?).ok()?;
+        let p = layer.excludes.iter().find(|p| p.matches(path, is_dir))?;
+        Some(p.text.clone())
+    };
     let expansion = source::expand(
         &paths,
         &spelling,
         req.stdin_filename.as_deref(),
-        &mut |path, is_dir| {
-            if let Some(p) = flag_patterns.iter().find(|p| p.matches(path, is_dir)) {
-                return Some(p.text.clone());
-            }
-            let layer = configs.layer(path.parent()?).ok()?;
-            let p = layer.excludes.iter().find(|p| p.matches(path, is_dir))?;
-            Some(p.text.clone())
-        },
+        &mut |path, is_dir| excluded(&mut configs, path, is_dir),
     );
+    // The rest of each named file's project, read for its context only. Its own config
+    // files are looked up apart, so that a broken one is reported only by a file it governs.
+    let project = {
+        let mut others = Configs::new(&req.settings, &spelling);
+        let mut check = |path: &Path, is_dir: bool| excluded(&mut others, path, is_dir);
+        project::parts(
+            &expansion.inputs,
+            &paths,
+            &spelling,
+            &mut configs,
+            &mut check,
+        )
+    };
     let mut r = Run::new(req);
     r.stdin_only =
         expansion.inputs.iter().all(|i| i.origin == Origin::Stdin) && !expansion.inputs.is_empty();
     r.notes(&expansion);
-    r.inputs(&expansion.inputs, &mut configs, &flag_versions);
+    r.inputs(&expansion.inputs, &mut configs, &flag_versions, project);
     for e in configs.errors {
         r.stop(e);
     }
@@ -120,7 +136,7 @@ pub(crate) fn run(req: &Request) -> u8 {
 }
 
 /// The PATH arguments a run stands for, or why they make no sense.
-fn paths_of(req: &Request) -> Result<Vec<String>, String> {
+fn paths_of(req: &Request) -> Result<Vec<std::ffi::OsString>, String> {
     let mut paths = req.paths.clone();
     if paths.is_empty() {
         // ruff's convention: no PATH is the working directory. Stdin is read only when

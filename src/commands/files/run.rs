@@ -3,6 +3,7 @@
 use super::configs::{Configs, Layer};
 use super::emit::Reporter;
 use super::input::{FileResult, SMALL_FILE_BYTES, first_pass, stream_input};
+use super::project::Part;
 use super::{Mode, Request};
 use crate::decide::RunContext;
 use crate::exit;
@@ -78,8 +79,30 @@ impl<'r> Run<'r> {
                 Finding::info(Rule::Excluded, 0, message),
             ));
         }
-        for (name, left_out) in &e.empty {
-            let message = if left_out.is_empty() {
+        for source::Empty {
+            name,
+            left_out,
+            already,
+        } in &e.empty
+        {
+            let message = if let Some((here, first)) = already.first() {
+                let more = match already.len() {
+                    1 => String::new(),
+                    n => format!(", and {} more", n - 1),
+                };
+                let excluded = match left_out.is_empty() {
+                    true => String::new(),
+                    false => {
+                        let by: Vec<String> = left_out.iter().map(excluded_by).collect();
+                        format!("; the others are excluded ({})", by.join(", "))
+                    }
+                };
+                format!(
+                    "every YAML file under `{name}` is checked already under another name \
+                     (`{here}` is `{first}`{more}){excluded}; nothing under it was checked \
+                     again"
+                )
+            } else if left_out.is_empty() {
                 format!("no YAML files (*.yaml, *.yml) found under `{name}`")
             } else {
                 let by: Vec<String> = left_out.iter().map(excluded_by).collect();
@@ -134,6 +157,7 @@ impl<'r> Run<'r> {
         inputs: &[Input],
         configs: &mut Configs<'_>,
         flag_versions: &Versions,
+        project: Vec<Part>,
     ) {
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let (req, color) = (self.req, self.color_out);
@@ -153,9 +177,28 @@ impl<'r> Run<'r> {
             .collect();
         let mut run_namespaces = crate::decide::Namespaces::default();
         let mut run_versions = flag_versions.clone();
-        for f in firsts.iter().flatten() {
-            run_namespaces.extend(f.namespaces.clone());
-            run_versions.extend(f.versions.clone());
+        // The named files in the order of their projects' walks (see `project`), the
+        // project's other files among them, then those outside a walked project.
+        let mut taken = vec![false; firsts.len()];
+        for part in project {
+            let f = match part {
+                Part::Named(k) => match (taken.get_mut(k), firsts.get(k)) {
+                    (Some(t), Some(Some(f))) if !*t => {
+                        *t = true;
+                        f.clone()
+                    }
+                    _ => continue,
+                },
+                Part::Other(f) => f,
+            };
+            run_namespaces.extend(f.namespaces);
+            run_versions.extend(f.versions);
+        }
+        for (f, _) in firsts.iter().zip(&taken).filter(|(_, t)| !**t) {
+            if let Some(f) = f {
+                run_namespaces.extend(f.namespaces.clone());
+                run_versions.extend(f.versions.clone());
+            }
         }
         // What each input is decided with: its own ambient namespaces (stdin: those of its
         // first pass, see `stream::stdin`), with the mesh markers and the versions of the
