@@ -121,6 +121,7 @@ fn start_envoy(envoy: &Path) -> Server {
 fn options_for(quit: &str, ready: Option<&str>) -> ScriptOptions {
     ScriptOptions {
         quit: parse_quit_url(quit).expect("quit URL"),
+        also: Vec::new(),
         stop_proxy_on_failure: true,
         peers: None,
         wait_for_proxy: ready.map(|r| ReadyWait {

@@ -1,0 +1,261 @@
+//! Holders other than the run's mesh proxy: agents a webhook injects into a pod (Vault
+//! Agent, Dapr's `daprd`, Consul's `consul-dataplane`) that run until they are stopped, and
+//! so hold a batch pod up after its task. Each is data: how it is recognised on a pod
+//! template, its quit endpoint and the annotations that move it, its native-sidecar key, and
+//! the annotations its fixes need. What meshjob writes from these facts is `plan::holders`'.
+//!
+//! A pod can have several holders: the run's mesh proxy (Istio or Linkerd, decided by
+//! `decide`) and any of these. A holder with [`Holder::owns_pod`] is a mesh of its own: a pod
+//! it injects is its, and the run's mesh does not inject it.
+//!
+//! Sources (read in each injector's code; each fact below names its file):
+//! - vault-k8s: `hashicorp/vault-k8s@fbc5b1f0cd4d1c7dd5a8830e32c8ed636d7318d7` (v1.7.6);
+//! - Dapr: `dapr/dapr@d8450742ce3260d93a2346f4398a1e60d019a45b` (master after v1.18.0) and
+//!   the tags `v1.17.0`, `v1.18.0-rc.1`, `v1.18.0` of the same repository;
+//! - consul-k8s: `hashicorp/consul-k8s@a507b1d1e3061996dbed00cde73bba2bf068379f` (main after
+//!   v2.0.3) and the tags `v1.7.4`, `v1.7.5`, `v1.8.1`, `v1.8.2`, `v1.9.0`.
+
+use crate::version::Version;
+
+/// Go's `strconv.ParseBool` true values (consul-k8s; vault-k8s reads its annotations with
+/// `parseutil.ParseBool`, which takes the same strings).
+const GO_TRUE: &[&str] = &["1", "t", "T", "TRUE", "true", "True"];
+
+/// Dapr's `kit/strings.IsTruthy` (case-insensitive).
+const DAPR_TRUE: &[&str] = &["y", "yes", "true", "t", "on", "1"];
+
+/// How a value of an annotation is read.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) struct Truthy {
+    pub on: &'static [&'static str],
+    pub ignore_case: bool,
+}
+
+impl Truthy {
+    pub(crate) fn is_on(&self, value: &str) -> bool {
+        let v = value.trim();
+        self.on.iter().any(|o| {
+            if self.ignore_case {
+                o.eq_ignore_ascii_case(v)
+            } else {
+                *o == v
+            }
+        })
+    }
+}
+
+const GO: Truthy = Truthy {
+    on: GO_TRUE,
+    ignore_case: false,
+};
+
+const DAPR_TRUTHY: Truthy = Truthy {
+    on: DAPR_TRUE,
+    ignore_case: true,
+};
+
+/// Where a holder is asked to quit.
+#[derive(Debug)]
+pub(crate) struct Quit {
+    /// The HTTP method the endpoint takes.
+    pub method: &'static str,
+    pub host: &'static str,
+    pub port: u16,
+    pub path: &'static str,
+    /// The pod annotation that moves the port, if any.
+    pub port_annotation: Option<&'static str>,
+    /// The pod annotation that moves the path, if any.
+    pub path_annotation: Option<&'static str>,
+    /// The versions that serve it, for findings.
+    pub needs: &'static str,
+}
+
+/// A holder's native-sidecar key: the pod annotation that asks its injector to put it in
+/// `initContainers` with `restartPolicy: Always`.
+#[derive(Debug)]
+pub(crate) struct NativeKey {
+    pub key: &'static str,
+    pub on: &'static str,
+    /// The versions that read it, for findings.
+    pub since: &'static str,
+    /// The first Kubernetes with native sidecars on by default.
+    pub kubernetes_since: Version,
+}
+
+/// One holder's facts.
+#[derive(Debug)]
+pub(crate) struct Holder {
+    /// Human name, for messages.
+    pub name: &'static str,
+    /// The container that runs until stopped.
+    pub container: &'static str,
+    /// The pod annotation that asks for injection, and how its value is read.
+    pub trigger: &'static str,
+    pub truthy: Truthy,
+    /// A pod annotation that, when on, means nothing of this holder keeps running.
+    pub released_by: Option<&'static str>,
+    /// A mesh of its own: a pod it injects is not the run's mesh's.
+    pub owns_pod: bool,
+    pub quit: Quit,
+    /// Pod annotations the wrapper fix needs besides the call (turning the endpoint on).
+    pub wrapper_needs: &'static [(&'static str, &'static str)],
+    /// Pod annotations every fix needs (a linger turned off).
+    pub always: &'static [(&'static str, &'static str)],
+    /// The native-sidecar key, where the injector has one.
+    pub native: Option<NativeKey>,
+    /// A pod annotation under which the app cannot call the quit endpoint, and why.
+    pub wrapper_blocked_by: Option<(&'static str, &'static str)>,
+}
+
+impl Holder {
+    /// Every annotation a fix of this holder may write, with its value.
+    pub(crate) fn written(&self) -> impl Iterator<Item = (&'static str, &'static str)> + '_ {
+        (self.wrapper_needs.iter().copied())
+            .chain(self.always.iter().copied())
+            .chain(self.native.as_ref().map(|n| (n.key, n.on)))
+            .chain(self.released_by.map(|k| (k, "true")))
+    }
+}
+
+/// vault-k8s' Agent Injector.
+pub(crate) static VAULT: Holder = Holder {
+    name: "Vault Agent",
+    // agent-inject/agent/container_sidecar.go: `Name: "vault-agent"`.
+    container: "vault-agent",
+    // agent-inject/agent/annotations.go `AnnotationAgentInject`; agent.go `ShouldInject`
+    // reads it with `parseutil.ParseBool`, and no annotation means no injection.
+    trigger: "vault.hashicorp.com/agent-inject",
+    truthy: GO,
+    // annotations.go `AnnotationAgentPrePopulateOnly`; agent.go injects the sidecar only
+    // `if !a.PrePopulateOnly`.
+    released_by: Some("vault.hashicorp.com/agent-pre-populate-only"),
+    owns_pod: false,
+    quit: Quit {
+        method: "POST",
+        // config.go `makeCacheListener`: `127.0.0.1:<port>`, `tls_disable`; `enable_quit`
+        // is set on that listener when the pod asks for it.
+        host: "127.0.0.1",
+        // agent.go `DefaultAgentCacheListenerPort = "8200"`.
+        port: 8200,
+        // Vault agent's `agent_api { enable_quit = true }` serves `/agent/v1/quit`
+        // (hashicorp/vault, Vault 1.10 on).
+        path: "/agent/v1/quit",
+        // annotations.go `AnnotationAgentCacheListenerPort`.
+        port_annotation: Some("vault.hashicorp.com/agent-cache-listener-port"),
+        path_annotation: None,
+        needs: "vault-k8s 0.16.0 or later and a Vault agent 1.10 or later",
+    },
+    // annotations.go `AnnotationAgentEnableQuit` (default false, `DefaultEnableQuit`).
+    wrapper_needs: &[("vault.hashicorp.com/agent-enable-quit", "true")],
+    always: &[],
+    // No `RestartPolicy` anywhere in agent-inject/ at v1.7.6: the agent is never native.
+    native: None,
+    wrapper_blocked_by: None,
+};
+
+/// Dapr's sidecar injector.
+pub(crate) static DAPR: Holder = Holder {
+    name: "Dapr",
+    // pkg/injector/consts/consts.go `SidecarContainerName = "daprd"`.
+    container: "daprd",
+    // pkg/injector/annotations/annotations.go `KeyEnabled`; read with `IsTruthy`.
+    trigger: "dapr.io/enabled",
+    truthy: DAPR_TRUTHY,
+    released_by: None,
+    owns_pod: false,
+    quit: Quit {
+        // pkg/api/http/shutdown.go: `Methods: []string{http.MethodPost}`, route `shutdown`,
+        // version v1.0.
+        method: "POST",
+        // pkg/injector/patcher/sidecar.go `SidecarListenAddresses` default
+        // `[::1],127.0.0.1`.
+        host: "127.0.0.1",
+        // pkg/injector/patcher/sidecar.go `SidecarHTTPPort int32 default:"3500"`: not an
+        // annotation, so no pod moves it.
+        port: 3500,
+        path: "/v1.0/shutdown",
+        port_annotation: None,
+        path_annotation: None,
+        needs: "Dapr 1.1.1 or later",
+    },
+    wrapper_needs: &[],
+    always: &[],
+    // pkg/injector/annotations/annotations.go `KeyEnableNativeSidecar`: in tag v1.18.0, in
+    // neither v1.17.0 nor v1.18.0-rc.1.
+    native: Some(NativeKey {
+        key: "dapr.io/enable-native-sidecar",
+        on: "true",
+        since: "Dapr 1.18.0 or later",
+        kubernetes_since: Version::new(1, 29),
+    }),
+    // annotations.go `KeyAPITokenSecret`: with it, every route but the health checks needs
+    // the `dapr-api-token` header, and only `daprd` gets the token.
+    wrapper_blocked_by: Some((
+        "dapr.io/api-token-secret",
+        "Dapr then wants the `dapr-api-token` header on /v1.0/shutdown, and the injector gives \
+         the token to daprd alone, not to the task",
+    )),
+};
+
+/// Consul's connect injector (consul-k8s), whose `consul-dataplane` runs Envoy.
+pub(crate) static CONSUL: Holder = Holder {
+    name: "Consul",
+    // control-plane/connect-inject/webhook/consul_dataplane_sidecar.go: the sidecar is
+    // `consul-dataplane`.
+    container: "consul-dataplane",
+    // control-plane/connect-inject/constants/annotations_and_labels.go `AnnotationInject`;
+    // webhook/mesh_webhook.go `shouldInject` reads it with `strconv.ParseBool`.
+    trigger: "consul.hashicorp.com/connect-inject",
+    truthy: GO,
+    released_by: None,
+    owns_pod: true,
+    quit: Quit {
+        // The dataplane's graceful-shutdown handler takes any method (hashicorp/consul-dataplane
+        // pkg/consuldp/lifecycle.go); POST, as Consul's own Job tests call it.
+        method: "POST",
+        // consul_dataplane_sidecar.go: `-graceful-addr=` 127.0.0.1 (::1 on IPv6-only).
+        host: "127.0.0.1",
+        // constants/constants.go `DefaultGracefulPort = 20600`,
+        // `DefaultGracefulShutdownPath = "/graceful_shutdown"`.
+        port: 20600,
+        path: "/graceful_shutdown",
+        // annotations_and_labels.go `AnnotationSidecarProxyLifecycleGracefulPort`,
+        // `AnnotationSidecarProxyLifecycleGracefulShutdownPath`.
+        port_annotation: Some("consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-port"),
+        path_annotation: Some(
+            "consul.hashicorp.com/sidecar-proxy-lifecycle-graceful-shutdown-path",
+        ),
+        needs: "consul-k8s 1.0.8, 1.1.3, 1.2.1 or later",
+    },
+    wrapper_needs: &[],
+    // annotations_and_labels.go
+    // `AnnotationSidecarProxyLifecycleShutdownGracePeriodSeconds`; the chart's default grace
+    // period is 30 s (charts/consul/values.yaml), which the proxy lingers after the call or
+    // the kubelet's SIGTERM.
+    always: &[(
+        "consul.hashicorp.com/sidecar-proxy-lifecycle-shutdown-grace-period-seconds",
+        "0",
+    )],
+    // annotations_and_labels.go `AnnotationEnableConsulDataplaneAsSidecar`: in tags v1.7.5,
+    // v1.8.2 and v1.9.0, in neither v1.7.4 nor v1.8.1.
+    native: Some(NativeKey {
+        key: "consul.hashicorp.com/enable-consul-dataplane-as-sidecar",
+        on: "true",
+        since: "consul-k8s 1.7.5, 1.8.2, 1.9.0 or later",
+        kubernetes_since: Version::new(1, 29),
+    }),
+    wrapper_blocked_by: None,
+};
+
+/// Every holder meshjob fixes besides the run's mesh proxy, in the order the wrapper stops
+/// them (after that proxy).
+pub(crate) static ALL: [&Holder; 3] = [&VAULT, &DAPR, &CONSUL];
+
+/// Whether a pod with these annotations (`get`) is held by `h`.
+pub(crate) fn holds<'a>(h: &Holder, get: &dyn Fn(&str) -> Option<&'a str>) -> bool {
+    get(h.trigger).is_some_and(|v| h.truthy.is_on(v))
+        && !h
+            .released_by
+            .and_then(get)
+            .is_some_and(|v| h.truthy.is_on(v))
+}
