@@ -15,7 +15,7 @@
 //! - consul-k8s: `hashicorp/consul-k8s@a507b1d1e3061996dbed00cde73bba2bf068379f` (main after
 //!   v2.0.3) and the tags `v1.7.4`, `v1.7.5`, `v1.8.1`, `v1.8.2`, `v1.9.0`.
 
-use crate::version::Version;
+use crate::version::{Semver, Version};
 
 /// Go's `strconv.ParseBool` true values (consul-k8s; vault-k8s reads its annotations with
 /// `parseutil.ParseBool`, which takes the same strings).
@@ -103,6 +103,14 @@ pub(crate) struct Holder {
     pub always: &'static [(&'static str, &'static str)],
     /// The native-sidecar key, where the injector has one.
     pub native: Option<NativeKey>,
+    /// The config key and flag of the injector's version, and what that version is.
+    pub version_key: &'static str,
+    pub version_flag: &'static str,
+    pub version_of: &'static str,
+    /// The first release of each line that serves the quit endpoint.
+    pub quit_since: &'static [Semver],
+    /// The first release of each line that reads the native key (empty: none does).
+    pub native_since: &'static [Semver],
     /// A pod annotation under which the app cannot call the quit endpoint, and why.
     pub wrapper_blocked_by: Option<(&'static str, &'static str)>,
 }
@@ -151,6 +159,12 @@ pub(crate) static VAULT: Holder = Holder {
     // No `RestartPolicy` anywhere in agent-inject/ at v1.7.6: the agent is never native.
     native: None,
     wrapper_blocked_by: None,
+    version_key: "vaultK8sVersion",
+    version_flag: "--vault-k8s-version",
+    version_of: "vault-k8s",
+    // `AnnotationAgentEnableQuit` came with vault-k8s 0.16.0 (hashicorp/vault-k8s#330).
+    quit_since: &[Semver::new(0, 16, 0)],
+    native_since: &[],
 };
 
 /// Dapr's sidecar injector.
@@ -195,6 +209,12 @@ pub(crate) static DAPR: Holder = Holder {
         "Dapr then wants the `dapr-api-token` header on /v1.0/shutdown, and the injector gives \
          the token to daprd alone, not to the task",
     )),
+    version_key: "daprVersion",
+    version_flag: "--dapr-version",
+    version_of: "Dapr",
+    // The shutdown API takes POST from Dapr 1.1.1 on.
+    quit_since: &[Semver::new(1, 1, 1)],
+    native_since: &[Semver::new(1, 18, 0)],
 };
 
 /// Consul's connect injector (consul-k8s), whose `consul-dataplane` runs Envoy.
@@ -245,17 +265,33 @@ pub(crate) static CONSUL: Holder = Holder {
         kubernetes_since: Version::new(1, 29),
     }),
     wrapper_blocked_by: None,
+    version_key: "consulK8sVersion",
+    version_flag: "--consul-k8s-version",
+    version_of: "consul-k8s",
+    // consul-k8s always passes `-graceful-port` to the dataplane from 1.0.8, 1.1.3 and 1.2.1
+    // on (backports of hashicorp/consul-k8s#2233).
+    quit_since: &[
+        Semver::new(1, 0, 8),
+        Semver::new(1, 1, 3),
+        Semver::new(1, 2, 1),
+    ],
+    native_since: &[
+        Semver::new(1, 7, 5),
+        Semver::new(1, 8, 2),
+        Semver::new(1, 9, 0),
+    ],
 };
 
 /// Every holder meshjob fixes besides the run's mesh proxy, in the order the wrapper stops
 /// them (after that proxy).
 pub(crate) static ALL: [&Holder; 3] = [&VAULT, &DAPR, &CONSUL];
 
-/// Whether a pod with these annotations (`get`) is held by `h`.
-pub(crate) fn holds<'a>(h: &Holder, get: &dyn Fn(&str) -> Option<&'a str>) -> bool {
+/// Whether a pod with these annotations (`get`) asks `h`'s injector to inject it.
+pub(crate) fn injects<'a>(h: &Holder, get: &dyn Fn(&str) -> Option<&'a str>) -> bool {
     get(h.trigger).is_some_and(|v| h.truthy.is_on(v))
-        && !h
-            .released_by
-            .and_then(get)
-            .is_some_and(|v| h.truthy.is_on(v))
+}
+
+/// Whether such a pod gets none of `h` that keeps running (Vault's pre-populate-only).
+pub(crate) fn released<'a>(h: &Holder, get: &dyn Fn(&str) -> Option<&'a str>) -> bool {
+    (h.released_by.and_then(get)).is_some_and(|v| h.truthy.is_on(v))
 }

@@ -12,7 +12,7 @@ use crate::config::{Settings, StrategyChoice};
 use crate::finding::{Finding, Rule, describe};
 use crate::mesh::holder::{self, Holder};
 use crate::pod::Pod;
-use crate::version::Kubelets;
+use crate::version::{Kubelets, Semver};
 use crate::yaml::editor::Editor;
 use crate::yaml::emit::Out;
 
@@ -23,6 +23,8 @@ pub(crate) enum Fix {
     Wrapper(Endpoint),
     /// The holder's native-sidecar annotation is set.
     Native,
+    /// Its `released_by` annotation is set (Vault's pre-populate-only): nothing of it runs.
+    Released,
     /// Nothing can stop it from the manifest (a finding said why); only `always` is set.
     Blocked,
     /// What meshjob wrote for it comes out.
@@ -36,21 +38,28 @@ pub(crate) struct Held {
     pub fix: Fix,
 }
 
-/// The holders of a pod template (none for most pods).
-pub(crate) fn of(t: &Pod<'_>) -> Vec<&'static Holder> {
+/// The holders whose injectors inject a pod template (none for most pods), except those
+/// released by the pod itself (Vault's pre-populate-only written by hand), unless meshjob
+/// may have written that (`vaultPrePopulateOnly`).
+pub(crate) fn of(t: &Pod<'_>, settings: &Settings) -> Vec<&'static Holder> {
     if t.annotations().is_none() {
         return Vec::new();
     }
     let get = |k: &str| t.annotation(k);
     (holder::ALL.iter().copied())
-        .filter(|h| holder::holds(h, &get))
+        .filter(|h| holder::injects(h, &get))
+        .filter(|h| !holder::released(h, &get) || releases(h, settings))
         .collect()
 }
 
-/// Chooses each holder's fix under the run's strategy. A native fix is chosen only where the
-/// holder has a native key and `--strategy native` asks for it: meshjob does not read the
-/// holders' versions yet, so `auto` keeps to the wrapper, which every version it names
-/// serves.
+/// Whether the settings give `h` its released fix (Vault: `vaultPrePopulateOnly`).
+fn releases(h: &Holder, settings: &Settings) -> bool {
+    h.released_by.is_some() && settings.vault_pre_populate_only
+}
+
+/// Chooses each holder's fix under the run's strategy, from its injector's version (a flag
+/// or config key) and the oldest kubelet: `auto` writes the native key where both are known
+/// to read it, else the wrapper fix, which every version the holder names serves.
 pub(crate) fn choose(
     t: &Pod<'_>,
     holders: &[&'static Holder],
@@ -63,18 +72,60 @@ pub(crate) fn choose(
     let note = |f: Finding| f.with_object(Some(t.object.clone()));
     let mut held = Vec::new();
     for &h in holders {
+        let version = settings.holder_versions.get(h.version_key).copied();
+        let said = |v: Semver| {
+            let from = (settings.given.holders.get(h.version_key))
+                .map_or_else(String::new, |o| format!(" (from {o})"));
+            format!("{} {v}{from}", h.version_of)
+        };
+        let native_ok = |v: Option<Semver>| {
+            h.native.is_some() && v.is_none_or(|v| v.at_least_any(h.native_since))
+        };
         let fix = match settings.strategy {
             StrategyChoice::None => Fix::Remove,
+            _ if releases(h, settings) => Fix::Released,
             StrategyChoice::Native
-                if h.native
-                    .as_ref()
-                    .is_some_and(|n| !too_old(kubelets, n.kubernetes_since)) =>
+                if native_ok(version)
+                    && h.native
+                        .as_ref()
+                        .is_some_and(|n| !too_old(kubelets, n.kubernetes_since)) =>
+            {
+                Fix::Native
+            }
+            StrategyChoice::Auto
+                if version.is_some()
+                    && native_ok(version)
+                    && h.native
+                        .as_ref()
+                        .is_some_and(|n| new_enough(kubelets, n.kubernetes_since)) =>
             {
                 Fix::Native
             }
             choice => {
-                if let (StrategyChoice::Native, Some(n)) = (choice, &h.native) {
-                    out.push(note(Finding::warning(
+                match (&h.native, version) {
+                    _ if choice != StrategyChoice::Native => {}
+                    (None, _) => out.push(note(Finding::warning(
+                        Rule::HolderNoNative,
+                        at,
+                        format!(
+                            "{who}: no {} release can run {} as a native sidecar, so \
+                             `--strategy native` gives it the wrapper instead",
+                            h.name, h.container
+                        ),
+                    ))),
+                    (Some(n), Some(v)) if !native_ok(Some(v)) => out.push(note(Finding::warning(
+                        Rule::HolderNoNative,
+                        at,
+                        format!(
+                            "{who}: {} does not read `{}` (it needs {}), so `--strategy \
+                             native` gives {} the wrapper instead",
+                            said(v),
+                            n.key,
+                            n.since,
+                            h.name
+                        ),
+                    ))),
+                    (Some(n), _) => out.push(note(Finding::warning(
                         Rule::HolderNoNative,
                         at,
                         format!(
@@ -83,38 +134,98 @@ pub(crate) fn choose(
                              wrapper instead of `{}`",
                             n.kubernetes_since, h.name, n.key
                         ),
-                    )));
-                } else if choice == StrategyChoice::Native {
-                    out.push(note(Finding::warning(
-                        Rule::HolderNoNative,
-                        at,
-                        format!(
-                            "{who}: no {} release can run {} as a native sidecar, so \
-                             `--strategy native` gives it the wrapper instead",
-                            h.name, h.container
-                        ),
-                    )));
+                    ))),
                 }
-                wrapper_fix(t, h, out)
+                match version {
+                    Some(v) if !v.at_least_any(h.quit_since) => {
+                        let instead = match h.released_by {
+                            Some(k) => format!(
+                                "; `vaultPrePopulateOnly: true` in the config writes `{k}: \
+                                 \"true\"` instead"
+                            ),
+                            None => String::new(),
+                        };
+                        out.push(note(Finding::warning(
+                            Rule::HolderBlocked,
+                            at,
+                            format!(
+                                "{who}: {} has no quit endpoint for {} (it needs {}), so the \
+                                 wrapper does not call it and the pod still keeps running \
+                                 after the task{instead}",
+                                said(v),
+                                h.container,
+                                h.quit.needs
+                            ),
+                        )));
+                        Fix::Blocked
+                    }
+                    _ => wrapper_fix(t, h, out),
+                }
             }
         };
+        match (&fix, h.released_by, &h.native) {
+            (Fix::Released, Some(k), _) => out.push(note(Finding::info(
+                Rule::HolderFixed,
+                at,
+                format!(
+                    "{who}: `{k}: \"true\"` (vaultPrePopulateOnly): {} injects only its init \
+                     container, which fetches the secrets once; they are not renewed during the \
+                     task",
+                    h.name
+                ),
+            ))),
+            (Fix::Native, _, Some(n)) => out.push(note(Finding::info(
+                Rule::HolderFixed,
+                at,
+                format!(
+                    "{who}: {} ({}) is a native sidecar with `{}: \"{}\"` ({}), which the \
+                     kubelet stops after the task",
+                    h.name,
+                    h.container,
+                    n.key,
+                    n.on,
+                    version.map_or_else(|| format!("needs {}", n.since), said)
+                ),
+            ))),
+            _ => {}
+        }
         if let Fix::Wrapper(e) = &fix {
             let native = h.native.as_ref().map_or_else(
                 || format!("no {} release runs it as a native sidecar", h.name),
-                |n| format!("`{}` needs {} (not read by meshjob)", n.key, n.since),
+                |n| {
+                    format!(
+                        "`{}` needs {} and Kubernetes {}+",
+                        n.key, n.since, n.kubernetes_since
+                    )
+                },
             );
+            let needs = match version {
+                Some(v) => format!("{} serves it", said(v)),
+                None => format!(
+                    "which needs {} ({} unknown: pass {} or set {})",
+                    h.quit.needs, h.version_of, h.version_flag, h.version_key
+                ),
+            };
             out.push(note(Finding::info(
                 Rule::HolderFixed,
                 at,
                 format!(
-                    "{who}: {} ({}) is stopped by the wrapper's {} to {e}, which needs {}; {native}",
-                    h.name, h.container, h.quit.method, h.quit.needs
+                    "{who}: {} ({}) is stopped by the wrapper's {} to {e}, {needs}; {native}",
+                    h.name, h.container, h.quit.method
                 ),
             )));
         }
         held.push(Held { holder: h, fix });
     }
     held
+}
+
+/// Whether the kubelets are known to be `since` or newer.
+fn new_enough(kubelets: Option<Kubelets>, since: crate::version::Version) -> bool {
+    match kubelets {
+        Some(Kubelets::Oldest(v) | Kubelets::AtLeast(v)) => v >= since,
+        None => false,
+    }
 }
 
 /// Whether the kubelets are known to be older than `since`.
@@ -202,9 +313,10 @@ pub(crate) fn annotate(
     ed: &mut Editor<'_>,
     t: &Pod<'_>,
     held: &[Held],
-    force: bool,
+    settings: &Settings,
     out: &mut Vec<Finding>,
 ) {
+    let force = settings.force;
     let Some(anns) = t.annotations().filter(|a| a.entries().is_some()) else {
         return;
     };
@@ -217,10 +329,13 @@ pub(crate) fn annotate(
             Fix::Wrapper(_) => hd.wrapper_needs.iter().chain(hd.always).copied().collect(),
             Fix::Native => hd.always.iter().copied().chain(native).collect(),
             Fix::Blocked => hd.always.to_vec(),
+            Fix::Released => hd.released_by.map(|k| (k, "true")).into_iter().collect(),
             Fix::Remove => Vec::new(),
         };
         for (k, v) in hd.written() {
-            if hd.released_by == Some(k) || wanted.iter().any(|(w, _)| *w == k) {
+            // A pre-populate-only that meshjob did not write stays, whatever the strategy.
+            let mine = hd.released_by != Some(k) || releases(hd, settings);
+            if !mine || wanted.iter().any(|(w, _)| *w == k) {
                 continue;
             }
             if anns.str(k) == Some(v) && !drop.contains(&k) {

@@ -91,7 +91,7 @@ pub fn plan_doc_in<'a>(
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
     for target in &mut located.pods {
-        let holders = holders::of(target);
+        let holders = holders::of(target, settings);
         let owner = holders.iter().copied().find(|h| h.owns_pod);
         // A pod another mesh owns says nothing about the run's mesh, nor its versions.
         let mut scratch = Vec::new();
@@ -209,13 +209,7 @@ pub fn plan_doc_in<'a>(
                 .with_object(Some(target.object.clone())),
             );
         }
-        holders::annotate(
-            &mut editor,
-            target,
-            &held,
-            settings.force,
-            &mut pod_findings,
-        );
+        holders::annotate(&mut editor, target, &held, settings, &mut pod_findings);
         let holders_changed = !editor.edits_since(&mark).is_empty() && !mesh_changed;
         let mut moves = sidecar_moves::plan(&mut editor, target, mesh, settings, support);
         moves.settle(&mut pod_findings, settings, support);
