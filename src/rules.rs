@@ -265,6 +265,9 @@ rules! {
     HolderOwnsPod = "MJ804", [Info], "pod of another mesh";
     /// An annotation a holder's fix needs, which the pod sets to another value; kept.
     HolderAnnotationKept = "MJ805", [Warning], "holder annotation kept";
+    /// A sidecar injector that meshjob recognises and leaves alone (Kuma, AWS App Mesh, the
+    /// OpenTelemetry collector, Azure Workload Identity's proxy, Cloud Storage FUSE), and why.
+    HolderRecognised = "MJ806", [Warning | Info], "recognised, left alone";
 }
 
 impl Rule {

@@ -55,7 +55,7 @@ const DAPR_TRUTHY: Truthy = Truthy {
 };
 
 /// Where a holder is asked to quit.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Quit {
     /// The HTTP method the endpoint takes.
     pub method: &'static str,
@@ -72,7 +72,7 @@ pub(crate) struct Quit {
 
 /// A holder's native-sidecar key: the pod annotation that asks its injector to put it in
 /// `initContainers` with `restartPolicy: Always`.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct NativeKey {
     pub key: &'static str,
     pub on: &'static str,
@@ -83,7 +83,7 @@ pub(crate) struct NativeKey {
 }
 
 /// One holder's facts.
-#[derive(Debug)]
+#[derive(Debug, PartialEq, Eq)]
 pub(crate) struct Holder {
     /// Human name, for messages.
     pub name: &'static str,
@@ -295,3 +295,112 @@ pub(crate) fn injects<'a>(h: &Holder, get: &dyn Fn(&str) -> Option<&'a str>) -> 
 pub(crate) fn released<'a>(h: &Holder, get: &dyn Fn(&str) -> Option<&'a str>) -> bool {
     (h.released_by.and_then(get)).is_some_and(|v| h.truthy.is_on(v))
 }
+
+/// An injector whose sidecar meshjob recognises on a pod template and leaves alone: it stops
+/// by itself on the versions named, or the pod is another mesh's that meshjob cannot fix.
+#[derive(Debug)]
+pub(crate) struct Recognised {
+    pub name: &'static str,
+    /// The pod key that asks for injection, and where it is read.
+    pub key: &'static str,
+    pub label: bool,
+    /// The values that inject (empty: any value, even `"false"`).
+    pub on: &'static [&'static str],
+    /// A mesh of its own: the run's mesh writes nothing on its pods.
+    pub owns_pod: bool,
+    /// Said as a warning (the pod may still hang), else as a note.
+    pub warning: bool,
+    /// The first Kubernetes on which it goes native by itself, if it does.
+    pub native_from: Option<Version>,
+    /// Why meshjob leaves it alone, after "`<key>`: ".
+    pub why: &'static str,
+}
+
+/// Kuma / Kong Mesh: `kumahq/kuma@348b6528bc234b3c4bd7f22ad7c5bf950d6149fc`.
+pub(crate) static KUMA: Recognised = Recognised {
+    name: "Kuma",
+    // pkg/plugins/runtime/k8s/webhooks/injector/precheck.go reads it from the pod's labels
+    // (`metadata.Annotations(pod.Labels).GetEnabled(KumaSidecarInjectionAnnotation)`).
+    key: "kuma.io/sidecar-injection",
+    label: true,
+    on: &["enabled", "true"],
+    owns_pod: true,
+    warning: false,
+    native_from: None,
+    // pkg/plugins/runtime/k8s/controllers/pod_status_controller.go: `PostQuit` to the
+    // proxy's Envoy admin once the pod's other containers have ended.
+    why: "Kuma's control plane asks kuma-sidecar to quit once the pod's other containers have \
+          ended (Kuma 1.1+, any owner kind from 1.6), so meshjob changes nothing on this pod",
+};
+
+/// AWS App Mesh: `aws/aws-app-mesh-controller-for-k8s@7588d122c3c45e1f873d7d016a30922f049764bf`.
+pub(crate) static APP_MESH: Recognised = Recognised {
+    name: "AWS App Mesh",
+    // pkg/inject/constants.go `AppMeshSidecarInjectAnnotation`; pkg/inject/inject.go reads
+    // the pod's annotation over its Namespace's label.
+    key: "appmesh.k8s.aws/sidecarInjectorWebhook",
+    label: false,
+    on: &["enabled"],
+    owns_pod: true,
+    warning: true,
+    native_from: None,
+    why: "AWS App Mesh injects this pod (support ends 2026-09-30); its webhook drops \
+          `restartPolicy: Always` from init containers (aws/aws-app-mesh-controller-for-k8s#774), \
+          which would block a native sidecar at start, so meshjob writes no native fix and does \
+          not stop App Mesh's Envoy: its pod keeps running after the task",
+};
+
+/// The OpenTelemetry operator's collector sidecar:
+/// `open-telemetry/opentelemetry-operator@be8944414a876f17fcdeb5a59b86b8866fb5c88e`.
+pub(crate) static OTEL: Recognised = Recognised {
+    name: "OpenTelemetry collector",
+    // pkg/sidecar/annotation.go `Annotation` (pod or Namespace).
+    key: "sidecar.opentelemetry.io/inject",
+    label: false,
+    on: &[],
+    owns_pod: false,
+    warning: false,
+    // pkg/sidecar/pod.go: `restartPolicy: Always` when `NativeSidecarSupport`, which
+    // internal/autodetect/main.go grants from Kubernetes 1.29.0.
+    native_from: Some(Version::new(1, 29)),
+    why: "the OpenTelemetry operator makes otc-container a native sidecar where Kubernetes is \
+          1.29+ (operator 0.132.0 on); on older operators or clusters it keeps the pod running: \
+          set it to \"false\" on batch pods there",
+};
+
+/// Azure Workload Identity's proxy:
+/// `Azure/azure-workload-identity@04d01a2fc7f5024290a38f6ccaf69561cf70455d` (v1.6.0).
+pub(crate) static AZURE_WI: Recognised = Recognised {
+    name: "Azure Workload Identity proxy",
+    // pkg/webhook/consts.go `InjectProxySidecarAnnotation`; pkg/webhook/webhook.go
+    // `shouldInjectProxySidecar`: the key's presence alone injects, whatever its value.
+    key: "azure.workload.identity/inject-proxy-sidecar",
+    label: false,
+    on: &[],
+    owns_pod: false,
+    warning: false,
+    // pkg/webhook/webhook.go: `useNativeSidecar` when the API server is 1.32 or newer.
+    native_from: Some(Version::new(1, 32)),
+    why: "azure-workload-identity 1.5.0+ makes azwi-proxy a native sidecar where the API \
+          server is 1.32+; older versions keep the pod running",
+};
+
+/// GKE's Cloud Storage FUSE CSI driver:
+/// `GoogleCloudPlatform/gcs-fuse-csi-driver@5fcdc04a02d23b051fe89eeaa72a8235a2d3869c`.
+pub(crate) static GCS_FUSE: Recognised = Recognised {
+    name: "Cloud Storage FUSE",
+    // pkg/webhook/mutatingwebhook.go `GcsFuseVolumeEnableAnnotation`.
+    key: "gke-gcsfuse/volumes",
+    label: false,
+    on: &["true"],
+    owns_pod: false,
+    warning: false,
+    // pkg/webhook/parsers.go `minimumSupportedVersion` 1.29.0 for native sidecars, unless
+    // `gke-gcsfuse/enable-native-sidecar: "false"`.
+    native_from: Some(Version::new(1, 29)),
+    why: "the GKE driver makes gke-gcsfuse-sidecar a native sidecar on nodes 1.29+, and on \
+          older nodes stops it itself when the task ends",
+};
+
+/// Every injector meshjob recognises and leaves alone.
+pub(crate) static RECOGNISED: [&Recognised; 5] = [&KUMA, &APP_MESH, &OTEL, &AZURE_WI, &GCS_FUSE];

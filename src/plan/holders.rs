@@ -10,7 +10,7 @@ use super::annotation;
 use super::script::Endpoint;
 use crate::config::{Settings, StrategyChoice};
 use crate::finding::{Finding, Rule, describe};
-use crate::mesh::holder::{self, Holder};
+use crate::mesh::holder::{self, Holder, Recognised};
 use crate::pod::Pod;
 use crate::version::{Kubelets, Semver};
 use crate::yaml::editor::Editor;
@@ -421,4 +421,48 @@ pub(crate) fn would_change(t: &Pod<'_>, held: &[Held]) -> Finding {
     )
     .with_object(Some(t.object.clone()))
     .fixed()
+}
+
+/// The injectors meshjob recognises and leaves alone that inject a pod template.
+pub(crate) fn recognised(t: &Pod<'_>) -> Vec<&'static Recognised> {
+    (holder::RECOGNISED.iter().copied())
+        .filter(|r| {
+            let value = if r.label {
+                t.label(r.key)
+            } else {
+                t.annotation(r.key)
+            };
+            value.is_some_and(|v| {
+                r.on.is_empty() || r.on.iter().any(|o| o.eq_ignore_ascii_case(v.trim()))
+            })
+        })
+        .collect()
+}
+
+/// What is said of the recognised injectors of a pod: why meshjob leaves each alone, a
+/// warning where it may still hold the pod (the oldest kubelet known older than where it
+/// goes native by itself).
+pub(crate) fn recognised_findings(
+    t: &Pod<'_>,
+    rs: &[&'static Recognised],
+    kubelets: Option<Kubelets>,
+) -> Vec<Finding> {
+    rs.iter()
+        .map(|r| {
+            let old = r.native_from.filter(|since| too_old(kubelets, *since));
+            let mut m = format!("{}: `{}` ({}): {}", t.describe(), r.key, r.name, r.why);
+            if let Some(since) = old {
+                m.push_str(&format!(
+                    "; the oldest kubelet is older than Kubernetes {since}, so it keeps this pod \
+                     running"
+                ));
+            }
+            let f = if r.warning || old.is_some() {
+                Finding::warning(Rule::HolderRecognised, t.template.start, m)
+            } else {
+                Finding::info(Rule::HolderRecognised, t.template.start, m)
+            };
+            f.with_object(Some(t.object.clone()))
+        })
+        .collect()
 }

@@ -92,10 +92,13 @@ pub fn plan_doc_in<'a>(
     let mut changed_pods = false;
     for target in &mut located.pods {
         let holders = holders::of(target, settings);
+        let recognised = holders::recognised(target);
         let owner = holders.iter().copied().find(|h| h.owns_pod);
+        // Another mesh that meshjob does not fix owns the pod (Kuma, App Mesh).
+        let other_mesh = recognised.iter().any(|r| r.owns_pod);
         // A pod another mesh owns says nothing about the run's mesh, nor its versions.
         let mut scratch = Vec::new();
-        let notes = if owner.is_some() {
+        let notes = if owner.is_some() || other_mesh {
             &mut scratch
         } else {
             &mut run_notes
@@ -121,7 +124,7 @@ pub fn plan_doc_in<'a>(
         };
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
-        let kubelets = (!holders.is_empty())
+        let kubelets = (!holders.is_empty() || !recognised.is_empty())
             .then(|| {
                 ctx.versions
                     .support(settings.mesh.mesh(), settings)
@@ -129,6 +132,7 @@ pub fn plan_doc_in<'a>(
             })
             .flatten();
         let held = holders::choose(target, &holders, settings, kubelets, &mut pod_findings);
+        pod_findings.extend(holders::recognised_findings(target, &recognised, kubelets));
         let also = holders::endpoints(&held);
         let may_wrap = decide::wrapper_allowed(target).is_ok();
         let mesh_wraps = matches!(fix, Some((_, Strategy::Wrapper, _, _)));
@@ -226,6 +230,8 @@ pub fn plan_doc_in<'a>(
                 pod_findings.insert(0, holders::owned(target, owner, settings.mesh.mesh().name));
             }
             (None, Some(why), None) => pod_findings.insert(0, why.finding(target)),
+            // A recognised mesh owns it: its own finding says so.
+            (None, None, None) if other_mesh => {}
             (None, None, None) => {}
         }
         let refused = pod_findings

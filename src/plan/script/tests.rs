@@ -523,3 +523,43 @@ fn control_characters_in_values_panic() {
     });
     render(&opts);
 }
+
+/// Several holders: one word each in the quit loop, the mesh proxy's first; the script is
+/// recognised with any number of them, and each extra holder costs at most a line.
+#[test]
+fn several_holders_are_one_loop() {
+    let one = render(&default_options());
+    let url = |u: &str| parse_quit_url(u).unwrap();
+    let mut opts = default_options();
+    opts.also = vec![
+        url("http://127.0.0.1:8200/agent/v1/quit"),
+        url("http://127.0.0.1:3500/v1.0/shutdown"),
+        url("http://127.0.0.1:20600/graceful_shutdown"),
+        url("http://127.0.0.1:9091/quitquitquit"),
+        url("http://[::1]:20700/it's"),
+    ];
+    let s = render(&opts);
+    assert!(
+        s.contains("for q in localhost:15020/quitquitquit 127.0.0.1:8200/agent/v1/quit"),
+        "{s}"
+    );
+    assert!(is_genuine(&s), "{s}");
+    assert!(
+        s.lines().count() <= one.lines().count() + 3 * opts.also.len(),
+        "{s}"
+    );
+    assert!(s.lines().all(|l| l.len() < 100), "{s}");
+    // Each endpoint once, in order, read back as written.
+    let mut fewer = opts.clone();
+    fewer.also.pop();
+    assert_ne!(render(&fewer), s);
+    assert!(is_genuine(&render(&fewer)));
+    // An edited word is not genuine.
+    let edited = s.replacen("127.0.0.1:8200", "127.0.0.1:8201", 1);
+    assert!(
+        is_genuine(&edited),
+        "another port is another genuine script"
+    );
+    let edited = s.replacen("for q in", "for q in  ", 1);
+    assert!(!is_genuine(&edited), "{edited}");
+}
