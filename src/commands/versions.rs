@@ -322,6 +322,7 @@ fn what(f: &Found) -> String {
         What::Injector(m) => format!("{} injector", m.mesh().name),
         What::Proxy(m) => format!("{} proxy", m.mesh().name),
         What::Native(m) => format!("{} native (mesh)", m.mesh().name),
+        What::QuitPort(m) => format!("{} quit port (mesh)", m.mesh().name),
         What::Kubelet => "Kubernetes kubelet".into(),
         What::ControlPlane => "Kubernetes control plane".into(),
     }

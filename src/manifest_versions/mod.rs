@@ -60,7 +60,7 @@ pub(crate) fn may_hold(head: Option<&Head<'_>>, piece: &str) -> bool {
     match h.kind {
         None => batch_may_hold(piece.as_bytes()),
         Some("Deployment") => name == "istiod" || name.starts_with("istiod-"),
-        Some("ConfigMap") => name.starts_with("istio-sidecar-injector"),
+        Some("ConfigMap") => mesh::istio::is_mesh_configmap_name(name),
         Some("List" | "ResourceList") => batch_may_hold(piece.as_bytes()),
         Some(k) => KINDS.contains(&k),
     }
@@ -84,6 +84,7 @@ const NEEDLES: &[&[u8]] = &[
     b"proxyv2",
     b"tag",
     b"revision",
+    b"statusPort",
 ];
 
 /// The length of the longest of [`NEEDLES`]: a search over an input read in parts keeps
@@ -270,6 +271,15 @@ impl Versions {
             .map(|(m, f)| Sourced::new(m, VersionOrigin::Read(f.place.clone())))
     }
 
+    /// The mesh-wide quit port read (Istio's `defaultConfig.statusPort`); where two
+    /// disagree, the smaller (a conflict says so: neither is safer).
+    fn quit_port(&self, id: MeshId) -> Option<Sourced<u16>> {
+        (self.found.iter().filter(|f| f.what == What::QuitPort(id)))
+            .filter_map(|f| f.port().map(|p| (p, f)))
+            .min_by_key(|(p, _)| *p)
+            .map(|(p, f)| Sourced::new(p, VersionOrigin::Read(f.place.clone())))
+    }
+
     /// What native sidecars need for a pod of `mesh`: a version given by a flag or the
     /// config, else the oldest one read.
     pub(crate) fn support(&self, mesh: &'static Mesh, settings: &Settings) -> Support {
@@ -281,6 +291,7 @@ impl Versions {
             s.kubernetes = self.kubelets();
         }
         s.native = self.native(mesh.id);
+        s.quit_port = self.quit_port(mesh.id);
         s
     }
 
@@ -318,7 +329,13 @@ impl Versions {
                 _ => None,
             };
             let before = out.len();
-            for what in [What::Injector(m.id), What::Proxy(m.id), What::Native(m.id)] {
+            let whats = [
+                What::Injector(m.id),
+                What::Proxy(m.id),
+                What::Native(m.id),
+                What::QuitPort(m.id),
+            ];
+            for what in whats {
                 if what == What::Proxy(m.id) && drift.is_some() {
                     continue;
                 }
@@ -377,6 +394,9 @@ fn key(m: &Mesh, f: &Found) -> [u32; 4] {
     if let Some(v) = f.kubernetes() {
         return [v.major, v.minor, 0, 0];
     }
+    if let Some(p) = f.port() {
+        return [u32::from(p), 0, 0, 0];
+    }
     f.native()
         .map_or([0; 4], |n| [u32::from(native_rank(n)), 0, 0, 0])
 }
@@ -433,11 +453,17 @@ impl Conflict {
         let of = match self.what {
             What::Injector(_) => format!("the {name} that injects the pods"),
             What::Proxy(_) => format!("the {name} proxy"),
+            What::QuitPort(_) => format!("the port {name}'s proxies are stopped on"),
             _ => format!("{name}'s global native-sidecar setting"),
         };
-        let then = match &self.decided {
-            Some(o) => format!("{o} decides instead"),
-            None => format!("meshjob takes {a}, the safe side"),
+        let then = match (&self.decided, self.what) {
+            (Some(o), _) => format!("{o} decides instead"),
+            (None, What::QuitPort(_)) => format!(
+                "the wrapper calls {a}, which is not always the one the pods get: set the port \
+                 on the pods ({}), or pass --quit-url",
+                self.mesh.quit_port_annotation.unwrap_or("--quit-url")
+            ),
+            (None, _) => format!("meshjob takes {a}, the safe side"),
         };
         Finding::warning(
             Rule::VersionsDisagree,

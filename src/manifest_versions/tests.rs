@@ -255,3 +255,58 @@ fn the_search_block_by_block_finds_what_one_search_finds() {
         }
     }
 }
+
+#[test]
+fn the_mesh_wide_status_port_is_read_wherever_mesh_config_is_given() {
+    let port = |text: &str| {
+        let v = read(text);
+        let s = istio(&v, &Settings::default());
+        s.quit_port.map(|p| {
+            let field = p
+                .origin
+                .place()
+                .map(|pl| pl.field.clone())
+                .unwrap_or_default();
+            (p.value, field)
+        })
+    };
+    // Helm values of the istiod chart, a HelmRelease's values, an Argo CD parameter.
+    assert_eq!(
+        port("meshConfig:\n  defaultConfig:\n    statusPort: 15040\n"),
+        Some((15040, "meshConfig.defaultConfig.statusPort".into()))
+    );
+    let release = format!(
+        "{HELM_RELEASE}  values:\n    meshConfig: {{defaultConfig: {{statusPort: \"15041\"}}}}\n"
+    );
+    assert_eq!(port(&release).map(|p| p.0), Some(15041));
+    // The mesh ConfigMap of a revision, its MeshConfig as text.
+    let cm = "apiVersion: v1\nkind: ConfigMap\nmetadata: {name: istio-canary}\ndata:\n  mesh: |\n    defaultConfig:\n      statusPort: 15042\n";
+    assert_eq!(
+        port(cm),
+        Some((15042, "data.mesh: defaultConfig.statusPort".into()))
+    );
+    // Another ConfigMap's `mesh` text, and the chart's global.proxy.statusPort (which only
+    // fills the pod's excludeInboundPorts), say nothing about where pilot-agent listens.
+    assert_eq!(port(&cm.replace("istio-canary", "other")), None);
+    assert_eq!(
+        port("global:\n  proxy:\n    statusPort: 15043\n  istioNamespace: x\n"),
+        None
+    );
+    // A template is no port.
+    assert_eq!(
+        port("meshConfig:\n  defaultConfig:\n    statusPort: \"{{ .Values.port }}\"\n"),
+        None
+    );
+    // Two that disagree: the smaller is taken, and a conflict says so.
+    let v = read(&format!(
+        "{cm}---\nmeshConfig:\n  defaultConfig:\n    statusPort: 15040\n"
+    ));
+    assert_eq!(
+        istio(&v, &Settings::default()).quit_port.map(|p| p.value),
+        Some(15040)
+    );
+    let c = v.conflicts(&Settings::default());
+    assert_eq!(c.len(), 1, "{c:?}");
+    assert_eq!(c[0].what, What::QuitPort(MeshId::Istio));
+    assert!(c[0].finding(0).message.contains("--quit-url"));
+}

@@ -112,6 +112,10 @@ pub struct Mesh {
     pub injected_note: &'static str,
     /// The pod annotation that moves the quit endpoint's port, if the mesh has one.
     pub quit_port_annotation: Option<&'static str>,
+    /// The keys of the pod's config annotation ([`Mesh::pod_config_annotation`]) that move
+    /// the quit endpoint's port, below [`Mesh::quit_port_annotation`] and above the
+    /// mesh-wide port.
+    pub quit_port_config_keys: &'static [&'static str],
     /// Where a POST stops the proxy, as hand-written fixes call it.
     pub stop_endpoints: &'static [StopEndpoint],
     /// Processes of the proxy that a hand-written fix may kill.

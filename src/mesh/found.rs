@@ -24,6 +24,9 @@ pub(crate) enum What {
     ControlPlane,
     /// The mesh's global native-sidecar setting.
     Native(MeshId),
+    /// The port the mesh's proxies serve their quit endpoint on, mesh-wide (Istio's
+    /// `defaultConfig.statusPort`): a pod without its own port setting is stopped there.
+    QuitPort(MeshId),
 }
 
 /// A global native-sidecar setting as a manifest writes it.
@@ -51,6 +54,7 @@ pub(crate) enum Value {
     Release(Release),
     Kubernetes(Version),
     Native(NativeMode),
+    Port(u16),
 }
 
 /// One thing a manifest says. `value` is `None` where the field is there but holds no
@@ -85,6 +89,13 @@ impl Found {
         }
     }
 
+    pub(crate) fn port(&self) -> Option<u16> {
+        match self.value {
+            Some(Value::Port(p)) => Some(p),
+            _ => None,
+        }
+    }
+
     /// The value as a finding or `meshjob versions` shows it: `1.29`, `edge-25.10.2`, `on`,
     /// `unknown`.
     pub(crate) fn shown(&self) -> String {
@@ -92,6 +103,7 @@ impl Found {
             Some(Value::Release(r)) => r.to_string(),
             Some(Value::Kubernetes(v)) => v.to_string(),
             Some(Value::Native(m)) => m.as_str().into(),
+            Some(Value::Port(p)) => p.to_string(),
             None => "unknown".into(),
         }
     }
@@ -164,11 +176,25 @@ impl<'a> Finder<'a> {
         });
     }
 
+    /// Records a port read from `node` (`None` when it is no port number: a template).
+    pub(crate) fn port(&mut self, what: What, node: &Node, field: &str) {
+        let value = node.as_str().and_then(parse_port).map(Value::Port);
+        self.push(what, value, node, field);
+    }
+
     /// Records a release read from `node`'s text (`None` when it is no version).
     pub(crate) fn release(&mut self, what: What, node: &Node, field: &str) {
         let value = node.as_str().and_then(Release::read).map(Value::Release);
         self.push(what, value, node, field);
     }
+}
+
+/// A port number as a manifest writes it (`15020`, `"15020"`); `0` is a port too (a server
+/// turned off).
+pub(crate) fn parse_port(text: &str) -> Option<u16> {
+    let t = text.trim();
+    let digits = !t.is_empty() && t.len() <= 5 && t.bytes().all(|b| b.is_ascii_digit());
+    digits.then(|| t.parse().ok()).flatten()
 }
 
 /// The tag of an image reference, without a digest: `gcr.io/istio-release/pilot:1.29.1` ->

@@ -14,6 +14,9 @@ pub(crate) struct Support {
     pub(crate) kubernetes: Option<Sourced<Kubelets>>,
     /// The mesh's global native-sidecar setting, as read from a manifest.
     pub(crate) native: Option<Sourced<NativeMode>>,
+    /// The port the mesh's proxies serve their quit endpoint on mesh-wide, as read from a
+    /// manifest (Istio's `defaultConfig.statusPort`).
+    pub(crate) quit_port: Option<Sourced<u16>>,
 }
 
 /// A known version too old for native sidecars.
@@ -43,6 +46,7 @@ impl Support {
                 )
             }),
             native: None,
+            quit_port: None,
         }
     }
 

@@ -152,7 +152,7 @@ pub(crate) fn plan(
         return false;
     };
     let (quit, also) = if stops_what.mesh {
-        match pod_endpoint(mesh, settings.quit_url.as_ref(), t) {
+        match pod_endpoint(mesh, settings.quit_url.as_ref(), t, support) {
             Ok(q) => (q, stops_what.holders.to_vec()),
             Err(m) => {
                 out.push(err(Rule::QuitUrl, oref, tpl.start, m));
@@ -169,7 +169,7 @@ pub(crate) fn plan(
     let wait_seconds = settings.wait_for_proxy_seconds.filter(|_| stops_what.mesh);
     let wait_for_proxy = match wait_seconds.map(|seconds| {
         script::parse_quit_url(mesh.ready_url)
-            .and_then(|r| pod_endpoint(mesh, Some(&r), t))
+            .and_then(|r| pod_endpoint(mesh, Some(&r), t, support))
             .map(|ready| ReadyWait { seconds, ready })
     }) {
         Some(Err(m)) => {
@@ -180,7 +180,7 @@ pub(crate) fn plan(
         None => None,
     };
 
-    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, t));
+    let targets = super::stops::Targets::of(mesh, own_fixes::status_port(mesh, t, support));
     let shared_pid = spec
         .get("shareProcessNamespace")
         .is_some_and(crate::yaml::value::is_true);

@@ -14,13 +14,108 @@ use crate::pod::Pod;
 use crate::yaml::tree::Node;
 use std::borrow::Cow;
 
-/// The pod's quit port from its mesh's annotation (`status.sidecar.istio.io/port`,
-/// `config.linkerd.io/admin-port`; the pod's own, else the one its Namespace gives it),
-/// where a hand-written quit may go instead of the default port.
-pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>) -> Option<u16> {
-    mesh.quit_port_annotation
-        .and_then(|a| pod.effective_annotation(a))
-        .and_then(|(p, _)| p.parse().ok())
+/// Where a pod's quit port is set.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum PortFrom {
+    /// The mesh's port annotation (`status.sidecar.istio.io/port`,
+    /// `config.linkerd.io/admin-port`): the pod's own, else its Namespace's (named).
+    Annotation(&'static str, Option<String>),
+    /// A key of the pod's config annotation (`statusPort` in `proxy.istio.io/config`).
+    PodConfig(&'static str, &'static str),
+    /// A key of the config the injector gave an already-injected proxy (`PROXY_CONFIG`).
+    Injected(&'static str),
+    /// The mesh-wide setting, read from a manifest of the run.
+    Mesh(crate::version::VersionOrigin),
+}
+
+impl std::fmt::Display for PortFrom {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            PortFrom::Annotation(key, None) => write!(f, "`{key}`"),
+            PortFrom::Annotation(key, Some(ns)) => write!(f, "`{key}` (from Namespace/{ns})"),
+            PortFrom::PodConfig(annotation, key) => write!(f, "`{key}` in {annotation}"),
+            PortFrom::Injected(key) => write!(f, "`{key}` in the injected proxy's PROXY_CONFIG"),
+            PortFrom::Mesh(origin) => write!(f, "the mesh-wide port ({origin})"),
+        }
+    }
+}
+
+/// A pod's quit port, where something moves it from the mesh's default, and what moves it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) struct QuitPort {
+    pub port: u16,
+    pub from: PortFrom,
+}
+
+/// The pod's quit port, where a hand-written quit may go instead of the default port and
+/// where the wrapper calls, in the order the proxy itself applies them, the last winning
+/// (for Istio, pilot-agent's `ConstructProxyConfig`, cited at [`Mesh::quit_port_config_keys`]):
+/// the mesh-wide port read from the run's manifests (`support`), the injected proxy's
+/// `PROXY_CONFIG`, the pod's config annotation, and the mesh's port annotation (the pod's own,
+/// else the one its Namespace gives it). `None`: the mesh's default.
+pub(crate) fn quit_port(mesh: &Mesh, pod: &Pod<'_>, support: &Support) -> Option<QuitPort> {
+    let annotated = mesh.quit_port_annotation.and_then(|key| {
+        let (value, ns) = pod.effective_annotation(key)?;
+        let port = value.parse().ok()?;
+        Some(QuitPort {
+            port,
+            from: PortFrom::Annotation(key, ns.map(String::from)),
+        })
+    });
+    let config = || {
+        let text = pod.annotation(mesh.pod_config_annotation)?;
+        let (key, port) = config_port(mesh, text)?;
+        Some(QuitPort {
+            port,
+            from: PortFrom::PodConfig(mesh.pod_config_annotation, key),
+        })
+    };
+    let injected = || {
+        let proxy = pod.container(mesh.proxy_container)?;
+        let env = proxy.node.get("env")?.items()?;
+        let text = (env.iter())
+            .find(|e| e.str("name") == Some("PROXY_CONFIG"))
+            .and_then(|e| e.str("value"))?;
+        let (key, port) = config_port(mesh, text)?;
+        Some(QuitPort {
+            port,
+            from: PortFrom::Injected(key),
+        })
+    };
+    let mesh_wide = || {
+        let s = support.quit_port.as_ref()?;
+        Some(QuitPort {
+            port: s.value,
+            from: PortFrom::Mesh(s.origin.clone()),
+        })
+    };
+    annotated
+        .or_else(config)
+        .or_else(injected)
+        .or_else(mesh_wide)
+}
+
+/// The quit port a mesh's config text (YAML or JSON) sets, and its key.
+fn config_port(mesh: &Mesh, text: &str) -> Option<(&'static str, u16)> {
+    if mesh.quit_port_config_keys.is_empty()
+        || !(mesh.quit_port_config_keys.iter()).any(|k| text.contains(k))
+    {
+        return None;
+    }
+    let docs = crate::yaml::tree::parse_stream(text).ok()?;
+    let root = &docs.first()?.root;
+    (mesh.quit_port_config_keys.iter()).find_map(|k| {
+        let port = root
+            .get(k)?
+            .as_str()
+            .and_then(crate::mesh::found::parse_port)?;
+        Some((*k, port))
+    })
+}
+
+/// [`quit_port`]'s port alone.
+pub(crate) fn status_port(mesh: &Mesh, pod: &Pod<'_>, support: &Support) -> Option<u16> {
+    quit_port(mesh, pod, support).map(|q| q.port)
 }
 
 /// Warns about the kinds of pods (an Argo template) whose own metadata turns native

@@ -14,9 +14,17 @@ pub(crate) fn causes(f: &Finding) -> Vec<String> {
         .map(|h| match h {
             Holder::Proxy { container, mesh } if f.wrapped => {
                 let m = mesh.mesh();
+                let config = (m.quit_port_config_keys.first())
+                    .map(|k| {
+                        format!(
+                            ", or `{k}` in {} or the mesh's config,",
+                            m.pod_config_annotation
+                        )
+                    })
+                    .unwrap_or_default();
                 let port = m
                     .quit_port_annotation
-                    .map(|a| format!(" (the pod annotation `{a}` moves it)"))
+                    .map(|a| format!(" (the pod annotation `{a}`{config} moves it)"))
                     .unwrap_or_default();
                 format!(
                     "{container} still runs though the tasks run meshjob's wrapper: the quit did \

@@ -55,6 +55,13 @@ pub(crate) const MESH: Mesh = Mesh {
     version_key: "istioVersion",
     version_of: "the injecting Istio",
     quit_port_annotation: Some(STATUS_PORT_ANNOTATION),
+    // pilot-agent applies the mesh's `defaultConfig` (as the injector put it in
+    // `PROXY_CONFIG`), then the pod's `proxy.istio.io/config`, then the
+    // `status.sidecar.istio.io/port` annotation (istio/istio
+    // `pilot/cmd/pilot-agent/config/config.go` `ConstructProxyConfig`, `getMeshConfig`,
+    // `applyAnnotations`); the YAML is read as protobuf JSON, which takes the proto's own
+    // field name too (`status_port`).
+    quit_port_config_keys: &["statusPort", "status_port"],
     // Ports on which `/quitquitquit` stops the proxy: pilot-agent's status port (default
     // 15020: istio/istio `pkg/config/mesh/mesh.go` `StatusPort`; the handler:
     // `pilot/cmd/pilot-agent/status/server.go` `quitPath`) and Envoy's admin port (15000).

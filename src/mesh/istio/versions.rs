@@ -31,6 +31,16 @@
 //! - An injected pod: its `istio-proxy` container runs `.../proxyv2:TAG`, and the injector
 //!   marks the pod with the annotation `sidecar.istio.io/status`
 //!   (`pkg/kube/inject/webhook.go`), which a gateway's `istio-proxy` lacks.
+//! - The mesh-wide status port, where pilot-agent serves `/quitquitquit` unless a pod moves
+//!   it: MeshConfig's `defaultConfig.statusPort` (default 15020, `pkg/config/mesh/mesh.go`
+//!   `DefaultProxyConfig`), which the injector merges into each proxy's `PROXY_CONFIG`
+//!   (`pkg/kube/inject/inject.go`) and pilot-agent applies first
+//!   (`pilot/cmd/pilot-agent/config/config.go` `ConstructProxyConfig`). It is given as the
+//!   IstioOperator's `spec.meshConfig` (over `spec.values.meshConfig`), the istiod chart's
+//!   `meshConfig` value, or the mesh ConfigMap `istio[-<revision>]`'s `data.mesh`
+//!   (`templates/configmap.yaml`). The chart's `global.proxy.statusPort` only fills the
+//!   injected pod's `excludeInboundPorts` and `--debug-port`
+//!   (`files/injection-template.yaml`): pilot-agent does not listen there.
 //! - Revision names: istioctl's `1-24-2`, the AKS add-on's `asm-1-24` ("asm-x-y" is Istio x.y),
 //!   Sail's RevisionBased `<name>-v1-24-2` (`controllers/istio/istio_controller.go`
 //!   `getActiveRevisionName`: the name, `-`, and the version with dots as dashes).
@@ -45,6 +55,9 @@ use crate::yaml::tree::Node;
 const INJECTOR: What = What::Injector(MeshId::Istio);
 const PROXY: What = What::Proxy(MeshId::Istio);
 const NATIVE: What = What::Native(MeshId::Istio);
+const QUIT_PORT: What = What::QuitPort(MeshId::Istio);
+/// The mesh-wide status port under MeshConfig.
+const STATUS_PORT: &str = "defaultConfig.statusPort";
 /// The istiod env that sets the global native-sidecar mode.
 const NATIVE_ENV: &str = "ENABLE_NATIVE_SIDECARS";
 /// The Helm chart of istiod.
@@ -62,7 +75,10 @@ pub(crate) fn read(obj: &Node, f: &mut Finder<'_>) {
             sail(obj, f);
         }
         (Some("apps"), Some("Deployment")) => deployment(obj, f),
-        (Some(""), Some("ConfigMap")) => injector_config_map(obj, f),
+        (Some(""), Some("ConfigMap")) => {
+            injector_config_map(obj, f);
+            mesh_config_map(obj, f);
+        }
         (Some(""), Some("Namespace")) => {
             let rev = obj.path(&["metadata", "labels", super::REVISION_LABEL]);
             if let Some(rev) = rev {
@@ -133,6 +149,20 @@ fn operator(obj: &Node, f: &mut Finder<'_>) {
     if let Some(rev) = spec.get("revision") {
         revision(rev, "spec.revision", f);
     }
+    // `spec.meshConfig` is set over `spec.values.meshConfig`.
+    let mesh = [
+        (spec.get(super::MESH_CONFIG), "spec.meshConfig."),
+        (
+            vals.and_then(|v| v.get(super::MESH_CONFIG)),
+            "spec.values.meshConfig.",
+        ),
+    ];
+    if let Some((port, field)) = mesh
+        .into_iter()
+        .find_map(|(m, field)| Some((Values::Map(m?).get(STATUS_PORT)?, field)))
+    {
+        f.port(QUIT_PORT, port, &format!("{field}{STATUS_PORT}"));
+    }
     let patched = (pilot
         .and_then(|p| p.path(&["k8s", "env"]))
         .and_then(Node::items))
@@ -161,6 +191,7 @@ fn sail(obj: &Node, f: &mut Finder<'_>) {
     if let Some(t) = vals.path(&["global", "tag"]) {
         f.release(PROXY, t, "spec.values.global.tag");
     }
+    status_port_of_values(Values::Map(vals), "spec.values.", f);
     native_of_values(Some(Values::Map(vals)), None, "spec.values.", f);
 }
 
@@ -241,7 +272,33 @@ fn values(vals: Values<'_>, field: &str, f: &mut Finder<'_>) {
     if let Some(rev) = vals.get("revision") {
         revision(rev, &format!("{field}revision"), f);
     }
+    status_port_of_values(vals, field, f);
     native_of_values(Some(vals), None, field, f);
+}
+
+/// The mesh-wide status port in istiod Helm values (`meshConfig.defaultConfig.statusPort`).
+fn status_port_of_values(vals: Values<'_>, field: &str, f: &mut Finder<'_>) {
+    let key = format!("{}.{STATUS_PORT}", super::MESH_CONFIG);
+    if let Some(port) = vals.get(&key) {
+        f.port(QUIT_PORT, port, &format!("{field}{key}"));
+    }
+}
+
+/// The mesh ConfigMap (`istio[-<revision>]`): MeshConfig as YAML text in `data.mesh`.
+fn mesh_config_map(obj: &Node, f: &mut Finder<'_>) {
+    let name = obj.path(&["metadata", "name"]).and_then(Node::as_str);
+    if !name.is_some_and(super::is_mesh_configmap_name) {
+        return;
+    }
+    let Some(mesh) = obj.path(&["data", super::MESH_CONFIGMAP_KEY]) else {
+        return;
+    };
+    f.embedded(mesh, |root, inner| {
+        if let Some(port) = Values::Map(root).get(STATUS_PORT) {
+            let field = format!("data.{}: {STATUS_PORT}", super::MESH_CONFIGMAP_KEY);
+            inner.port(QUIT_PORT, port, &field);
+        }
+    });
 }
 
 /// The istiod chart installed by a `HelmRelease` or an `Application`, at a pinned version

@@ -47,6 +47,7 @@ pub(crate) const MESH: Mesh = Mesh {
     version_key: "linkerdVersion",
     version_of: "the injecting Linkerd",
     quit_port_annotation: Some(ADMIN_PORT_ANNOTATION),
+    quit_port_config_keys: &[],
     // The admin port (4191, chart value `proxy.ports.admin`) serves `POST /shutdown`.
     stop_endpoints: &[StopEndpoint {
         port: 4191,

@@ -5,8 +5,11 @@
 //! - The `linkerd-control-plane` chart's values: `linkerdVersion`, which `bin/helm-build`
 //!   sets to the edge tag when it packages the chart (`setValues 'linkerdVersionValue'
 //!   "$fullVersion"`; the source tree holds the placeholder `linkerdVersionValue`);
-//!   `proxy.image.version` (the proxy's tag, `linkerdVersion` by default); and
-//!   `proxy.nativeSidecar`.
+//!   `proxy.image.version` (the proxy's tag, `linkerdVersion` by default);
+//!   `proxy.nativeSidecar`; and `proxy.ports.admin`, the proxy's admin port (default 4191,
+//!   `charts/linkerd-control-plane/values.yaml`), where it serves `/shutdown` and `/ready`
+//!   (`charts/partials/templates/_proxy.tpl`, `LINKERD2_PROXY_ADMIN_LISTEN_ADDR`) unless a
+//!   pod's `config.linkerd.io/admin-port` moves it (`pkg/inject/inject.go`).
 //! - Edge charts are published as `YYYY.M.N` for `edge-YY.M.N`
 //!   (`bin/compute-edge-version`), so a `HelmRelease` or `Application` of
 //!   `linkerd-control-plane` pinned at `2026.5.2` installs `edge-26.5.2`.
@@ -22,6 +25,7 @@ use crate::yaml::value::{ScalarType, resolve};
 const INJECTOR: What = What::Injector(MeshId::Linkerd);
 const PROXY: What = What::Proxy(MeshId::Linkerd);
 const NATIVE: What = What::Native(MeshId::Linkerd);
+const QUIT_PORT: What = What::QuitPort(MeshId::Linkerd);
 /// The Helm chart of Linkerd's control plane.
 const CHART: &str = "linkerd-control-plane";
 /// The annotation the injector writes with the proxy's version.
@@ -66,6 +70,9 @@ fn values(vals: Values<'_>, field: &str, f: &mut Finder<'_>) {
     }
     if let Some(v) = vals.get("proxy.image.version") {
         f.release(PROXY, v, &format!("{field}proxy.image.version"));
+    }
+    if let Some(v) = vals.get("proxy.ports.admin") {
+        f.port(QUIT_PORT, v, &format!("{field}proxy.ports.admin"));
     }
     if let Some(v) = vals.get(&format!(
         "{}.{}",

@@ -47,7 +47,7 @@ impl Planner for Istio {
 
     fn native(&self, cx: &mut PodCx<'_, '_, '_>) {
         let d = Desired::from_settings(cx.settings);
-        native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, &d, cx.out);
+        native::plan(cx.ed, cx.pod, cx.mesh, cx.settings, cx.support, &d, cx.out);
     }
 
     fn remove(&self, cx: &mut PodCx<'_, '_, '_>, keep_native: bool) {

@@ -20,6 +20,7 @@ pub(super) fn plan(
     t: &Pod<'_>,
     mesh: &Mesh,
     settings: &Settings,
+    support: &crate::mesh::Support,
     d: &Desired,
     out: &mut Vec<Finding>,
 ) {
@@ -64,7 +65,7 @@ pub(super) fn plan(
     }
     revert::plan(ed, t, mesh, d, NativeAnnotation::Ensure, out);
     crate::plan::own_fixes::variants_turn_native_off(t, mesh, out);
-    let port = crate::plan::own_fixes::status_port(mesh, t);
+    let port = crate::plan::own_fixes::status_port(mesh, t, support);
     let targets = crate::plan::stops::Targets::of(mesh, port);
     crate::plan::own_fixes::native_notes(t, &targets, settings, out);
 }
