@@ -162,7 +162,8 @@ pub(crate) static VAULT: Holder = Holder {
     version_key: "vaultK8sVersion",
     version_flag: "--vault-k8s-version",
     version_of: "vault-k8s",
-    // `AnnotationAgentEnableQuit` came with vault-k8s 0.16.0 (hashicorp/vault-k8s#330).
+    // `AnnotationAgentEnableQuit` first in tag v0.16.0 (`git tag --contains` of the commit
+    // that added it to agent-inject/agent/annotations.go).
     quit_since: &[Semver::new(0, 16, 0)],
     native_since: &[],
 };
@@ -212,7 +213,8 @@ pub(crate) static DAPR: Holder = Holder {
     version_key: "daprVersion",
     version_flag: "--dapr-version",
     version_of: "Dapr",
-    // The shutdown API takes POST from Dapr 1.1.1 on.
+    // pkg/http/api.go `constructShutdownEndpoints`: GET only in tag v1.1.0, GET and POST
+    // from v1.1.1 (POST only at the commit above).
     quit_since: &[Semver::new(1, 1, 1)],
     native_since: &[Semver::new(1, 18, 0)],
 };
@@ -268,8 +270,9 @@ pub(crate) static CONSUL: Holder = Holder {
     version_key: "consulK8sVersion",
     version_flag: "--consul-k8s-version",
     version_of: "consul-k8s",
-    // consul-k8s always passes `-graceful-port` to the dataplane from 1.0.8, 1.1.3 and 1.2.1
-    // on (backports of hashicorp/consul-k8s#2233).
+    // webhook/consul_dataplane_sidecar.go passes `-graceful-port` to the dataplane in tags
+    // v1.0.8, v1.1.3 and v1.2.1, and not in v1.0.7, v1.1.2 or v1.2.0. On an IPv6-only
+    // cluster the dataplane listens on ::1 (`Getv4orv6Str`), which the wrapper cannot reach.
     quit_since: &[
         Semver::new(1, 0, 8),
         Semver::new(1, 1, 3),

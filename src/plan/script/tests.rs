@@ -536,7 +536,7 @@ fn several_holders_are_one_loop() {
         url("http://127.0.0.1:3500/v1.0/shutdown"),
         url("http://127.0.0.1:20600/graceful_shutdown"),
         url("http://127.0.0.1:9091/quitquitquit"),
-        url("http://127.0.0.1:20700/it's"),
+        url("http://127.0.0.1:20700/quit"),
     ];
     let s = render(&opts);
     assert!(
