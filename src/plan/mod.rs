@@ -107,14 +107,17 @@ pub fn plan_doc_in<'a>(
         // The run's mesh part of the pod's fix: none where another mesh owns the pod, or
         // where the mesh needs no fix but other holders do.
         let (fix, skipped) = match decision {
-            Decision::Skip(why)
-                if holders.is_empty() || matches!(why, decide::Why::Ignored { .. }) =>
-            {
+            Decision::Skip(why) if matches!(why, decide::Why::Ignored { .. }) => {
                 findings.push(why.finding(target));
                 continue;
             }
+            Decision::Skip(why) if holders.is_empty() => {
+                findings.push(why.finding(target));
+                findings.extend(holders::recognised_findings(target, &recognised, None));
+                continue;
+            }
             Decision::Skip(why) => (None, Some(why)),
-            Decision::Fix { .. } if owner.is_some() => (None, None),
+            Decision::Fix { .. } if owner.is_some() || other_mesh => (None, None),
             Decision::Fix {
                 mesh,
                 strategy,
