@@ -90,7 +90,7 @@ fn checked(text: String, n: usize, targets: usize) -> String {
         })
         .sum();
     assert_eq!(found, targets, "pod targets");
-    let outcome = meshjob::process(&text, &Settings::default());
+    let outcome = meshjob::edit_text(&text, &Settings::default());
     assert!(outcome.fatal.is_none(), "{:?}", outcome.fatal);
     assert_eq!(
         outcome.changed(&text),
@@ -181,7 +181,7 @@ fn bench_process(bencher: Bencher<'_, '_>, text: &str) {
     let settings = Settings::default();
     bencher
         .counter(BytesCount::of_str(text))
-        .bench(|| meshjob::process(black_box(text), &settings));
+        .bench(|| meshjob::edit_text(black_box(text), &settings));
 }
 
 /// One module per stage, with a `jobs` and a `mixed` benchmark each.

@@ -74,13 +74,15 @@ pub struct Finding {
     pub severity: Severity,
     /// What it is about; see [`Rule`].
     pub rule: Rule,
-    /// Byte offset into the file's text where the problem is.
+    /// Byte offset into the input's text where the problem starts.
     pub offset: usize,
+    /// How many bytes from `offset` the problem spans (0: a point). A length rather than an
+    /// end, so that moving a finding (into the input's offsets, out of an embedded text)
+    /// moves its span whole; see [`Finding::span`].
+    pub len: usize,
     pub message: String,
     /// The object it concerns, when there is one.
     pub object: Option<ObjectRef>,
-    /// A field path such as `spec.template.spec.containers[0].command`, when there is one.
-    pub field: Option<String>,
     /// The edits of this run repair it: `fix` leaves it behind, `check` still reports it.
     pub fixed: bool,
     /// The versions that decided it, with their sources (a strategy note).
@@ -97,9 +99,9 @@ impl Finding {
             severity,
             rule,
             offset,
+            len: 0,
             message: message.into(),
             object: None,
-            field: None,
             fixed: false,
             versions: Vec::new(),
         }
@@ -117,6 +119,26 @@ impl Finding {
         Self::new(Severity::Info, rule, offset, message)
     }
 
+    /// The bytes of the input the finding is about: `offset` to its end.
+    pub fn span(&self) -> std::ops::Range<usize> {
+        self.offset..self.offset + self.len
+    }
+
+    /// The finding about the bytes `span` (of the same text as its offset).
+    pub fn with_span(mut self, span: std::ops::Range<usize>) -> Self {
+        self.offset = span.start;
+        self.len = span.end.saturating_sub(span.start);
+        self
+    }
+
+    /// The finding with its offsets counted from `by` bytes earlier: from the start of the
+    /// input rather than of the piece of it where it was found.
+    #[must_use]
+    pub fn shifted(mut self, by: usize) -> Self {
+        self.offset += by;
+        self
+    }
+
     pub fn with_object(mut self, object: Option<ObjectRef>) -> Self {
         self.object = object;
         self
@@ -129,11 +151,6 @@ impl Finding {
 
     pub(crate) fn with_versions(mut self, versions: Vec<VersionUsed>) -> Self {
         self.versions = versions;
-        self
-    }
-
-    pub fn with_field(mut self, field: impl Into<String>) -> Self {
-        self.field = Some(field.into());
         self
     }
 }

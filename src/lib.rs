@@ -61,8 +61,8 @@ pub use plan::script;
 pub use plan::{plan_doc, plan_doc_in};
 pub use rules::{TABLE as RULES, docs_index as rules_index};
 pub use run::{
-    Growth, Outcome, Pieces, ProcessOptions, once_per_text, process, process_pieces,
-    process_reference, process_with,
+    Context, EditOptions, Outcome, Pieces, edit_pieces, edit_text, edit_text_with, edit_whole,
+    once_per_text,
 };
 pub use source::{MAX_DOCUMENT_BYTES, Origin, Wide, decode, expand, wide_encoding};
 pub use stream::Reader;

@@ -1,12 +1,12 @@
 //! One text's trip through the engine, on one thread: each piece is parsed, located,
 //! planned, spliced and verified. `stream` shares pieces between threads and `run` gathers
-//! a text's outcome; both go through [`process_pieces`].
+//! a text's outcome; both go through [`edit_pieces`], whose result ([`Pieces`]) is the one
+//! type a piece's outcome travels in to the sink, its offsets absolute in the input.
 
 use crate::config::Settings;
 use crate::decide::{Namespaces, RunContext};
 use crate::finding::{Finding, Rule};
 use crate::kinds::Kinds;
-use crate::mesh::found::Base;
 use crate::plan;
 use crate::yaml::apply;
 use crate::yaml::bytes::lone_cr;
@@ -15,7 +15,7 @@ use crate::yaml::quick;
 use crate::yaml::tree::parse_stream;
 use std::ops::Range;
 
-/// The result of processing one text.
+/// What became of one text in memory: its rewritten text and its findings.
 #[derive(Debug, Default)]
 pub struct Outcome {
     /// The rewritten text (equal to the input when nothing changes or on a fatal error).
@@ -43,7 +43,7 @@ impl Outcome {
 
 /// Per-file choices that are not settings.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct ProcessOptions<'a> {
+pub struct EditOptions<'a> {
     /// Treat documents without apiVersion/kind as a bare MeshConfig (`--mesh-config`).
     pub force_mesh: bool,
     /// The Namespace documents of the whole run (see `stream::stdin::Stdin::namespaces`); `None`: those of the
@@ -51,13 +51,13 @@ pub struct ProcessOptions<'a> {
     pub namespaces: Option<&'a Namespaces>,
 }
 
-/// Processes the stream whole, on one thread, parsing every document fully: the reference
-/// that the tests hold [`crate::run::process_with`] to.
-pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
+/// Edits the stream whole, on one thread, parsing every document fully: the reference
+/// that the tests hold [`crate::run::edit_text_with`] to.
+pub fn edit_whole(text: &str, settings: &Settings, opts: EditOptions<'_>) -> Outcome {
     let all = 0..text.len();
     let whole = std::slice::from_ref(&all);
     let ctx = RunContext::of_stream(text, whole, opts.namespaces);
-    let p = process_pieces(text, whole, settings, opts, &ctx, Growth::None, false);
+    let p = edit_pieces(text, 0, whole, settings, opts, &ctx, false);
     if let Some((_, f)) = p.fatal {
         return Outcome::fatal(text, f);
     }
@@ -78,7 +78,7 @@ pub fn process_reference(text: &str, settings: &Settings, opts: ProcessOptions<'
 /// The warnings about versions that the documents of a text in memory say and that
 /// disagree, each at the later of its two places in the text (a flag or a config key has
 /// none). A host reports them once for its text; a stream read once reports them where they
-/// appear (`process_pieces`), and the command line once for its run.
+/// appear (`stream::late`), and the command line once for its run.
 pub(crate) fn conflicts(text: &str, settings: &Settings) -> Vec<Finding> {
     let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text), None);
     (ctx.versions.conflicts(settings).into_iter())
@@ -92,161 +92,133 @@ pub(crate) fn conflicts(text: &str, settings: &Settings) -> Vec<Finding> {
         .collect()
 }
 
-/// The outcome of some pieces of a text, processed in order on one thread. Offsets are in
-/// the text.
+/// What the engine made of some pieces of a text: the one result a piece's outcome travels
+/// in, from [`edit_pieces`] to the sink that writes it (`stream::Done` carries it with its
+/// batch). Every offset in it is absolute in the input (the stream the text was cut from),
+/// set once, where a piece's findings leave the coordinates of its own text
+/// ([`edit_pieces`]).
 #[derive(Debug, Default)]
 pub struct Pieces {
-    /// Per piece processed, its rewritten text when it changed.
+    /// Per piece edited, its rewritten text when it changed.
     pub outs: Vec<Option<String>>,
     pub findings: Vec<Finding>,
     /// The piece that stopped the run (its index), and why; the pieces after it are not
-    /// processed.
+    /// edited.
     pub fatal: Option<(usize, Finding)>,
     /// Where the first edit is.
     pub first_edit: Option<usize>,
-    /// Under [`Growth::From`]: what the pieces past the first pass added to the context, in
-    /// order, when anything.
-    pub adds: Option<RunContext>,
-    /// Under [`Growth::From`]: where the first piece that decided a pod starts, and where the
-    /// first piece past the first pass that said something about versions does.
-    pub first_pod: Option<usize>,
-    pub first_versions: Option<usize>,
-    /// Under [`Growth::From`]: per piece processed, in order, the namespaces of its pods and
-    /// the namespaces its own `Namespace` documents say something new about, for the check
-    /// that no Namespace comes after a pod it would have placed.
-    pub grown: Vec<Grown>,
     /// A piece holds something meshjob handles (`plan::DocPlan::handled`); a
     /// piece passed through unparsed holds nothing it handles.
     pub handled: bool,
 }
 
-/// What one piece says about namespaces, under [`Growth::From`].
-#[derive(Debug, Default)]
-pub struct Grown {
-    /// The piece's index.
-    pub piece: usize,
-    /// The `metadata.namespace` of each of its pods' objects (when not empty).
-    pub pods: Vec<String>,
-    /// The namespaces its `Namespace` documents say something new about (mesh markers,
-    /// ambient mode, annotations the injectors copy); only for pieces past the first pass.
-    pub marks: Vec<String>,
+/// The context each piece of a text is decided with: what the stream's `Namespace`
+/// documents and the documents that say something about versions say. A fixed
+/// [`RunContext`] is one; stdin past its read-ahead grows its own as its pieces come
+/// (`stream::late`).
+pub trait Context {
+    /// The context to decide piece `range` of `text` with (`head`: what the quick scanner
+    /// read of it, when it did); findings about the context itself (a version that
+    /// disagrees with an earlier one) go to `out`, their offsets absolute in the input.
+    fn before(
+        &mut self,
+        text: &str,
+        range: Range<usize>,
+        head: Option<&quick::Head<'_>>,
+        out: &mut Vec<Finding>,
+    ) -> &RunContext;
+
+    /// Whether [`Context::before`] reads the quick scanner's heads, and
+    /// [`Context::after`] the namespaces of each piece's pods.
+    fn grows(&self) -> bool {
+        false
+    }
+
+    /// After a piece: whether it decided a pod, and (when [`Context::grows`]) the
+    /// `metadata.namespace` of its pods.
+    fn after(&mut self, _pods: bool, _namespaces: Vec<String>) {}
 }
 
-/// Where a text starts in its stream (a batch of stdin): the places of the versions its
-/// documents say are in the stream.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Start {
-    /// Byte offset and line breaks before the text.
-    pub offset: usize,
-    pub line: usize,
+impl Context for &RunContext {
+    fn before(
+        &mut self,
+        _: &str,
+        _: Range<usize>,
+        _: Option<&quick::Head<'_>>,
+        _: &mut Vec<Finding>,
+    ) -> &RunContext {
+        self
+    }
 }
 
-/// Where the pieces' own context documents (`Namespace` documents, and documents that say
-/// something about versions) count.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Growth {
-    /// `ctx` holds what the whole stream says (a first pass read it all).
-    None,
-    /// `ctx` holds what the stream says up to offset `from` in the text (a first pass read
-    /// that far: stdin's read-ahead); a piece that starts there or later adds what it says,
-    /// which applies from that piece on, and a version that disagrees with what came before
-    /// is reported there. Each piece reports what it says about namespaces
-    /// ([`Pieces::grown`]). `start`: where the text starts in its stream.
-    From { from: usize, start: Start },
+impl<C: Context + ?Sized> Context for &mut C {
+    fn before(
+        &mut self,
+        text: &str,
+        range: Range<usize>,
+        head: Option<&quick::Head<'_>>,
+        out: &mut Vec<Finding>,
+    ) -> &RunContext {
+        (**self).before(text, range, head, out)
+    }
+
+    fn grows(&self) -> bool {
+        (**self).grows()
+    }
+
+    fn after(&mut self, pods: bool, namespaces: Vec<String>) {
+        (**self).after(pods, namespaces);
+    }
 }
 
-/// Runs the pieces of `text` in order. `quick`: pass documents that cannot be targets
-/// through unparsed. `growth`: whether `ctx` holds what the whole stream says, or only what
-/// it says before some offset.
+/// Edits the pieces of `text` in order, each with the context `ctx` gives it. `at`: where
+/// `text` starts in its input, which every offset of the result counts from. `quick`: pass
+/// documents that cannot be targets through unparsed.
 #[allow(clippy::too_many_arguments)]
-pub fn process_pieces(
+pub fn edit_pieces(
     text: &str,
+    at: usize,
     pieces: &[Range<usize>],
     settings: &Settings,
-    opts: ProcessOptions<'_>,
-    ctx: &RunContext,
-    growth: Growth,
+    opts: EditOptions<'_>,
+    mut ctx: impl Context,
     quick: bool,
 ) -> Pieces {
     let mut run = Pieces {
         outs: Vec::with_capacity(pieces.len()),
         ..Pieces::default()
     };
-    let mut grown: Option<RunContext> = None;
-    // Injected proxies are looked for in documents of any kind only where the batch spells
-    // a word of theirs.
-    let growing = matches!(growth, Growth::From { .. });
-    let proxies = growing && memchr::memmem::find(text.as_bytes(), b"proxy").is_some();
-    let mut lines = crate::decide::Lines::default();
+    let grows = ctx.grows();
     // One scanner for the text: it makes the bitmaps of each part of it once.
-    let mut scanner = (quick || growing).then(|| quick::Scanner::new(text));
+    let mut scanner = (quick || grows).then(|| quick::Scanner::new(text));
     for (i, p) in pieces.iter().enumerate() {
         let piece = &text[p.clone()];
         let head = scanner.as_mut().and_then(|s| s.head(p.clone()));
-        let mut said = growing.then(|| Grown {
-            piece: i,
-            ..Grown::default()
-        });
-        if let (Growth::From { from, start }, Some(said)) = (growth, &mut said)
-            && p.start >= from
-            && ctx.wants(piece, head.as_ref(), proxies)
-        {
-            let base = Base {
-                file: None,
-                offset: start.offset + p.start,
-                line: start.line + lines.before(text.as_bytes(), p.start),
-            };
-            let mut here = RunContext::default();
-            if here.add_wanted(piece, &base) {
-                let before = grown.as_ref().unwrap_or(ctx);
-                said.marks = before.news(&here);
-                if !here.versions.is_empty() {
-                    run.first_versions.get_or_insert(p.start);
-                    let news = before.versions.new_conflicts(&here.versions, settings);
-                    let range = start.offset + p.start..start.offset + p.end;
-                    run.findings.extend(news.iter().map(|c| {
-                        c.finding(c.offset_in(&range).map_or(p.start, |o| o - start.offset))
-                    }));
-                }
-                run.adds
-                    .get_or_insert_with(RunContext::default)
-                    .extend(here.clone());
-                grown.get_or_insert_with(|| ctx.clone()).extend(here);
-            }
-        }
-        let ctx = grown.as_ref().unwrap_or(ctx);
+        let ctx_here = ctx.before(text, p.clone(), head.as_ref(), &mut run.findings);
         let target = !quick
             || head
                 .as_ref()
                 .is_none_or(|h| may_be_target_head(h, &settings.kinds));
-        let part = if target {
-            process_piece(piece, settings, opts, ctx, said.is_some())
-        } else {
-            Part::default()
-        };
-        if part.pods {
-            run.first_pod.get_or_insert(p.start);
-        }
-        run.handled |= part.handled;
-        if let Some(mut said) = said {
-            said.pods = part.namespaces;
-            if !said.pods.is_empty() || !said.marks.is_empty() {
-                run.grown.push(said);
+        let decided = match target {
+            true => edit_piece(
+                piece,
+                i,
+                at + p.start,
+                settings,
+                opts,
+                ctx_here,
+                grows,
+                &mut run,
+            ),
+            false => {
+                run.outs.push(None);
+                Decided::default()
             }
-        }
-        let shift = |mut f: Finding| {
-            f.offset += p.start;
-            f
         };
-        if run.first_edit.is_none() {
-            run.first_edit = part.first_edit.map(|e| e + p.start);
-        }
-        if let Some(f) = part.fatal {
-            run.fatal = Some((i, shift(f)));
+        ctx.after(decided.pods, decided.namespaces);
+        if run.fatal.is_some() {
             return run;
         }
-        run.findings.extend(part.findings.into_iter().map(shift));
-        run.outs.push(part.out);
     }
     run
 }
@@ -278,40 +250,38 @@ pub(crate) fn may_matter(kinds: &Kinds, kind: &str, name: Option<&str>) -> bool 
         || name.is_none_or(|n| crate::mesh::ALL.iter().any(|m| (m.is_config_map_name)(n)))
 }
 
-/// The result of one piece (or of a whole text). Offsets are in the piece.
+/// What a piece decided, for its [`Context`].
 #[derive(Default)]
-struct Part {
-    /// The rewritten piece, when it changed.
-    out: Option<String>,
-    findings: Vec<Finding>,
-    fatal: Option<Finding>,
-    /// Where its first edit is.
-    first_edit: Option<usize>,
+struct Decided {
     /// It decided a pod.
     pods: bool,
     /// The namespaces of its pods, when asked for.
     namespaces: Vec<String>,
-    /// It holds something meshjob handles.
-    handled: bool,
 }
 
-/// Parses, plans, splices and verifies one piece of text. `list_namespaces`: list the
-/// namespaces of its pods ([`Part::namespaces`]).
-fn process_piece(
+/// Parses, plans, splices and verifies piece `i` of a text, `text` (at `base` in the input),
+/// into `out`: its findings, rewritten text and first edit, or the failure that stops the
+/// run. The one place where offsets in the piece become offsets in the input.
+/// `list_namespaces`: list the namespaces of its pods ([`Decided::namespaces`]).
+#[allow(clippy::too_many_arguments)]
+fn edit_piece(
     text: &str,
+    i: usize,
+    base: usize,
     settings: &Settings,
-    opts: ProcessOptions<'_>,
+    opts: EditOptions<'_>,
     ctx: &RunContext,
     list_namespaces: bool,
-) -> Part {
-    let fatal = |f: Finding| Part {
-        fatal: Some(f),
-        ..Part::default()
+    out: &mut Pieces,
+) -> Decided {
+    let mut decided = Decided::default();
+    let mut fatal = |f: Finding| {
+        out.fatal = Some((i, f.shifted(base)));
     };
     let docs = match parse_stream(text) {
         Ok(d) => d,
         Err(e) => {
-            return fatal(Finding::error(
+            fatal(Finding::error(
                 Rule::InvalidYaml,
                 e.offset,
                 format!(
@@ -320,25 +290,25 @@ fn process_piece(
                     e.message
                 ),
             ));
+            return decided;
         }
     };
     let mut edits: Vec<Edit> = Vec::new();
     let mut findings = Vec::new();
     // The editors, whose intended values are built only once something is to be verified.
     let mut editors = Vec::with_capacity(docs.len());
-    let mut pods = false;
     let mut handled = false;
-    let mut namespaces = Vec::new();
     for doc in docs.iter().filter(|_| list_namespaces) {
         for t in crate::locate::locate(&doc.root, &settings.kinds).pods {
-            if !t.object.namespace.is_empty() && !namespaces.contains(&t.object.namespace) {
-                namespaces.push(t.object.namespace.clone());
+            let ns = &t.object.namespace;
+            if !ns.is_empty() && !decided.namespaces.contains(ns) {
+                decided.namespaces.push(ns.clone());
             }
         }
     }
     for doc in &docs {
         let mut p = plan::plan_doc_in(text, doc, settings, opts.force_mesh, ctx);
-        pods |= p.pods > 0;
+        decided.pods |= p.pods > 0;
         handled |= p.handled;
         // The lines of the document's content, from its first node's line to its last
         // node's line end: the comments around it belong to the stream, and where the
@@ -355,25 +325,33 @@ fn process_piece(
         if !p.editor.edits().is_empty()
             && let Some(at) = lone_cr(&text.as_bytes()[from..to])
         {
-            return fatal(Finding::error(
-                Rule::LoneCarriageReturn,
-                from + at,
-                "this document has a line break written as a lone CR (\\r without \\n), which \
+            fatal(
+                Finding::error(
+                    Rule::LoneCarriageReturn,
+                    from + at,
+                    "this document has a line break written as a lone CR (\\r without \\n), which \
                  meshjob does not edit around: convert the file's line breaks to LF or CRLF, \
                  then run again",
-            ));
+                )
+                .with_span(from + at..from + at + 1),
+            );
+            return decided;
         }
         if !p.editor.edits().is_empty()
             && let Some(at) = inner_bom(text, from..to)
         {
-            return fatal(Finding::error(
-                Rule::InnerByteOrderMark,
-                at,
-                "this document holds a byte order mark (U+FEFF) past its start, which YAML \
+            fatal(
+                Finding::error(
+                    Rule::InnerByteOrderMark,
+                    at,
+                    "this document holds a byte order mark (U+FEFF) past its start, which YAML \
                  allows only at the start of a document or inside a quoted scalar, and which \
                  meshjob does not edit around: remove it (inside quotes, write it as \\uFEFF), \
                  then run again",
-            ));
+                )
+                .with_span(at..at + '\u{feff}'.len_utf8()),
+            );
+            return decided;
         }
         // `select` / `ignore`: what is reported, never what is planned (a refusal of an
         // ignored rule has already dropped its pod's edits).
@@ -386,42 +364,36 @@ fn process_piece(
         edits.append(&mut p.editor.take_edits());
         editors.push((edited, p.editor));
     }
-    if edits.is_empty() {
-        return Part {
-            findings,
-            pods,
-            namespaces,
-            handled,
-            ..Part::default()
-        };
-    }
+    out.handled |= handled;
     let first_edit = edits.iter().map(|e| e.start).min();
-    let intended: Vec<apply::Intended> = (editors.iter_mut())
-        .map(|(edited, ed)| apply::Intended {
-            edited: *edited,
-            value: ed.take_intended(),
-        })
-        .collect();
-    match apply::apply(text, &docs, &edits, &intended) {
-        Ok(out) => Part {
-            out: (out != text).then_some(out),
-            findings,
-            fatal: None,
-            first_edit,
-            pods,
-            namespaces,
-            handled,
-        },
-        Err(e) => Part {
-            first_edit,
-            pods,
-            ..fatal(Finding::error(
-                Rule::Internal,
-                e.source_offset(&edits),
-                format!("{e}; nothing written"),
-            ))
-        },
+    if out.first_edit.is_none() {
+        out.first_edit = first_edit.map(|e| base + e);
     }
+    let mut new = None;
+    if !edits.is_empty() {
+        let intended: Vec<apply::Intended> = (editors.iter_mut())
+            .map(|(edited, ed)| apply::Intended {
+                edited: *edited,
+                value: ed.take_intended(),
+            })
+            .collect();
+        match apply::apply(text, &docs, &edits, &intended) {
+            Ok(o) => new = (o != text).then_some(o),
+            Err(e) => {
+                let at = e.source_offset(&edits);
+                out.fatal = Some((
+                    i,
+                    Finding::error(Rule::Internal, at, format!("{e}; nothing written"))
+                        .shifted(base),
+                ));
+                return decided;
+            }
+        }
+    }
+    out.findings
+        .extend(findings.into_iter().map(|f| f.shifted(base)));
+    out.outs.push(new);
+    decided
 }
 
 /// Where `text[range]`, the lines of a document's content, holds a byte order mark other
@@ -483,6 +455,52 @@ mod tests {
     }
 
     #[test]
+    fn a_pieces_offsets_are_the_inputs() {
+        // A Job to edit whose name holds a byte order mark (allowed inside quotes, refused
+        // around an edit), as the second piece of a text that starts 100 bytes into its
+        // input: the failure's span is the mark's bytes, counted from the input's start.
+        let first = "a: 1\n---\n";
+        let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: \"a\u{feff}b\"}\nspec:\n  \
+                   template:\n    metadata:\n      annotations: {sidecar.istio.io/inject: \
+                   \"true\"}\n    spec:\n      restartPolicy: Never\n      containers:\n      - \
+                   name: a\n        image: x\n        command: [a]\n";
+        let text = format!("{first}{job}");
+        let pieces = [0..first.len(), first.len()..text.len()];
+        let settings = Settings::default();
+        let ctx = RunContext::default();
+        let opts = EditOptions::default();
+        let p = edit_pieces(&text, 100, &pieces, &settings, opts, &ctx, true);
+        let (k, f) = p.fatal.expect("the mark is refused");
+        assert_eq!((k, f.rule), (1, Rule::InnerByteOrderMark));
+        let mark = text.find('\u{feff}').expect("a mark");
+        assert_eq!(f.span(), 100 + mark..100 + mark + 3);
+        // Without the mark, the findings and the first edit are the input's too.
+        let text = text.replace('\u{feff}', "");
+        let pieces = [0..first.len(), first.len()..text.len()];
+        let p = edit_pieces(&text, 100, &pieces, &settings, opts, &ctx, true);
+        assert!(p.fatal.is_none());
+        let job_at = 100 + first.len();
+        assert!(
+            p.first_edit.is_some_and(|e| e > job_at),
+            "{:?}",
+            p.first_edit
+        );
+        assert!(!p.findings.is_empty());
+        assert!(
+            p.findings.iter().all(|f| f.offset >= job_at),
+            "{:?}",
+            p.findings
+        );
+        let job = job.replace('\u{feff}', "");
+        let all = 0..job.len();
+        let whole = std::slice::from_ref(&all);
+        let alone = edit_pieces(&job, 0, whole, &settings, opts, &ctx, true);
+        let shifted: Vec<usize> = alone.findings.iter().map(|f| f.offset + job_at).collect();
+        let got: Vec<usize> = p.findings.iter().map(|f| f.offset).collect();
+        assert_eq!(got, shifted);
+    }
+
+    #[test]
     fn what_a_text_holds_that_meshjob_handles() {
         let job = "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec:\n  template:\n    \
                    spec:\n      restartPolicy: Never\n      containers:\n      - name: a\n        \
@@ -496,7 +514,7 @@ mod tests {
         let untyped = "defaultConfig: {}\nsomething: else\n";
         let handled = |text: &str, force_mesh: bool| {
             let settings = Settings::default();
-            let opts = ProcessOptions {
+            let opts = EditOptions {
                 force_mesh,
                 namespaces: None,
             };
@@ -504,7 +522,7 @@ mod tests {
             let whole = std::slice::from_ref(&all);
             let ctx = RunContext::default();
             let by = |quick| {
-                let p = process_pieces(text, whole, &settings, opts, &ctx, Growth::None, quick);
+                let p = edit_pieces(text, 0, whole, &settings, opts, &ctx, quick);
                 p.handled
             };
             assert_eq!(by(true), by(false), "{text}");

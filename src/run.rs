@@ -1,29 +1,29 @@
 //! One text's outcome, through the same engine as a file or stdin (`stream`), and the
-//! single-threaded reference it is held to (`pipeline::process_reference`).
+//! single-threaded reference it is held to (`pipeline::edit_whole`).
 
 pub use crate::pipeline::{
-    Growth, Outcome, Pieces, ProcessOptions, once_per_text, process_pieces, process_reference,
+    Context, EditOptions, Outcome, Pieces, edit_pieces, edit_whole, once_per_text,
 };
 
 use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
 
-/// Processes one YAML stream.
-pub fn process(text: &str, settings: &Settings) -> Outcome {
-    process_with(text, settings, ProcessOptions::default())
+/// Edits one YAML stream in memory: its outcome.
+pub fn edit_text(text: &str, settings: &Settings) -> Outcome {
+    edit_text_with(text, settings, EditOptions::default())
 }
 
-/// Processes one YAML stream with per-file options.
+/// Edits one YAML stream in memory, with per-file options.
 ///
-/// The stream goes through the same engine as a file or stdin (`stream::process`): it is cut
+/// The stream goes through the same engine as a file or stdin (`stream::edit_stream`): it is cut
 /// into documents at their `---` lines (`split::pieces`), and each document is read by the
 /// quick scanner first (`quick::head`): one whose kind can never be a target is passed
 /// through without a full parse. Every other document goes through the whole pipeline on its
 /// own. Large streams are shared between threads in batches of documents, put back in order,
 /// so the outcome never depends on the number of threads. A fatal error is the one the whole
 /// stream's parse reports.
-pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -> Outcome {
+pub fn edit_text_with(text: &str, settings: &Settings, opts: EditOptions<'_>) -> Outcome {
     let mut sink = Collect {
         text,
         out: None,
@@ -34,7 +34,7 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -
         crate::stream::Reader::with_sizes(text.as_bytes(), crate::stream::BATCH_BYTES, usize::MAX);
     let ctx = RunContext::of_stream(text, &crate::yaml::split::pieces(text), opts.namespaces);
     let ns = crate::stream::Namespaces::Whole(&ctx);
-    match crate::stream::process_sized(reader, settings, opts, ns, true, &mut sink) {
+    match crate::stream::edit_reader(reader, settings, opts, ns, true, &mut sink) {
         Ok(()) => {
             once_per_text(&mut sink.findings);
             Outcome {
@@ -58,15 +58,15 @@ pub fn process_with(text: &str, settings: &Settings, opts: ProcessOptions<'_>) -
                 Rule::LoneCarriageReturn | Rule::InnerByteOrderMark | Rule::Internal
             ) && crate::yaml::tree::parse_stream(text).is_err() =>
         {
-            process_reference(text, settings, opts)
+            edit_whole(text, settings, opts)
         }
         Err(crate::stream::Stop::Failed(f)) => Outcome::fatal(text, f.finding),
         // A text in memory cannot fail to be read, and `Collect` takes every batch.
         Err(crate::stream::Stop::Read(e)) => {
             Outcome::fatal(text, Finding::error(Rule::Internal, 0, e.to_string()))
         }
-        Err(crate::stream::Stop::Sink(m)) => {
-            Outcome::fatal(text, Finding::error(Rule::Internal, 0, m))
+        Err(crate::stream::Stop::Sink(e)) => {
+            Outcome::fatal(text, Finding::error(Rule::Internal, 0, e.to_string()))
         }
     }
 }
@@ -80,13 +80,9 @@ struct Collect<'a> {
 }
 
 impl crate::stream::Sink for Collect<'_> {
-    fn batch(&mut self, done: &crate::stream::Done) -> Result<(), String> {
+    fn batch(&mut self, done: &crate::stream::Done) -> std::io::Result<()> {
         let base = done.batch.offset as usize;
-        self.findings
-            .extend(done.result.findings.iter().cloned().map(|mut f| {
-                f.offset += base;
-                f
-            }));
+        self.findings.extend(done.result.findings.iter().cloned());
         let out = match &mut self.out {
             Some(out) => out,
             None if done.changed() => self.out.insert(self.text.as_bytes()[..base].to_vec()),

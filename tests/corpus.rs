@@ -71,7 +71,7 @@ fn corpus_sweep() {
             }
             total += 1;
             let text = std::fs::read_to_string(&path).expect("corpus files are UTF-8");
-            let out = run::process(&text, &settings);
+            let out = run::edit_text(&text, &settings);
             if let Some(f) = &out.fatal {
                 failures.push(format!("{sub}/{name}: fatal: {}", f.message));
                 continue;
@@ -89,7 +89,7 @@ fn corpus_sweep() {
             if meshjob::parse_stream(&out.text).is_err() {
                 failures.push(format!("{sub}/{name}: the output does not parse"));
             }
-            let again = run::process(&out.text, &settings);
+            let again = run::edit_text(&out.text, &settings);
             if again.text != out.text || again.fatal.is_some() {
                 failures.push(format!("{sub}/{name}: a second fix is not a no-op"));
             }

@@ -33,7 +33,7 @@ fn stderr(o: &Output) -> String {
 }
 
 fn fixed() -> String {
-    meshjob::process(JOB, &meshjob::Settings::default()).text
+    meshjob::edit_text(JOB, &meshjob::Settings::default()).text
 }
 
 fn mode(p: &Path) -> u32 {

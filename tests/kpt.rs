@@ -148,8 +148,8 @@ fn kpt_key_value_arguments_are_settings() {
     assert!(out.status.success(), "{log}");
     assert!(
         log.contains(
-            "[info] batch/v1/Job/migrate: native sidecar (Istio 1.24 from istioVersion in \
-             functionConfig:4, Kubernetes 1.29 from kubernetesVersion in functionConfig:5)"
+            "[info] batch/v1/Job/migrate spec.template: native sidecar (Istio 1.24 from \
+             istioVersion in functionConfig:4, Kubernetes 1.29 from kubernetesVersion in functionConfig:5)"
         ),
         "{log}"
     );
@@ -201,7 +201,7 @@ fn kpt_shows_an_error_result_and_writes_nothing() {
     assert!(!out.status.success(), "{log}");
     assert!(
         log.contains(
-            "[error] batch/v1/Job/args-only: container \"main\" (image \"registry.example/tool:2.0\") has args but no command"
+            "[error] batch/v1/Job/args-only spec.template.spec.containers[0]: container \"main\" (image \"registry.example/tool:2.0\") has args but no command"
         ),
         "{log}"
     );

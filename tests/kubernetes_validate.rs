@@ -135,7 +135,7 @@ fn fixed_jobs_are_valid_kubernetes() {
         let Ok(text) = std::fs::read_to_string(&path) else {
             continue;
         };
-        let out = run::process(&text, &settings);
+        let out = run::edit_text(&text, &settings);
         if out.fatal.is_some() || out.text == text {
             continue;
         }

@@ -1,6 +1,6 @@
 //! The quick path (`split::pieces` and `quick::head`) against the full parse.
 //!
-//! `run::process` cuts a stream into documents and passes the ones that cannot be targets
+//! `run::edit_text` cuts a stream into documents and passes the ones that cannot be targets
 //! through unparsed. That is only correct when
 //! - whatever the scanner accepts is valid YAML, with the apiVersion, kind and name it read;
 //! - the outcome (text, findings, fatal error) equals that of parsing the whole stream.
@@ -20,7 +20,7 @@ use common::yaml_texts as inputs;
 
 use meshjob::Rule;
 use meshjob::Settings;
-use meshjob::{self as run, ProcessOptions};
+use meshjob::{self as run, EditOptions};
 use meshjob::{QuickScanner, parse_stream, quick_head, split_pieces};
 
 /// The scanner's answer for every piece must be sound: valid YAML, and the same identity the
@@ -119,12 +119,12 @@ fn check_agreement(label: &str, text: &str, reach: &mut Reach, failures: &mut Ve
 fn check_outcome(label: &str, text: &str, failures: &mut Vec<String>) {
     let settings = Settings::default();
     for force_mesh in [false, true] {
-        let opts = ProcessOptions {
+        let opts = EditOptions {
             force_mesh,
-            ..ProcessOptions::default()
+            ..EditOptions::default()
         };
-        let quick = run::process_with(text, &settings, opts);
-        let full = run::process_reference(text, &settings, opts);
+        let quick = run::edit_text_with(text, &settings, opts);
+        let full = run::edit_whole(text, &settings, opts);
         // An internal error (meshjob's own edit failing its verification) is a bug whatever
         // its text; the whole-text run finds it in the whole edited stream, the streaming run
         // in the first document that fails, so only the kind is compared. Every other
@@ -220,7 +220,7 @@ fn a_large_stream_split_between_threads_equals_the_full_parse() {
         .filter(|t| {
             !t.split('\n').any(marker)
                 && !t.trim_start_matches('\u{feff}').contains('\u{feff}')
-                && run::process_reference(t, &Settings::default(), ProcessOptions::default())
+                && run::edit_whole(t, &Settings::default(), EditOptions::default())
                     .fatal
                     .is_none()
         })
@@ -240,7 +240,7 @@ fn a_large_stream_split_between_threads_equals_the_full_parse() {
     let mut failures = Vec::new();
     check_outcome("the concatenated stream", &big, &mut failures);
     report("large stream", &failures);
-    let out = run::process(&big, &Settings::default());
+    let out = run::edit_text(&big, &Settings::default());
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     assert!(out.text != big, "the stream holds targets");
 }
@@ -382,7 +382,7 @@ fn every_character_class_gets_the_same_outcome_on_both_paths() {
             let label = format!("U+{:04X} in {place:?}", c as u32);
             check_head(&label, &text, &mut failures);
             check_outcome(&label, &text, &mut failures);
-            let quick = run::process(&text, &Settings::default());
+            let quick = run::edit_text(&text, &Settings::default());
             rejected += usize::from(quick.fatal.is_some());
         }
     }

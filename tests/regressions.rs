@@ -51,7 +51,7 @@ fn nested_insert_at_end_without_final_newline() {
         common::root().join("testdata/regressions/mesh-config-no-final-newline-nested-insert.yaml");
     let text = std::fs::read_to_string(path).unwrap();
     for t in [text.clone(), text.replace("\r\n", "\n")] {
-        let out = meshjob::process(&t, &meshjob::Settings::default());
+        let out = meshjob::edit_text(&t, &meshjob::Settings::default());
         assert!(out.fatal.is_none(), "{:?}", out.fatal);
         let nl = if t.contains('\r') { "\r\n" } else { "\n" };
         let want = format!(

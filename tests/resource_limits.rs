@@ -29,7 +29,7 @@ const HANG: Duration = Duration::from_secs(600);
 /// Processes `text`; fails when it takes longer than [`HANG`].
 fn processed(text: &str) -> Outcome {
     let start = Instant::now();
-    let out = run::process(text, &Settings::default());
+    let out = run::edit_text(text, &Settings::default());
     let took = start.elapsed();
     assert!(took < HANG, "took {took:?}: as good as hung");
     out
@@ -297,7 +297,7 @@ fn largest_accepted_input_is_fixed() {
         text.push_str(&JOB.replace("name: pi\n", &format!("name: pi-{i}\n")));
         i += 1;
     }
-    let out = run::process(&text, &Settings::default());
+    let out = run::edit_text(&text, &Settings::default());
     assert!(out.fatal.is_none());
     assert!(out.text.len() > text.len());
 }

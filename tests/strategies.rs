@@ -6,7 +6,7 @@
 
 mod common;
 
-use meshjob::process;
+use meshjob::edit_text;
 use meshjob::{Settings, StrategyChoice};
 
 /// Settings with `strategy`, under the case's own `.meshjob.yaml` when it has one.
@@ -62,11 +62,11 @@ fn wrapper_then_none_gives_back_the_input() {
             continue;
         }
         let input = std::fs::read_to_string(dir.join("input.yaml")).unwrap();
-        let wrapped = process(&input, &in_case(&dir, StrategyChoice::Wrapper));
+        let wrapped = edit_text(&input, &in_case(&dir, StrategyChoice::Wrapper));
         if wrapped.fatal.is_some() {
             continue;
         }
-        let back = process(&wrapped.text, &in_case(&dir, StrategyChoice::None));
+        let back = edit_text(&wrapped.text, &in_case(&dir, StrategyChoice::None));
         assert!(back.fatal.is_none(), "{name}: {:?}", back.fatal);
         if back.text == input {
             exact += 1;
@@ -74,7 +74,7 @@ fn wrapper_then_none_gives_back_the_input() {
             failures.push(format!("{name}: not byte-identical\n{}", back.text));
         }
         // None on its own output changes nothing.
-        let again = process(&back.text, &in_case(&dir, StrategyChoice::None));
+        let again = edit_text(&back.text, &in_case(&dir, StrategyChoice::None));
         if again.text != back.text {
             failures.push(format!("{name}: none is not idempotent"));
         }
@@ -148,10 +148,10 @@ fn moved_sidecars_come_back_with_none() {
             continue;
         }
         n += 1;
-        let back = process(&fixed, &in_case(&dir, StrategyChoice::None));
+        let back = edit_text(&fixed, &in_case(&dir, StrategyChoice::None));
         assert!(back.fatal.is_none(), "{}: {:?}", dir.display(), back.fatal);
         assert_eq!(back.text, input, "{}", dir.display());
-        let again = process(&back.text, &in_case(&dir, StrategyChoice::None));
+        let again = edit_text(&back.text, &in_case(&dir, StrategyChoice::None));
         assert_eq!(again.text, back.text, "{}", dir.display());
     }
     assert!(n >= 5, "only {n} golden cases move a sidecar");

@@ -15,7 +15,7 @@ use common::yaml_texts as inputs;
 use meshjob::Reader;
 use meshjob::RunContext;
 use meshjob::Settings;
-use meshjob::{self as run, Outcome, ProcessOptions};
+use meshjob::{self as run, EditOptions, Outcome};
 use meshjob::{Finding, Rule};
 use std::ops::Range;
 
@@ -35,13 +35,13 @@ fn shifted(mut f: Finding, by: usize) -> Finding {
     f
 }
 
-fn reference(text: &str, opts: ProcessOptions<'_>) -> Outcome {
-    run::process_reference(text, &Settings::default(), opts)
+fn reference(text: &str, opts: EditOptions<'_>) -> Outcome {
+    run::edit_whole(text, &Settings::default(), opts)
 }
 
 /// What processing piece by piece gives: the text, the findings, or the first fatal error
 /// found through the growing window.
-fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions<'_>) -> Outcome {
+fn by_pieces(text: &str, cuts: &[Range<usize>], opts: EditOptions<'_>) -> Outcome {
     // The `Namespace` documents of the whole stream decide, as the engine's first pass does.
     let ctx = RunContext::of_stream(text, cuts, None);
     let mut out = String::new();
@@ -68,23 +68,23 @@ fn by_pieces(text: &str, cuts: &[Range<usize>], opts: ProcessOptions<'_>) -> Out
 }
 
 /// One piece processed alone (fully parsed), with the stream's context.
-fn one_piece(piece: &str, ctx: &RunContext, opts: ProcessOptions<'_>) -> run::Pieces {
+fn one_piece(piece: &str, ctx: &RunContext, opts: EditOptions<'_>) -> run::Pieces {
     let all = 0..piece.len();
     let settings = Settings::default();
-    run::process_pieces(
+    run::edit_pieces(
         piece,
+        0,
         std::slice::from_ref(&all),
         &settings,
         opts,
         ctx,
-        run::Growth::None,
         false,
     )
 }
 
 /// The fatal error of pieces k.. processed together, grown until the error lies before the
 /// last piece of the window (or the stream ends).
-fn window_fatal(text: &str, cuts: &[Range<usize>], k: usize, opts: ProcessOptions<'_>) -> Finding {
+fn window_fatal(text: &str, cuts: &[Range<usize>], k: usize, opts: EditOptions<'_>) -> Finding {
     let start = cuts[k].start;
     let mut last = k;
     loop {
@@ -116,7 +116,7 @@ fn compare(label: &str, text: &str, failures: &mut Vec<String>) {
     assert_eq!(cuts.last().map(|r| r.end), Some(text.len()), "{label}");
     assert!(cuts.windows(2).all(|w| w[0].end == w[1].start), "{label}");
     for force_mesh in [false, true] {
-        let opts = ProcessOptions {
+        let opts = EditOptions {
             force_mesh,
             namespaces: None,
         };
@@ -128,7 +128,7 @@ fn compare(label: &str, text: &str, failures: &mut Vec<String>) {
         {
             // The whole text's editor failed its own verification (an edit at the end of a
             // document, just before a `---` line): nothing to compare the pieces with. The
-            // pieces, edited alone, pass theirs; the quick-path tests hold `run::process` to
+            // pieces, edited alone, pass theirs; the quick-path tests hold `run::edit_text` to
             // the whole-text outcome on the unmutated inputs.
             continue;
         }
@@ -151,7 +151,7 @@ fn compare(label: &str, text: &str, failures: &mut Vec<String>) {
                 && p.offset < w.offset)
                 // Likewise a piece meshjob fails on (an internal error, exit 2, nothing
                 // written) before a syntax error that the whole text's parse reports first;
-                // `run::process` reports the syntax error, as the whole parse does.
+                // `run::edit_text` reports the syntax error, as the whole parse does.
                 || (p.rule == Rule::Internal && w.rule == Rule::InvalidYaml)
         );
         if (fatal(&whole) != fatal(&parts) && !refused_first)
@@ -249,7 +249,7 @@ fn the_diff_built_piece_by_piece_equals_the_whole_text_diff() {
     let mut changed = 0;
     for (label, text) in &inputs() {
         let cuts = pieces(text);
-        let opts = ProcessOptions::default();
+        let opts = EditOptions::default();
         if reference(text, opts).fatal.is_some() {
             continue;
         }

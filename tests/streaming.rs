@@ -44,7 +44,7 @@ fn stderr(o: &Output) -> String {
 
 /// What the whole-text pipeline says (library, one text).
 fn whole(text: &str) -> run::Outcome {
-    run::process_reference(text, &Settings::default(), run::ProcessOptions::default())
+    run::edit_whole(text, &Settings::default(), run::EditOptions::default())
 }
 
 #[test]
@@ -288,7 +288,7 @@ fn a_file_is_decided_with_its_namespaces_wherever_they_stand() {
                 .iter()
                 .any(|f| f.message.contains("ambient mode"))
         );
-        let r = run::process(&text, &Settings::default());
+        let r = run::edit_text(&text, &Settings::default());
         assert_eq!(r.text, text);
     }
 }

@@ -88,7 +88,7 @@ fn pieces_and_outputs() -> (Texts, Texts) {
             pieces.push((format!("{label} @{}", r.start), text[r].to_string(), from));
         }
         if from != From::Suite {
-            let out = meshjob::process(&text, &settings);
+            let out = meshjob::edit_text(&text, &settings);
             if out.fatal.is_none() && out.text != text {
                 for r in split_pieces(&out.text) {
                     let piece = &out.text[r.clone()];

@@ -430,7 +430,7 @@ fn pipeline_script(annotations: &str) -> (serde_json::Value, String, Vec<std::ff
         wait_for_proxy_seconds: Some(5),
         ..Default::default()
     };
-    let out = meshjob::process(&job, &settings);
+    let out = meshjob::edit_text(&job, &settings);
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
     let v: serde_json::Value = serde_saphyr::from_str(&out.text).expect("output parses");
     let pod = v["spec"]["template"].clone();

@@ -237,6 +237,6 @@ fn strict_indentation_would_refuse_real_manifests() {
     let argo = shared.join("corpus/jobs/argoproj__argo-workflows__examples__sidecar.yaml");
     let text = std::fs::read_to_string(argo).expect("the corpus file is there");
     assert!(parses(&text, false) && !parses(&text, true));
-    let out = meshjob::process(&text, &meshjob::Settings::default());
+    let out = meshjob::edit_text(&text, &meshjob::Settings::default());
     assert!(out.fatal.is_none(), "{:?}", out.fatal);
 }

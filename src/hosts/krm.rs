@@ -334,6 +334,7 @@ fn build_results(
 /// `[error] batch/v1/Job/migrate: ...`), so it would read twice.
 fn result_of(f: Finding, item: Option<&Node>, file: Option<(String, Option<u64>)>) -> KrmResult {
     let object = f.object.clone().or_else(|| item.map(object_ref));
+    let field = item.and_then(|i| field_path(i, f.offset));
     let text = match &object {
         Some(o) => f
             .message
@@ -353,9 +354,63 @@ fn result_of(f: Finding, item: Option<&Node>, file: Option<(String, Option<u64>)
         severity,
         message,
         object,
-        field: f.field,
+        field,
         file,
     }
+}
+
+/// The path, in the item, of the deepest field whose text holds `offset` (where a finding
+/// is), as the KRM result's `field.path` (a required string whose form the function spec
+/// leaves open: kubernetes-sigs/kustomize@635c4fd, kyaml/fn/framework/result.go, `Field`).
+/// Written as Kubernetes writes field paths in its errors (kubernetes/apimachinery,
+/// pkg/util/validation/field/path.go): `.name` for a field, `[i]` for an item, `[key]` for
+/// a key that is not a plain name (an annotation's). A finding at the start of a mapping is
+/// about the mapping, not its first key. `None` for the item itself.
+fn field_path(item: &Node, offset: usize) -> Option<String> {
+    let mut path = String::new();
+    let mut n = item;
+    loop {
+        if offset <= n.props_start {
+            break;
+        }
+        if let Some(entries) = n.entries() {
+            let within =
+                |x: &Node| x.props_start <= offset && offset < x.end.max(x.props_start + 1);
+            let Some(e) = entries.iter().find(|e| within(&e.key) || within(&e.value)) else {
+                break;
+            };
+            let key = e.key.as_str()?;
+            let plain = !key.is_empty()
+                && (key.bytes()).all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-');
+            match (plain, path.is_empty()) {
+                (true, true) => path.push_str(key),
+                (true, false) => {
+                    path.push('.');
+                    path.push_str(key);
+                }
+                (false, _) => {
+                    path.push('[');
+                    path.push_str(key);
+                    path.push(']');
+                }
+            }
+            if within(&e.key) {
+                break;
+            }
+            n = &e.value;
+        } else if let Some(items) = n.items() {
+            let Some(i) = (items.iter())
+                .position(|x| x.props_start <= offset && offset < x.end.max(x.props_start + 1))
+            else {
+                break;
+            };
+            path.push_str(&format!("[{i}]"));
+            n = &items[i];
+        } else {
+            break;
+        }
+    }
+    (!path.is_empty()).then_some(path)
 }
 
 /// Sets `results` in the list's root mapping, in the list's own style, and checks that the
@@ -372,8 +427,9 @@ fn set_results(text: &str, docs: &[Doc], results: &[KrmResult]) -> Result<String
     let mut editor = Editor::new(text, root, style);
     let out = Out::Seq(results.iter().map(KrmResult::out).collect());
     editor.set(root, &[], "results", &out);
+    let edits = editor.take_edits();
     let intended = [crate::yaml::apply::Intended::edited(editor.take_intended())];
-    crate::yaml::apply::apply(text, docs, editor.edits(), &intended)
+    crate::yaml::apply::apply(text, docs, &edits, &intended)
         .map_err(|e| format!("{e} while setting results"))
 }
 

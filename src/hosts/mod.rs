@@ -71,7 +71,7 @@ pub(crate) fn run(host: &impl Host) -> u8 {
 pub(crate) fn run_text(host: &impl Host, text: &str) -> Reply {
     let go = || {
         let (settings, input) = host.prepare(text)?;
-        let mut outcome = run::process(text, &settings);
+        let mut outcome = run::edit_text(text, &settings);
         if let Some(f) = &outcome.fatal {
             return Err(format!("{}: {}", at(text, f.offset), f.message));
         }
@@ -120,8 +120,8 @@ pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         fail_on: settings.fail_on,
         verdict: Verdict::default(),
     };
-    let opts = run::ProcessOptions::default();
-    let mut stopped = match stream::process(input.reader(), settings, opts, ns, &mut sink) {
+    let opts = run::EditOptions::default();
+    let mut stopped = match stream::edit_stream(input.reader(), settings, opts, ns, &mut sink) {
         Ok(()) => sink
             .out
             .finish()
@@ -130,7 +130,7 @@ pub(crate) fn stream_stdin(label: &str, settings: &Settings) -> u8 {
         Err(Stop::Failed(f)) if f.decode => Some(format!("stdin: {}", f.finding.message)),
         Err(Stop::Failed(f)) => Some(format!("stdin:{}:{}: {}", f.line, f.col, f.finding.message)),
         Err(Stop::Read(e)) => Some(format!("stdin: cannot read stdin: {e}")),
-        Err(Stop::Sink(m)) => Some(m),
+        Err(Stop::Sink(e)) => Some(console::cannot_write_stdout(&e)),
     };
     if let Some(m) = stopped.take() {
         let _ = sink.out.fail();
@@ -163,7 +163,7 @@ struct Plain<'a> {
 }
 
 impl Sink for Plain<'_> {
-    fn batch(&mut self, done: &Done) -> Result<(), String> {
+    fn batch(&mut self, done: &Done) -> std::io::Result<()> {
         for f in &done.result.findings {
             // A stream host returns the fixed stream: what "would change" has changed.
             if f.rule == Rule::WouldChange || !self.verdict.take(f, self.fail_on) {
@@ -173,7 +173,6 @@ impl Sink for Plain<'_> {
             self.stderr.push('\n');
         }
         done.write_into(&mut self.out)
-            .map_err(|e| console::cannot_write_stdout(&e))
     }
 }
 

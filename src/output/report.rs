@@ -173,9 +173,6 @@ pub(crate) fn json(l: &Located) -> serde_json::Value {
         v["line"] = l.line.into();
         v["column"] = l.col.into();
     }
-    if let Some(field) = &f.field {
-        v["field"] = serde_json::Value::String(field.clone());
-    }
     if !f.versions.is_empty() {
         v["versions"] = f.versions.iter().map(|u| u.json()).collect();
     }

@@ -6,16 +6,19 @@
 //! (one `Cutter` decides for both), so every batch, and every piece in it, parses alone to
 //! exactly the documents the whole stream holds. [`ordered()`] shares batches between threads
 //! and hands the results back in stream order, with a bounded number in flight: memory
-//! follows the largest document and the work in flight, not the stream. [`process`] puts it
+//! follows the largest document and the work in flight, not the stream. [`edit_stream`] puts it
 //! together for one input and a [`Sink`]; on the first problem, [`settle()`] reports it as
-//! reading the whole stream would.
+//! reading the whole stream would. Stdin longer than its read-ahead ([`stdin`]) grows its
+//! context as its documents come: all of that is in `late`.
 
+mod late;
 mod ordered;
 mod read;
 mod settle;
 pub(crate) mod stdin;
 
 pub(crate) use crate::yaml::text::line_cols;
+pub(crate) use late::Namespaces;
 pub(crate) use ordered::ordered;
 pub use read::Reader;
 pub(crate) use read::{BATCH_BYTES, Batch, MAX_DOCUMENT_BYTES, ReadError};
@@ -25,44 +28,10 @@ use crate::config::Settings;
 use crate::decide::RunContext;
 use crate::finding::{Finding, Rule};
 use crate::mesh::found::Base;
-use crate::pipeline::{Growth, Pieces, ProcessOptions, Start, process_pieces};
-use std::collections::BTreeMap;
+use crate::pipeline::{EditOptions, Pieces, edit_pieces};
+use late::{Contexts, Late, Start};
 use std::io::Read;
-use std::sync::{Arc, Mutex};
-
-/// Where the stream's context (its `Namespace` documents and its versions, which decide some
-/// pods' strategy) comes from.
-#[derive(Clone, Copy, Debug)]
-pub(crate) enum Namespaces<'a> {
-    /// Read before the stream is processed (a file is read twice: [`first_pass`] first; a
-    /// text in memory; stdin read to its end ahead, see [`stdin`]): they apply to every
-    /// document.
-    Whole(&'a RunContext),
-    /// Stdin on a pipe that is longer than its read-ahead ([`stdin`]): `ctx` holds what the
-    /// documents before offset `from` say (with what the run's other inputs say). A
-    /// `Namespace` document, or one that says something about versions, from there on
-    /// applies to the documents after it. A Namespace that comes after a pod it would place
-    /// stops the stream ([`Rule::LateNamespace`]), since that pod was decided without it; a
-    /// version read after pods is a warning ([`Rule::VersionsReadLate`]).
-    From { ctx: &'a RunContext, from: u64 },
-}
-
-impl Namespaces<'_> {
-    /// How the pieces of a batch (at `offset`, after `line` line breaks) count their own
-    /// context documents.
-    fn growth(self, offset: u64, line: u64) -> Growth {
-        match self {
-            Namespaces::Whole(_) => Growth::None,
-            Namespaces::From { from, .. } => Growth::From {
-                from: usize::try_from(from.saturating_sub(offset)).unwrap_or(0),
-                start: Start {
-                    offset: offset as usize,
-                    line: line as usize,
-                },
-            },
-        }
-    }
-}
+use std::sync::Arc;
 
 /// Whether the bytes of `input` spell a word of the documents a first pass reads
 /// (`Namespace`, or one of the words of the documents that say something about versions,
@@ -187,75 +156,18 @@ pub(crate) fn first_pass<R: Read + Send>(
     ctx
 }
 
-/// The context each batch is decided with: with [`Namespaces::From`], what the batches
-/// before it said, as far as the sink has taken them (the worker adds its own batch's, piece
-/// by piece). A batch decided with less than what came before it, whose decisions it
-/// changes, is decided again before the sink takes it ([`Contexts::check`]).
-struct Contexts {
-    grow: bool,
-    current: Arc<Mutex<Arc<RunContext>>>,
-}
-
-impl Contexts {
-    fn new(ns: Namespaces<'_>) -> Self {
-        let (grow, c) = match ns {
-            Namespaces::Whole(c) => (false, c),
-            Namespaces::From { ctx, .. } => (true, ctx),
-        };
-        Contexts {
-            grow,
-            current: Arc::new(Mutex::new(Arc::new(c.clone()))),
-        }
-    }
-
-    /// What is known so far.
-    fn known(&self) -> Arc<RunContext> {
-        self.current
-            .lock()
-            .map(|c| c.clone())
-            .unwrap_or_else(|e| e.into_inner().clone())
-    }
-
-    fn tag(&self, b: Result<Batch, ReadError>) -> Result<(Batch, Arc<RunContext>), ReadError> {
-        Ok((b?, self.known()))
-    }
-
-    /// Before the sink takes `done`: decides it again when it was decided with less than what
-    /// the batches before it said and that matters (it has pods, or says something itself),
-    /// then adds what it says. Returns the batch to take.
-    fn check(&self, done: Done, redo: impl Fn(Batch, Arc<RunContext>) -> Done) -> Done {
-        if !self.grow {
-            return done;
-        }
-        let known = self.known();
-        let stale = !Arc::ptr_eq(&done.ctx, &known);
-        let matters = done.result.first_pod.is_some() || done.result.adds.is_some();
-        let done = if stale && matters {
-            redo(done.batch, known.clone())
-        } else {
-            done
-        };
-        if let Some(adds) = &done.result.adds {
-            let mut next = (*known).clone();
-            next.extend(adds.clone());
-            if let Ok(mut c) = self.current.lock() {
-                *c = Arc::new(next);
-            }
-        }
-        done
-    }
-}
-
-/// One batch, processed.
+/// One batch, edited: the batch and its result, as the sink takes them.
 #[derive(Debug)]
 pub(crate) struct Done {
     pub batch: Batch,
-    /// The outcome of its pieces; offsets in the batch.
+    /// The outcome of its pieces; offsets in the stream.
     pub result: Pieces,
     /// The batch is not text: where (in the batch) and why.
     pub decode: Option<(usize, String)>,
     /// What the stream's `Namespace` documents said before this batch.
     pub ctx: Arc<RunContext>,
+    /// Stdin past its read-ahead: what its pieces said about the context.
+    late: Late,
 }
 
 impl Done {
@@ -312,9 +224,9 @@ impl Output for Vec<u8> {
 
 /// Where the batches of a stream go, in order.
 pub(crate) trait Sink {
-    /// The next batch, processed without a fatal error. An error (an output that cannot be
+    /// The next batch, edited without a fatal error. An error (an output that cannot be
     /// written) stops the stream: nothing more is read.
-    fn batch(&mut self, done: &Done) -> Result<(), String>;
+    fn batch(&mut self, done: &Done) -> std::io::Result<()>;
 
     /// After a fatal error: the bytes of the failing batch and of every later one, in order.
     /// False when they cannot be written: the rest of the stream is not read.
@@ -336,8 +248,8 @@ pub(crate) enum Stop {
     Failed(Box<Failure>),
     /// It could not be read.
     Read(std::io::Error),
-    /// The sink refused a batch (an output that cannot be written).
-    Sink(String),
+    /// The sink refused a batch: its output could not be written.
+    Sink(std::io::Error),
 }
 
 /// How many batches a thread may have read ahead of the writer.
@@ -346,7 +258,7 @@ const AHEAD_PER_THREAD: usize = 2;
 fn work(
     b: Result<(Batch, Arc<RunContext>), ReadError>,
     settings: &Settings,
-    opts: ProcessOptions<'_>,
+    opts: EditOptions<'_>,
     ns: Namespaces<'_>,
     in_memory: bool,
 ) -> Result<Done, ReadError> {
@@ -354,11 +266,12 @@ fn work(
     Ok(work_on(batch, ctx, settings, opts, ns, in_memory))
 }
 
+/// Edits one batch, with `ctx`, what the stream said before it.
 fn work_on(
     batch: Batch,
     ctx: Arc<RunContext>,
     settings: &Settings,
-    opts: ProcessOptions<'_>,
+    opts: EditOptions<'_>,
     ns: Namespaces<'_>,
     in_memory: bool,
 ) -> Done {
@@ -368,40 +281,34 @@ fn work_on(
     } else {
         crate::source::decode_part(&batch.bytes, batch.offset)
     };
+    let start = Start {
+        offset: batch.offset,
+        line: batch.line,
+    };
+    let mut context = ns.context(&ctx, start, settings);
     let (result, decode) = match decoded {
         Ok(text) => (
-            process_pieces(
+            edit_pieces(
                 text,
+                batch.offset as usize,
                 &batch.pieces,
                 settings,
                 opts,
-                &ctx,
-                ns.growth(batch.offset, batch.line),
+                &mut context,
                 true,
             ),
             None,
         ),
         Err(d) => (Pieces::default(), Some(d)),
     };
+    let late = context.late;
     Done {
         batch,
         result,
         decode,
         ctx,
+        late,
     }
-}
-
-/// The warning for a document on stdin that says something about versions after pods that
-/// it would have decided (`at`: its offset in the batch).
-fn read_late(at: usize) -> Finding {
-    Finding::warning(
-        Rule::VersionsReadLate,
-        at,
-        "this document says which versions the pods target, but stdin is read once and pods \
-         before it were decided without it: put it before them (kustomize and Helm write \
-         their kinds in a fixed order), give the file as a path, pass it with \
-         --versions-from, or give the versions in the config",
-    )
 }
 
 /// The failure a reader error makes, or the error message.
@@ -426,66 +333,32 @@ fn read_stop(e: ReadError) -> Stop {
     }
 }
 
-/// Under [`Namespaces::From`]: the failure when a piece of `done` places a namespace in a
-/// mesh (or in ambient mode) after a pod in that namespace was decided without it; adds the
-/// namespaces of the batch's pods to `pods`.
-fn late_namespace(done: &Done, pods: &mut BTreeMap<String, usize>) -> Option<Failure> {
-    for g in &done.result.grown {
-        let start = done.batch.pieces.get(g.piece).map_or(0, |r| r.start);
-        let (line, col) = line_col(done.batch.line, &done.batch.bytes, start);
-        if let Some((name, pod_line)) = g.marks.iter().find_map(|m| pods.get_key_value(m.as_str()))
-        {
-            return Some(Failure {
-                line,
-                col,
-                finding: Finding::error(
-                    Rule::LateNamespace,
-                    done.batch.offset as usize + start,
-                    format!(
-                        "Namespace {name} comes after a pod in it (line {pod_line}), past the \
-                         first {} MiB of stdin that meshjob reads ahead: that pod was decided \
-                         without this Namespace, so the output would be wrong; give the stream \
-                         as a file (or redirect stdin from one), or put its Namespaces first",
-                        stdin::HOLD_BYTES >> 20
-                    ),
-                ),
-                decode: false,
-                window_first_edit: None,
-            });
-        }
-        for p in &g.pods {
-            pods.entry(p.clone()).or_insert(line);
-        }
-    }
-    None
-}
-
-/// Cuts `input` into documents, processes them (on every core when there is more than one
+/// Cuts `input` into documents, edits them (on every core when there is more than one
 /// batch) and hands them to `sink` in order. On the first problem, settles it as reading the
 /// whole stream would report it (see [`settle()`]).
-pub(crate) fn process<R: Read + Send>(
+pub(crate) fn edit_stream<R: Read + Send>(
     input: R,
     settings: &Settings,
-    opts: ProcessOptions<'_>,
+    opts: EditOptions<'_>,
     ns: Namespaces<'_>,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
-    process_sized(Reader::new(input), settings, opts, ns, false, sink)
+    edit_reader(Reader::new(input), settings, opts, ns, false, sink)
 }
 
-/// [`process`] with a reader of chosen sizes. `in_memory`: the input is a text already
-/// (`run::process_with`), so it is not checked for NUL bytes or a UTF-16/32 start.
-pub(crate) fn process_sized<R: Read + Send>(
+/// [`edit_stream`] with a reader of chosen sizes. `in_memory`: the input is a text already
+/// (`run::edit_text_with`), so it is not checked for NUL bytes or a UTF-16/32 start.
+pub(crate) fn edit_reader<R: Read + Send>(
     mut reader: Reader<R>,
     settings: &Settings,
-    opts: ProcessOptions<'_>,
+    opts: EditOptions<'_>,
     ns: Namespaces<'_>,
     in_memory: bool,
     sink: &mut dyn Sink,
 ) -> Result<(), Stop> {
     let contexts = Contexts::new(ns);
-    // Pods were decided before the batch being taken.
-    let mut pods_before = false;
+    // Under `Namespaces::From`: what the batches taken said.
+    let mut seen = late::Seen::default();
     let Some(first) = reader.next_batch() else {
         return Ok(());
     };
@@ -494,9 +367,6 @@ pub(crate) fn process_sized<R: Read + Send>(
     let mut too_big = false;
     // The stream's first edit, where it is shown (offset, line, column).
     let mut first_edit: Option<(u64, usize, usize)> = None;
-    // Under `Namespaces::From`: the namespaces of the pods so far, each with the line of
-    // its first pod.
-    let mut pods: BTreeMap<String, usize> = BTreeMap::new();
     let mut take = |r: Result<Done, ReadError>| -> bool {
         let done = match r {
             Ok(d) => d,
@@ -509,24 +379,19 @@ pub(crate) fn process_sized<R: Read + Send>(
         let mut done = contexts.check(done, |batch, ctx| {
             work_on(batch, ctx, settings, opts, ns, in_memory)
         });
-        let r = &done.result;
-        if let Some(v) = r.first_versions
-            && (pods_before || r.first_pod.is_some_and(|p| p < v))
-        {
-            done.result.findings.push(read_late(v));
-        }
-        pods_before |= done.result.first_pod.is_some();
+        seen.versions(&mut done);
         if first_edit.is_none() {
+            let b = &done.batch;
             first_edit = done.result.first_edit.map(|e| {
-                let (line, col) = line_col(done.batch.line, &done.batch.bytes, e);
-                (done.batch.offset + e as u64, line, col)
+                let (line, col) = line_col(b.line, &b.bytes, e - b.offset as usize);
+                (e as u64, line, col)
             });
         }
         if done.decode.is_some() || done.result.fatal.is_some() {
             failing = Some(done);
             return false;
         }
-        if let Some(f) = late_namespace(&done, &mut pods) {
+        if let Some(f) = seen.namespaces(&done) {
             stop = Some(Stop::Failed(Box::new(f)));
             return false;
         }
@@ -581,18 +446,12 @@ pub(crate) fn process_sized<R: Read + Send>(
         .collect();
     let ctx = done.ctx.clone();
     // A window's own context documents count as they did for its batches.
-    let growth = ns.growth(done.batch.offset, done.batch.line);
-    let reference = |t: &str| {
+    let reference = |t: &str, start: Start| {
         let all = 0..t.len();
-        let p = process_pieces(
-            t,
-            std::slice::from_ref(&all),
-            settings,
-            opts,
-            &ctx,
-            growth,
-            false,
-        );
+        let mut context = ns.context(&ctx, start, settings);
+        let at = start.offset as usize;
+        let whole = std::slice::from_ref(&all);
+        let p = edit_pieces(t, at, whole, settings, opts, &mut context, false);
         (p.fatal.map(|(_, f)| f), p.first_edit)
     };
     let mut f = settle(

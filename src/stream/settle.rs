@@ -1,5 +1,6 @@
 //! The first problem of a stream, reported as reading the whole stream would report it.
 
+use super::late::Start;
 use super::{Batch, MAX_DOCUMENT_BYTES, Reader};
 use crate::finding::{Finding, Rule};
 use std::io::Read;
@@ -9,7 +10,7 @@ use std::io::Read;
 pub(crate) enum Cause {
     /// Its bytes are not text (a NUL byte, or not UTF-8): offset in the batch, message.
     Decode(usize, String),
-    /// Piece `k` of the batch could not be processed; the finding's offset is in the batch.
+    /// Piece `k` of the batch could not be edited; the finding's offset is in the stream.
     Piece(usize, Finding),
 }
 
@@ -34,8 +35,9 @@ pub(crate) fn line_col(first: u64, bytes: &[u8], at: usize) -> (usize, usize) {
     (first as usize + line, col)
 }
 
-/// Processes a text whole: its fatal error and its first edit.
-pub(crate) type Reference<'a> = dyn Fn(&str) -> (Option<Finding>, Option<usize>) + 'a;
+/// Edits a text whole, the text starting at `Start` in the stream: its fatal error and its
+/// first edit, their offsets in the stream.
+pub(crate) type Reference<'a> = dyn Fn(&str, Start) -> (Option<Finding>, Option<usize>) + 'a;
 
 /// A window of pieces from the one that failed on, grown until the whole-stream reference
 /// puts its error before the window's last piece.
@@ -46,7 +48,7 @@ struct Window {
     offset: u64,
     line: u64,
     found: Option<Finding>,
-    /// The first edit of the window's text, from the last run.
+    /// The first edit of the window's text, from the last run (in the stream).
     first_edit: Option<usize>,
     closed: bool,
 }
@@ -58,9 +60,14 @@ impl Window {
         }
         self.last = self.text.len();
         self.text.push_str(piece);
-        let (fatal, first_edit) = reference(&self.text);
+        let start = Start {
+            offset: self.offset,
+            line: self.line,
+        };
+        let (fatal, first_edit) = reference(&self.text, start);
         if let Some(f) = fatal {
-            self.closed = f.offset < self.last || self.text.len() > 2 * MAX_DOCUMENT_BYTES;
+            let at = f.offset - self.offset as usize;
+            self.closed = at < self.last || self.text.len() > 2 * MAX_DOCUMENT_BYTES;
             self.found = Some(f);
             self.first_edit = first_edit;
         }
@@ -197,11 +204,11 @@ pub(crate) fn settle<R: Read>(
         }) => (f, offset, line, text, first_edit),
         _ => {
             // The window never failed: the piece's own error stands.
-            let f =
-                piece_fatal.unwrap_or_else(|| Finding::error(Rule::Internal, 0, "internal error"));
-            let (line, col) = line_col(failing.line, &failing.bytes, f.offset);
-            let mut f = f;
-            f.offset += failing.offset as usize;
+            let f = piece_fatal.unwrap_or_else(|| {
+                Finding::error(Rule::Internal, failing.offset as usize, "internal error")
+            });
+            let at = f.offset - failing.offset as usize;
+            let (line, col) = line_col(failing.line, &failing.bytes, at);
             return Failure {
                 line,
                 col,
@@ -211,15 +218,14 @@ pub(crate) fn settle<R: Read>(
             };
         }
     };
-    let (line, col) = line_col(line_base, text.as_bytes(), finding.offset);
-    let mut finding = finding;
-    finding.offset += offset_base as usize;
+    let at = finding.offset - offset_base as usize;
+    let (line, col) = line_col(line_base, text.as_bytes(), at);
     Failure {
         line,
         col,
         finding,
         decode: false,
-        window_first_edit: first_edit.map(|e| offset_base + e as u64),
+        window_first_edit: first_edit.map(|e| e as u64),
     }
 }
 
@@ -231,12 +237,11 @@ mod tests {
     /// problem as (line, col, offset, message), or None.
     fn first_problem(text: &[u8]) -> Option<(usize, usize, usize, String)> {
         let settings = crate::config::Settings::default();
-        let opts = crate::pipeline::ProcessOptions::default();
-        let reference = |t: &str| {
-            (
-                crate::pipeline::process_reference(t, &settings, opts).fatal,
-                None,
-            )
+        let opts = crate::pipeline::EditOptions::default();
+        let reference = |t: &str, start: Start| {
+            let at = start.offset as usize;
+            let fatal = crate::pipeline::edit_whole(t, &settings, opts).fatal;
+            (fatal.map(|f| f.shifted(at)), None)
         };
         let mut reader = Reader::with_sizes(text, 1, 1 << 20);
         while let Some(b) = reader.next_batch() {
@@ -244,10 +249,13 @@ mod tests {
             let cause = match crate::source::decode_part(&b.bytes, b.offset) {
                 Err((at, m)) => Some(Cause::Decode(at, m)),
                 Ok(t) => b.pieces.iter().enumerate().find_map(|(k, r)| {
-                    reference(&t[r.clone()]).0.map(|mut f| {
-                        f.offset += r.start;
-                        Cause::Piece(k, f)
-                    })
+                    let start = Start {
+                        offset: b.offset + r.start as u64,
+                        line: 0,
+                    };
+                    reference(&t[r.clone()], start)
+                        .0
+                        .map(|f| Cause::Piece(k, f))
                 }),
             };
             if let Some(cause) = cause {
@@ -281,8 +289,8 @@ mod tests {
             }
             Ok(t) => {
                 let settings = crate::config::Settings::default();
-                let opts = crate::pipeline::ProcessOptions::default();
-                crate::pipeline::process_reference(t, &settings, opts)
+                let opts = crate::pipeline::EditOptions::default();
+                crate::pipeline::edit_whole(t, &settings, opts)
                     .fatal
                     .map(|f| {
                         let (l, c) = crate::yaml::text::line_col_bytes(text, f.offset);

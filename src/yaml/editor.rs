@@ -38,7 +38,10 @@ pub struct Editor<'a> {
     /// the value is most of what planning them would cost. `None`: the value of `root`.
     intended: Option<Value>,
     /// The edit that keeps the value of a block scalar ending the text without a final line
-    /// break (`|` becomes `|-`) once lines are added after it; see [`eof_block_fix`].
+    /// break (`|` becomes `|-`) once lines are added after it; see [`eof_block_fix`]. Not
+    /// among `edits`: whether the edits need it is read from them when they are taken
+    /// ([`Editor::take_edits`]), so that a dropped group takes back its need of it with its
+    /// edits.
     eof_block: Option<Edit>,
 }
 
@@ -114,9 +117,27 @@ impl<'a> Editor<'a> {
         &self.edits
     }
 
-    /// Takes the edits recorded so far out of the editor.
+    /// Takes the edits recorded so far out of the editor, with the fix of a block scalar
+    /// that ends the text when they need it ([`Editor::eof_fix`]).
     pub fn take_edits(&mut self) -> Vec<Edit> {
-        std::mem::take(&mut self.edits)
+        let fix = self.eof_fix().cloned();
+        let mut edits = std::mem::take(&mut self.edits);
+        edits.extend(fix);
+        edits
+    }
+
+    /// The edit that keeps the value of the block scalar ending the text, when the edits
+    /// need it: a line was added after the end of a text without a final line break, and
+    /// no edit rewrites the scalar (whose new text has a header of its own, written for its
+    /// value).
+    fn eof_fix(&self) -> Option<&Edit> {
+        let fix = self.eof_block.as_ref()?;
+        let end = self.src.len();
+        let added = (self.edits.iter())
+            .any(|e| e.start == end && e.end == end && e.order > AFTER_LAST_LINE / 2);
+        let rewritten = (self.edits.iter())
+            .any(|e| e.end > e.start && e.start <= fix.start && fix.start <= e.end);
+        (added && !rewritten).then_some(fix)
     }
 
     /// Begins a group of edits that change the document at `path` (and nothing outside
@@ -133,8 +154,7 @@ impl<'a> Editor<'a> {
         }
     }
 
-    /// The edits recorded since `group` began (none if edits before it were taken back:
-    /// [`Editor::replace_scalar_text`] drops an end-of-text block fix wherever it is).
+    /// The edits recorded since `group` began.
     pub fn edits_since(&self, group: &Group) -> &[Edit] {
         self.edits.get(group.edits..).unwrap_or_default()
     }
@@ -303,13 +323,10 @@ impl<'a> Editor<'a> {
                 emit::push_spaces(&mut line, col);
                 text(&mut line);
                 let text = line;
+                // Its block scalar's fix, if the text ends in one, comes with the edits
+                // taken (`eof_fix`).
                 self.edits
                     .push(Edit::insert(at, text).ordered(AFTER_LAST_LINE - col as i64));
-                if let Some(fix) = &self.eof_block
-                    && !self.edits.contains(fix)
-                {
-                    self.edits.push(fix.clone());
-                }
             }
         }
     }
@@ -535,13 +552,7 @@ impl<'a> Editor<'a> {
     /// Replaces a whole string scalar's text (quotes included), e.g. an annotation.
     pub fn replace_scalar_text(&mut self, node: &Node, text: String, value: Value, path: &[Seg]) {
         // The new text has a header of its own, written for its value: a block scalar
-        // ending the text needs no other fix to its header.
-        if let Some(fix) = self
-            .eof_block
-            .take_if(|f| (node.props_start..=node.end).contains(&f.start))
-        {
-            self.edits.retain(|e| *e != fix);
-        }
+        // ending the text needs no other fix to its header (`eof_fix`).
         self.push(node.props_start, node.end, text);
         if let Some(v) = self.intended_at(path) {
             *v = value;
@@ -610,7 +621,7 @@ mod tests {
         crate::yaml::apply::apply(
             src,
             &docs,
-            &ed.edits,
+            &ed.take_edits(),
             &[Intended::edited(ed.intended_copy())],
         )
         .unwrap_or_else(|e| panic!("{e}"))
@@ -640,6 +651,51 @@ mod tests {
             &[Intended::edited(ed.intended_copy())],
         );
         assert_eq!(out.unwrap(), "a:\n  b: x\nc:\n  d: 2\n");
+    }
+
+    /// Two groups over a text that ends in a block scalar without a final line break: one
+    /// adds a line after it (which needs its header's fix, `|` to `|-`), one rewrites the
+    /// scalar whole (whose new header needs none) and is dropped, in either order. The kept
+    /// group's text stays whole: the fix goes with the lines added, whichever group rewrote
+    /// the scalar and was dropped.
+    #[test]
+    fn a_dropped_rewrite_of_a_last_block_scalar_keeps_the_other_groups_fix() {
+        let src = "a:\n  b: |\n    x";
+        let docs = parse_stream(src).unwrap();
+        let root = &docs[0].root;
+        let a = root.get("a").unwrap();
+        let b = a.get("b").unwrap();
+        let (pa, pb) = (
+            [Seg::Key("a".into())],
+            [Seg::Key("a".into()), Seg::Key("b".into())],
+        );
+        let out = |ed: &mut Editor<'_>| {
+            let edits = ed.take_edits();
+            let intended = [Intended::edited(ed.take_intended())];
+            crate::yaml::apply::apply(src, &docs, &edits, &intended)
+        };
+        let want = "a:\n  b: |-\n    x\n  k: v";
+        // The line first, then the rewrite, dropped.
+        let mut ed = Editor::new(src, root, detect_style(src, root));
+        let kept = ed.begin(&pa);
+        ed.set(a, &pa, "k", &Out::Str("v".into()));
+        assert!(!ed.edits_since(&kept).is_empty());
+        let dropped = ed.begin(&pb);
+        ed.replace_scalar_text(b, "\"y\"".into(), Value::str("y"), &pb);
+        ed.drop_group(dropped, &pb);
+        assert_eq!(out(&mut ed).as_deref(), Ok(want));
+        // The rewrite first, dropped, then the line.
+        let mut ed = Editor::new(src, root, detect_style(src, root));
+        let dropped = ed.begin(&pb);
+        ed.replace_scalar_text(b, "\"y\"".into(), Value::str("y"), &pb);
+        ed.drop_group(dropped, &pb);
+        ed.set(a, &pa, "k", &Out::Str("v".into()));
+        assert_eq!(out(&mut ed).as_deref(), Ok(want));
+        // Both kept: the rewrite's header stands, and no fix is written over it.
+        let mut ed = Editor::new(src, root, detect_style(src, root));
+        ed.set(a, &pa, "k", &Out::Str("v".into()));
+        ed.replace_scalar_text(b, "\"y\"".into(), Value::str("y"), &pb);
+        assert_eq!(out(&mut ed).as_deref(), Ok("a:\n  b: \"y\"\n  k: v"));
     }
 
     #[test]

@@ -16,7 +16,7 @@ use meshjob::{self as run, Outcome};
 /// Runs `fix` on `input` and checks the invariants. Returns the outcome for further checks.
 pub fn check(input: &str) -> Result<Outcome, String> {
     let settings = Settings::default();
-    let out = run::process(input, &settings);
+    let out = run::edit_text(input, &settings);
     same_as_reference(input, &out, &settings)?;
     subset_agrees(input)?;
     if out.text != input {
@@ -44,7 +44,7 @@ pub fn check(input: &str) -> Result<Outcome, String> {
         if patched != out.text {
             return Err("the diff applied to the input does not give the output".into());
         }
-        let again = run::process(&out.text, &settings);
+        let again = run::edit_text(&out.text, &settings);
         if let Some(f) = &again.fatal {
             return Err(format!("fix on its own output is fatal: {}", f.message));
         }
@@ -58,7 +58,7 @@ pub fn check(input: &str) -> Result<Outcome, String> {
 /// The quick path (documents that cannot be targets passed through unparsed) must give the
 /// outcome of parsing every document: the same text, findings and fatal error.
 fn same_as_reference(input: &str, out: &Outcome, settings: &Settings) -> Result<(), String> {
-    let full = run::process_reference(input, settings, run::ProcessOptions::default());
+    let full = run::edit_whole(input, settings, run::EditOptions::default());
     let fatal = |o: &Outcome| o.fatal.as_ref().map(|f| (f.offset, f.message.clone()));
     if fatal(out) != fatal(&full) {
         return Err(format!(

@@ -43,6 +43,7 @@ fn fatal_finding(f: Finding, braces: bool, left: &str) -> Finding {
 pub(super) const SMALL_FILE_BYTES: u64 = stream::BATCH_BYTES as u64;
 
 /// What one input gave.
+#[derive(Default)]
 pub(super) struct FileResult {
     /// Its findings, in text order (those not given to the reporter as they came).
     pub(super) findings: Vec<Located>,
@@ -87,7 +88,7 @@ pub(super) fn first_pass(input: &Input) -> Option<RunContext> {
 /// (`stdin`, its first pass done) is read ahead, and past its read-ahead a `Namespace`
 /// document applies to the documents after it, added to `ctx` (`stream::stdin`).
 #[allow(clippy::too_many_arguments)]
-pub(super) fn process_file(
+pub(super) fn stream_input(
     input: &Input,
     req: &Request,
     settings: &Settings,
@@ -98,15 +99,6 @@ pub(super) fn process_file(
     out: &mut dyn Write,
 ) -> FileResult {
     let (origin, name) = (&input.origin, input.name.as_str());
-    let mut result = FileResult {
-        findings: Vec::new(),
-        problem: None,
-        changed: false,
-        handled: false,
-        diff: String::new(),
-        stdout_failed: None,
-        documents: 0,
-    };
     let fix_stdin = req.mode == Mode::Fix && *origin == Origin::Stdin;
     let opened = match origin {
         Origin::File(_) => source::open(origin).map(|i| (i, Namespaces::Whole(ctx), None)),
@@ -123,8 +115,10 @@ pub(super) fn process_file(
     let (stream_in, ns, head) = match opened {
         Ok(o) => o,
         Err(m) => {
-            result.problem = Some(stopped(Rule::Unreadable, name, m));
-            return result;
+            return FileResult {
+                problem: Some(stopped(Rule::Unreadable, name, m)),
+                ..FileResult::default()
+            };
         }
     };
     // The report on stdout keeps the diff (JSON) or leaves it out (SARIF).
@@ -138,42 +132,33 @@ pub(super) fn process_file(
             None => HoldBack::new(out),
         },
         hunks: ((req.mode != Mode::Fix || json) && !req.less.no_diff).then(|| Hunks::new(name)),
-        json: json.then(String::new),
+        json,
         live,
         fail_on: settings.fail_on,
         released: false,
-        documents: 0,
         color,
         replacement: None,
         seen: Seen::default(),
-        findings: Vec::new(),
-        changed: false,
-        handled: false,
         braces: false,
-        stdout_failed: None,
+        result: FileResult::default(),
     };
     // The context is in `ns`: the engine does not read `opts.namespaces`.
-    let opts = run::ProcessOptions {
+    let opts = run::EditOptions {
         force_mesh: req.force_mesh,
         namespaces: None,
     };
-    let stop = match stream::process(stream_in, settings, opts, ns, &mut sink) {
+    let stop = match stream::edit_stream(stream_in, settings, opts, ns, &mut sink) {
         Ok(()) => {
             if let Err(e) = sink.finish() {
                 sink.stdout_failed(&e);
             }
-            result.findings = std::mem::take(&mut sink.findings);
-            result.documents = sink.documents;
-            result.changed = sink.changed;
-            result.handled = sink.handled;
-            result.diff = sink.json.take().unwrap_or_default();
             let written = match sink.replacement.take() {
                 Some(Ok(r)) => r.commit(&sink.seen),
                 Some(Err(m)) => Err(m),
                 None => Ok(()),
             };
             if let Err(m) = written {
-                result.problem = Some(stopped(
+                sink.result.problem = Some(stopped(
                     Rule::Unwritable,
                     name,
                     format!("cannot write: {m}"),
@@ -203,7 +188,7 @@ pub(super) fn process_file(
                 || (f.finding.rule == Rule::InvalidYaml
                     && matches!(origin, Origin::File(_))
                     && holds_braces(origin));
-            result.problem = Some(Located {
+            sink.result.problem = Some(Located {
                 path: name.to_string(),
                 line: f.line,
                 col: f.col,
@@ -215,13 +200,12 @@ pub(super) fn process_file(
                 Origin::Stdin => format!("cannot read stdin: {e}"),
                 Origin::File(_) => source::cannot_read(&e),
             };
-            result.problem = Some(stopped(Rule::Unreadable, name, m));
+            sink.result.problem = Some(stopped(Rule::Unreadable, name, m));
         }
         // The sink refuses a batch only when stdout fails: said once for the run.
         Some(Stop::Sink(_)) => {}
     }
-    result.stdout_failed = sink.stdout_failed;
-    result
+    sink.result
 }
 
 /// A problem that stopped an input, shown at its start.

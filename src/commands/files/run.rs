@@ -2,7 +2,7 @@
 
 use super::configs::{Configs, Layer};
 use super::emit::Reporter;
-use super::input::{FileResult, SMALL_FILE_BYTES, first_pass, process_file};
+use super::input::{FileResult, SMALL_FILE_BYTES, first_pass, stream_input};
 use super::{Mode, Request};
 use crate::decide::RunContext;
 use crate::exit;
@@ -121,8 +121,8 @@ impl<'r> Run<'r> {
         self.problems.push(l);
     }
 
-    /// Processes the inputs in order. Each is streamed (`stream::process`): its documents
-    /// are cut, processed on every core and written in order as they come, so memory
+    /// Processes the inputs in order. Each is streamed (`stream::edit_stream`): its documents
+    /// are cut, edited on every core and written in order as they come, so memory
     /// follows the largest document, not the input. Runs of small files are shared between
     /// threads, one file each, and reported in the order of the arguments and the walk.
     ///
@@ -201,7 +201,7 @@ impl<'r> Run<'r> {
                         let mut out = Vec::new();
                         let r = (layer.as_ref()).map(|l| {
                             let (live, color) = (None, color);
-                            process_file(input, req, &l.settings, &ctx, None, color, live, &mut out)
+                            stream_input(input, req, &l.settings, &ctx, None, color, live, &mut out)
                         });
                         (input, layer, r, out)
                     },
@@ -232,7 +232,7 @@ impl<'r> Run<'r> {
                 Some(l) => {
                     let mut out = console::stdout_writer();
                     let live = Some(&mut self.rep);
-                    let r = process_file(input, req, &l.settings, &ctx, own, color, live, &mut out);
+                    let r = stream_input(input, req, &l.settings, &ctx, own, color, live, &mut out);
                     (Some(r), None)
                 }
                 None => (None, own),

@@ -2,6 +2,7 @@
 
 use super::Mode;
 use super::emit::{Reporter, said_per_change};
+use super::input::FileResult;
 use crate::config::FailOn;
 use crate::output::console;
 use crate::output::diff;
@@ -24,31 +25,26 @@ pub(super) struct FileSink<'a, 'o, 'r> {
     pub(super) out: HoldBack<'o>,
     /// The diff (`diff`, `check`, and `fix` for the JSON report).
     pub(super) hunks: Option<Hunks>,
-    /// `--format json`: the diff is for the report, not printed; kept here, unless `live`
-    /// takes it.
-    pub(super) json: Option<String>,
+    /// `--format json`: the diff is for the report, not printed; kept in the result
+    /// ([`FileResult::diff`]), unless `live` takes it.
+    pub(super) json: bool,
     /// The run's reporter, taking findings and the JSON report's diff as they come.
     pub(super) live: Option<&'r mut Reporter>,
     /// `failOn` of the input's settings, for the findings given to `live`.
     pub(super) fail_on: FailOn,
     /// The findings went to `live` (past [`HOLD_BYTES`] of input): the next go too.
     pub(super) released: bool,
-    /// Documents done and not yet counted by `live`.
-    pub(super) documents: u64,
     pub(super) color: bool,
     /// `fix FILE`: the replacement, begun at the first change (or why it could not be).
     pub(super) replacement: Option<Result<Replacement, String>>,
     /// `fix FILE`: what the file held, to check before replacing it.
     pub(super) seen: Seen,
-    /// Findings held (not given to `live`), in text order.
-    pub(super) findings: Vec<Located>,
-    pub(super) changed: bool,
-    /// The input read so far holds something meshjob handles (`Pieces::handled`).
-    pub(super) handled: bool,
     /// The input read so far holds `{{` (a template, when it does not parse).
     pub(super) braces: bool,
-    /// Stdout did not take the output (why).
-    pub(super) stdout_failed: Option<String>,
+    /// What the input gave so far: the findings held (not given to `live`), whether it
+    /// changed and holds something meshjob handles, its documents not yet counted by
+    /// `live`, the diff kept, whether stdout failed.
+    pub(super) result: FileResult,
 }
 
 impl FileSink<'_, '_, '_> {
@@ -56,10 +52,10 @@ impl FileSink<'_, '_, '_> {
         if s.is_empty() {
             return Ok(());
         }
-        if let Some(kept) = &mut self.json {
+        if self.json {
             match &mut self.live {
                 Some(live) => live.diff(&s),
-                None => kept.push_str(&s),
+                None => self.result.diff.push_str(&s),
             }
             return Ok(());
         }
@@ -77,11 +73,9 @@ impl FileSink<'_, '_, '_> {
         self.out.finish()
     }
 
-    /// Keeps the first reason stdout failed; the message for the sink's error.
-    pub(super) fn stdout_failed(&mut self, e: &std::io::Error) -> String {
-        self.stdout_failed
-            .get_or_insert_with(|| console::cannot_write_stdout(e))
-            .clone()
+    /// Keeps the first reason stdout failed.
+    pub(super) fn stdout_failed(&mut self, e: &std::io::Error) {
+        (self.result.stdout_failed).get_or_insert_with(|| console::cannot_write_stdout(e));
     }
 
     /// A batch is settled, its input ending at `end`: past [`HOLD_BYTES`] of input, the
@@ -91,11 +85,11 @@ impl FileSink<'_, '_, '_> {
             return Ok(());
         };
         self.released |= end > HOLD_BYTES as u64;
-        live.done(std::mem::take(&mut self.documents), 0);
+        live.done(std::mem::take(&mut self.result.documents), 0);
         if !self.released {
             return Ok(());
         }
-        for l in self.findings.drain(..) {
+        for l in self.result.findings.drain(..) {
             live.finding(l, self.fail_on);
         }
         live.flush();
@@ -120,29 +114,30 @@ impl FileSink<'_, '_, '_> {
 }
 
 impl Sink for FileSink<'_, '_, '_> {
-    fn batch(&mut self, done: &Done) -> Result<(), String> {
+    fn batch(&mut self, done: &Done) -> std::io::Result<()> {
         let b = &done.batch;
         let mut found = done.result.findings.clone();
-        if self.mode == Mode::Fix && self.json.is_none() {
+        if self.mode == Mode::Fix && !self.json {
             // Not kept to the end of a long stream only to be left out of the report.
             found.retain(|f| !said_per_change(f.rule));
         }
         found.sort_by_key(|f| f.offset);
-        let offsets: Vec<usize> = found.iter().map(|f| f.offset).collect();
+        // Where each is in the batch, for its line and column.
+        let offsets: Vec<usize> = (found.iter())
+            .map(|f| f.offset.saturating_sub(b.offset as usize))
+            .collect();
         let places = stream::line_cols(b.line, &b.bytes, &offsets);
-        for (mut f, (line, col)) in found.into_iter().zip(places) {
-            f.offset += b.offset as usize;
-            self.findings.push(Located {
+        for (f, (line, col)) in found.into_iter().zip(places) {
+            self.result.findings.push(Located {
                 path: self.name.to_string(),
                 line,
                 col,
                 finding: f,
             });
         }
-        self.documents += b.pieces.len() as u64;
-
-        self.changed |= done.changed();
-        self.handled |= done.result.handled;
+        self.result.documents += b.pieces.len() as u64;
+        self.result.changed |= done.changed();
+        self.result.handled |= done.result.handled;
         self.braces |= memchr::memmem::find(&b.bytes, b"{{").is_some();
         if let Some(h) = &mut self.hunks {
             let mut s = String::new();
@@ -156,7 +151,7 @@ impl Sink for FileSink<'_, '_, '_> {
             } else {
                 h.equal(done.text(), &mut s);
             }
-            self.diff(s).map_err(|e| self.stdout_failed(&e))?;
+            self.diff(s).inspect_err(|e| self.stdout_failed(e))?;
         }
         match self.mode {
             Mode::Diff | Mode::Check => {}
@@ -164,7 +159,7 @@ impl Sink for FileSink<'_, '_, '_> {
                 Origin::Stdin => {
                     let out = &mut self.out;
                     let written = out.input(b.bytes.len()).and_then(|()| done.write_into(out));
-                    written.map_err(|e| self.stdout_failed(&e))?;
+                    written.inspect_err(|e| self.stdout_failed(e))?;
                 }
                 Origin::File(p) => {
                     self.seen.update(&b.bytes);
@@ -173,7 +168,7 @@ impl Sink for FileSink<'_, '_, '_> {
             },
         }
         self.settled(b.offset + b.bytes.len() as u64)
-            .map_err(|e| self.stdout_failed(&e))
+            .inspect_err(|e| self.stdout_failed(e))
     }
 
     fn gives_back(&self) -> bool {

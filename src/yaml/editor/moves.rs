@@ -405,7 +405,7 @@ mod tests {
         let out = apply(
             src,
             &docs,
-            &ed.edits,
+            &ed.take_edits(),
             &[Intended::edited(ed.intended_copy())],
         )
         .unwrap_or_else(|e| panic!("{e}"));
@@ -444,7 +444,7 @@ mod tests {
         let back = apply(
             &out,
             &docs,
-            &ed.edits,
+            &ed.take_edits(),
             &[Intended::edited(ed.intended_copy())],
         )
         .unwrap_or_else(|e| panic!("{e}"));

@@ -165,7 +165,7 @@ mod tests {
         apply(
             src,
             &docs,
-            &ed.edits,
+            &ed.take_edits(),
             &[Intended::edited(ed.intended_copy())],
         )
         .unwrap_or_else(|e| panic!("{e}"))
