@@ -145,6 +145,23 @@ def fixture():
     items.append(pod("sync-29aa1", ns, ("Job", "sync", "batch/v1"), c,
                      [running("istio-proxy", ISTIO), ended("sync", "registry.example/sync:1", 0)],
                      annotations=INJECTED))
+    # Pods held by injected agents other than a mesh proxy: Vault Agent, Dapr, Consul.
+    for name, job, ns2, agent, image, anns in [
+        ("secrets-sync-8kq2w", "secrets-sync", "vault-apps", "vault-agent",
+         "hashicorp/vault:1.20.4", {"vault.hashicorp.com/agent-inject": "true",
+                                    "vault.hashicorp.com/agent-inject-status": "injected"}),
+        ("publisher-4xv7n", "publisher", "dapr-apps", "daprd", "ghcr.io/dapr/daprd:1.17.13",
+         {"dapr.io/enabled": "true", "dapr.io/app-id": "publisher"}),
+        ("job-client-2mm8d", "job-client", "default", "consul-dataplane",
+         "hashicorp/consul-dataplane:1.9.9",
+         {"consul.hashicorp.com/connect-inject": "true",
+          "consul.hashicorp.com/connect-inject-status": "injected"}),
+    ]:
+        task = container("task", "registry.example/task:1", ["/task"])
+        c = [task, container(agent, image)]
+        items.append(pod(name, ns2, ("Job", job, "batch/v1"), c,
+                         [ended("task", task["image"], 0), running(agent, image)],
+                         annotations=anns))
     # Left out: Pending, Succeeded, a Deployment's pod.
     c = [container("report", "registry.example/report:2", ["/bin/report"])]
     p = pod("nightly-28601235-pend1", ns, ("Job", "nightly-28601235", "batch/v1"), c, [],

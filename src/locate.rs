@@ -333,6 +333,7 @@ impl<'d> Walk<'_, 'd> {
                 .map(|l| variants(node, &l))
                 .unwrap_or_default(),
             inherited: Vec::new(),
+            keep_wrappers: false,
         });
     }
 

@@ -31,6 +31,9 @@ pub struct Pod<'d> {
     /// Annotations the pod gets from its Namespace document at injection, where the pod has
     /// none of its own (`Mesh::namespace_annotations`); filled in by `plan` from the run.
     pub inherited: Vec<Inherited>,
+    /// Other holders of the pod (`plan::holders`) keep its wrapper while the mesh's own fix
+    /// is not the wrapper: the mesh's planners then leave wrapped containers to them.
+    pub keep_wrappers: bool,
 }
 
 /// An annotation a pod gets from its Namespace.
@@ -158,6 +161,7 @@ impl<'d> Pod<'d> {
             fallback: None,
             variants: Vec::new(),
             inherited: Vec::new(),
+            keep_wrappers: self.keep_wrappers,
         })
     }
 

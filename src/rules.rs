@@ -7,8 +7,9 @@
 //! deciding what to do with them; `MJ2xx` the entrypoint wrapper strategy; `MJ3xx` native
 //! sidecars and `MJ4xx` taking a fix out (none, native, ambient); `MJ5xx` the per-pod
 //! proxy configuration; `MJ6xx` mesh-wide configuration; `MJ7xx` "would change" reports,
-//! what the pod already does (hand-written fixes) and long-running sidecars. A code never
-//! changes meaning.
+//! what the pod already does (hand-written fixes) and long-running sidecars; `MJ8xx` the
+//! holders other than the mesh proxy (Vault Agent, Dapr, Consul). A code never changes
+//! meaning.
 
 use std::fmt;
 
@@ -263,6 +264,23 @@ rules! {
     /// A long-running sidecar that meshjob does not move, because the move could change what
     /// the pod does or its text cannot be moved exactly.
     SidecarNotMoved = "MJ722", [Warning], "sidecar not moved";
+    /// An injected agent other than the mesh proxy (Vault Agent, Dapr, Consul) that the
+    /// wrapper stops, with the versions its quit endpoint needs.
+    HolderFixed = "MJ801", [Info], "holder stopped by the wrapper";
+    /// `--strategy native` for a holder that no release runs as a native sidecar (Vault
+    /// Agent): it gets the wrapper instead.
+    HolderNoNative = "MJ802", [Warning], "holder has no native sidecar";
+    /// A holder that the task cannot ask to quit (Dapr with an API token): the wrapper does
+    /// not call it.
+    HolderBlocked = "MJ803", [Warning], "holder cannot be stopped by the wrapper";
+    /// A pod that another mesh injects (Consul connect-inject): the run's mesh gets no fix
+    /// there.
+    HolderOwnsPod = "MJ804", [Info], "pod of another mesh";
+    /// An annotation a holder's fix needs, which the pod sets to another value; kept.
+    HolderAnnotationKept = "MJ805", [Warning], "holder annotation kept";
+    /// A sidecar injector that meshjob recognises and leaves alone (Kuma, AWS App Mesh, the
+    /// OpenTelemetry collector, Azure Workload Identity's proxy, Cloud Storage FUSE), and why.
+    HolderRecognised = "MJ806", [Warning | Info], "recognised, left alone";
 }
 
 impl Rule {

@@ -115,6 +115,46 @@ impl fmt::Display for Version {
     }
 }
 
+/// A release with its patch number, `MAJOR.MINOR.PATCH`, for the injectors whose first
+/// release with a feature is a patch release (consul-k8s 1.7.5). A missing patch reads as 0.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct Semver(pub [u32; 3]);
+
+impl Semver {
+    /// Parses `1.18`, `1.18.3`, `v1.18.3`, and a suffix after `-` or `+` (ignored, as
+    /// [`Version::parse`] does).
+    pub fn parse(s: &str) -> Result<Semver, String> {
+        let v = Version::parse(s)?;
+        let body = s.strip_prefix('v').unwrap_or(s);
+        let core = body.split(['-', '+']).next().unwrap_or_default();
+        let patch = core.split('.').nth(2).map_or(Ok(0), str::parse);
+        let patch =
+            patch.map_err(|_| format!("invalid version {s:?}: the patch is not a number"))?;
+        Ok(Semver([v.major, v.minor, patch]))
+    }
+
+    pub const fn new(major: u32, minor: u32, patch: u32) -> Semver {
+        Semver([major, minor, patch])
+    }
+
+    /// Whether this release is at least the first of its line among `firsts` (each the
+    /// first release of a feature on one major.minor line), or newer than every line.
+    pub fn at_least_any(self, firsts: &[Semver]) -> bool {
+        let [ma, mi, _] = self.0;
+        match firsts.iter().find(|f| f.0[0] == ma && f.0[1] == mi) {
+            Some(f) => self >= *f,
+            None => firsts.iter().all(|f| self > *f),
+        }
+    }
+}
+
+impl fmt::Display for Semver {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let [a, b, c] = self.0;
+        write!(f, "{a}.{b}.{c}")
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::Version;

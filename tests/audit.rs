@@ -84,7 +84,7 @@ fn yaml_json_and_stdin_say_the_same() {
     let text = std::fs::read(common::root().join("testdata/audit/dump.json")).expect("dump");
     let stdin = audit(&["--now", NOW, "--format", "json", "-"], &text);
     let y = placeless(json(&yaml));
-    assert_eq!(y["held"].as_array().map(Vec::len), Some(6), "{y:#}");
+    assert_eq!(y["held"].as_array().map(Vec::len), Some(9), "{y:#}");
     assert_eq!(y, placeless(json(&from_json)));
     assert_eq!(y, placeless(json(&stdin)));
     // Without --now, the newest time in the dump (a pod created at 12:00).
@@ -176,9 +176,24 @@ fn the_repository_holds_some_owners_and_their_fix_is_shown() {
     );
     assert_eq!(
         out.matches("  source:  not in the repository").count(),
-        4,
+        7,
         "{out}"
     );
+    // Pods held by injected agents: the cause and the endpoint that stops each.
+    for (agent, url) in [
+        ("vault-agent", "http://127.0.0.1:8200/agent/v1/quit"),
+        ("daprd", "http://127.0.0.1:3500/v1.0/shutdown"),
+        (
+            "consul-dataplane",
+            "http://127.0.0.1:20600/graceful_shutdown",
+        ),
+    ] {
+        assert!(
+            out.contains(&format!("    holding: {agent}\n")),
+            "{agent}: {out}"
+        );
+        assert!(out.contains(url), "{agent}: {out}");
+    }
     // Each matched file's fix, as `meshjob diff` prints it (the dump's kubelets let the
     // user sidecar move).
     assert!(out.contains("+++ b/repo/cronjobs/nightly.yaml\n"), "{out}");

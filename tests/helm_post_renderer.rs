@@ -467,7 +467,7 @@ metadata:
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert_eq!(out.status.code(), Some(0), "{}", hosts::show(&out));
     assert!(
-        stdout.contains("q=localhost:4191 u=/shutdown"),
+        stdout.contains("for q in localhost:4191/shutdown;"),
         "Linkerd's wrapper:\n{stdout}"
     );
     assert!(!stdout.contains("quitquitquit"), "not Istio's:\n{stdout}");

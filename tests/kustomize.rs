@@ -163,7 +163,7 @@ fn kubectl_kustomize_plugin_sees_a_namespace_listed_after_its_job() {
         "{text}"
     );
     assert!(
-        text.contains("q=localhost:4191 u=/shutdown"),
+        text.contains("for q in localhost:4191/shutdown;"),
         "Linkerd's wrapper:\n{text}"
     );
     assert!(!text.contains("quitquitquit"), "not Istio's:\n{text}");

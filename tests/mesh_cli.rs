@@ -79,14 +79,14 @@ fn a_namespace_in_another_file_places_the_pods() {
         both.contains("config.linkerd.io/proxy-admin-shutdown: enabled"),
         "{both}"
     );
-    assert!(both.contains("q=localhost:4191 u=/shutdown"), "{both}");
+    assert!(both.contains("for q in localhost:4191/shutdown;"), "{both}");
     assert!(!both.contains("proxy.istio.io/config"), "{both}");
     // The order of the files does not matter.
     assert_eq!(diff(&[&job, &ns]).len(), both.len());
     let alone = diff(&[&job]);
     assert!(alone.contains("proxy.istio.io/config"), "{alone}");
     assert!(
-        alone.contains("q=localhost:15020 u=/quitquitquit"),
+        alone.contains("for q in localhost:15020/quitquitquit;"),
         "{alone}"
     );
 }

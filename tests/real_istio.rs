@@ -194,8 +194,8 @@ fn env<'a>(c: &'a Value, name: &str) -> Option<&'a str> {
         .and_then(|e| e["value"].as_str())
 }
 
-/// The `host:port` and path each wrapped container's script POSTs to (its `q=... u=...` line,
-/// docs/wrapper.md), by container name.
+/// The `host:port` and path each wrapped container's script POSTs first (the first word of
+/// its `for q in host:port/path ...` loop, docs/wrapper.md), by container name.
 fn wrapper_targets(spec: &Value) -> Vec<(String, String, String)> {
     let mut out = Vec::new();
     for c in spec["containers"].as_array().into_iter().flatten() {
@@ -205,14 +205,12 @@ fn wrapper_targets(spec: &Value) -> Vec<(String, String, String)> {
         if !script.contains("# meshjob-wrapper") {
             continue;
         }
-        let q = script
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("q="))
+        let word = script
+            .lines()
+            .find_map(|l| l.strip_prefix("for q in "))
+            .and_then(|l| l.split([' ', ';']).next())
             .unwrap_or_default();
-        let u = script
-            .split_whitespace()
-            .find_map(|w| w.strip_prefix("u="))
-            .unwrap_or_default();
+        let (q, u) = word.split_at(word.find('/').unwrap_or(word.len()));
         out.push((
             c["name"].as_str().unwrap_or_default().to_string(),
             q.to_string(),

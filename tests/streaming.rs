@@ -342,7 +342,7 @@ fn past_the_read_ahead_a_namespace_after_its_pods_stops_a_pipe() {
     assert_eq!(from_file.status.code(), Some(0), "{}", stderr(&from_file));
     let linkerd = String::from_utf8_lossy(&from_file.stdout);
     assert!(
-        linkerd.contains("q=localhost:4191 u=/shutdown"),
+        linkerd.contains("for q in localhost:4191/shutdown;"),
         "Linkerd's wrapper"
     );
     // A Namespace past the read-ahead still places the pods that come after it, and a
@@ -350,7 +350,7 @@ fn past_the_read_ahead_a_namespace_after_its_pods_stops_a_pipe() {
     let after = format!("{filler}---\n{LINKERD}---\n{job}");
     let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), after.as_bytes());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("q=localhost:4191 u=/shutdown"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("for q in localhost:4191/shutdown;"));
     // The same Namespace again past the read-ahead says nothing new: no error.
     let again = format!("{LINKERD}---\n{job}---\n{filler}---\n{LINKERD}");
     let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), again.as_bytes());
@@ -359,7 +359,7 @@ fn past_the_read_ahead_a_namespace_after_its_pods_stops_a_pipe() {
     let early = format!("{job}---\n{LINKERD}---\n{filler}");
     let o = common::run_stdin(&mut meshjob(&["fix", "-"], dir.path()), early.as_bytes());
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
-    assert!(String::from_utf8_lossy(&o.stdout).contains("q=localhost:4191 u=/shutdown"));
+    assert!(String::from_utf8_lossy(&o.stdout).contains("for q in localhost:4191/shutdown;"));
 }
 
 const LINKERD: &str = "apiVersion: v1\nkind: Namespace\nmetadata:\n  name: batch\n  annotations:\n    linkerd.io/inject: enabled\n";
@@ -374,9 +374,9 @@ fn linkerd_diff(args: &[&str], dir: &Path, stdin: Option<&str>) -> bool {
     let o = check(args, dir, stdin);
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
     let diff = String::from_utf8_lossy(&o.stdout);
-    let linkerd = diff.contains("q=localhost:4191 u=/shutdown");
+    let linkerd = diff.contains("for q in localhost:4191/shutdown;");
     assert!(
-        linkerd != diff.contains("q=localhost:15020 u=/quitquitquit"),
+        linkerd != diff.contains("for q in localhost:15020/quitquitquit;"),
         "{diff}"
     );
     linkerd

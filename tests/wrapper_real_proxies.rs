@@ -121,6 +121,7 @@ fn start_envoy(envoy: &Path) -> Server {
 fn options_for(quit: &str, ready: Option<&str>) -> ScriptOptions {
     ScriptOptions {
         quit: parse_quit_url(quit).expect("quit URL"),
+        also: Vec::new(),
         stop_proxy_on_failure: true,
         peers: None,
         wait_for_proxy: ready.map(|r| ReadyWait {
@@ -459,7 +460,7 @@ fn a_status_port_of_zero_stops_envoy_through_its_admin_server() {
     let (_, script, task) = pipeline_script("status.sidecar.istio.io/port: \"0\"");
     assert!(
         script.contains("ask GET localhost:15000 /ready ")
-            && script.contains("q=localhost:15000 u=/quitquitquit\n"),
+            && script.contains("for q in localhost:15000/quitquitquit; do\n"),
         "{script}"
     );
     for_each_shell(|sh| {

@@ -533,6 +533,77 @@ fn every_client_delivers_the_quit() {
     });
 }
 
+/// The quit endpoints of the holders meshjob knows (`src/mesh/holder.rs`): each gets a
+/// loopback server of its own, on its own port.
+const HOLDER_PATHS: [&str; 4] = [
+    "/quitquitquit",
+    "/agent/v1/quit",
+    "/v1.0/shutdown",
+    "/graceful_shutdown",
+];
+
+fn holder_url(ep: &Endpoint, path: &str) -> Url {
+    meshjob::script::parse_quit_url(&format!("http://127.0.0.1:{}{path}", ep.port)).unwrap()
+}
+
+/// A pod with a mesh proxy and three injected agents: one wrapper calls each endpoint once,
+/// with POST, in order, with every client, and exits with the task's code.
+#[test]
+fn every_holder_of_the_pod_is_stopped_once_and_the_code_kept() {
+    for_each_shell(|sh| {
+        for client in ALL_CLIENTS {
+            let Some(tools) = tool_dir(&[client]) else {
+                continue;
+            };
+            let eps: Vec<Endpoint> = HOLDER_PATHS.iter().map(|_| Endpoint::start()).collect();
+            let mut opts = options(&eps[0].url());
+            opts.also = (eps.iter().zip(HOLDER_PATHS).skip(1))
+                .map(|(ep, path)| holder_url(ep, path))
+                .collect();
+            let script = render(&opts);
+            let done = run(sh, &script, tools.path(), &sh_task("exit 7", &[]));
+            let what = format!("{} with {client:?}", sh.name);
+            assert_eq!(done.code(), 7, "{what}: {}", done.stderr);
+            assert!(done.stderr.is_empty(), "{what}: stderr {:?}", done.stderr);
+            for (ep, path) in eps.iter().zip(HOLDER_PATHS) {
+                let reqs = ep.requests();
+                assert_eq!(reqs.len(), 1, "{what}: {path}: {reqs:?}");
+                assert_eq!(reqs[0].method, "POST", "{what}: {path}");
+                assert_eq!(reqs[0].path, path, "{what}");
+            }
+        }
+    });
+}
+
+/// Two holders, the first one down: the second is still called, one line on stderr names
+/// the first, and the task's code is kept.
+#[test]
+fn a_holder_that_does_not_answer_does_not_keep_the_next_from_being_stopped() {
+    for_each_shell(|sh| {
+        let tools = tool_dir(&[Client::Curl])
+            .or_else(|| tool_dir(&[Client::Bash]))
+            .unwrap();
+        let vault = Endpoint::start();
+        let mut opts = options(&format!("http://127.0.0.1:{}/quitquitquit", closed_port()));
+        opts.also = vec![holder_url(&vault, "/agent/v1/quit")];
+        let done = run(sh, &render(&opts), tools.path(), &sh_task("exit 3", &[]));
+        let what = sh.name.to_string();
+        assert_eq!(done.code(), 3, "{what}: {}", done.stderr);
+        assert_eq!(done.stderr.lines().count(), 1, "{what}: {:?}", done.stderr);
+        assert!(
+            done.stderr.contains("did not answer"),
+            "{what}: {:?}",
+            done.stderr
+        );
+        let reqs = vault.requests();
+        assert_eq!(reqs.len(), 1, "{what}: {reqs:?}");
+        assert_eq!(
+            (reqs[0].method.as_str(), reqs[0].path.as_str()),
+            ("POST", "/agent/v1/quit")
+        );
+    });
+}
+
 #[test]
 fn without_curl_busybox_wget_is_used() {
     for_each_shell(|sh| {
@@ -594,7 +665,11 @@ fn without_any_client_one_line_on_stderr_and_the_code_is_kept() {
             sh.name,
             done.stderr
         );
-        assert!(done.stderr.contains("cannot stop the proxy"), "{}", sh.name);
+        assert!(
+            done.stderr.contains("cannot stop the sidecars"),
+            "{}",
+            sh.name
+        );
         assert!(ep.requests().is_empty(), "{}", sh.name);
     });
 }
@@ -728,6 +803,7 @@ fn on_failure_policy_stops_the_proxy_only_after_success() {
 
 fn peer_options(url: &str, dir: &Path, me: &str, stop_on_failure: bool) -> ScriptOptions {
     ScriptOptions {
+        also: Vec::new(),
         stop_proxy_on_failure: stop_on_failure,
         peers: Some(Peers {
             dir: dir.to_str().unwrap().to_string(),
@@ -975,13 +1051,21 @@ fn shellcheck_finds_nothing() {
                     opts.peers = None;
                 }
                 opts.wait_for_proxy = wait.and_then(|s| wait_on(15021, s));
+                if wait.is_some() {
+                    opts.also = vec![
+                        meshjob::script::parse_quit_url("http://127.0.0.1:8200/agent/v1/quit")
+                            .unwrap(),
+                    ];
+                }
                 let script = render(&opts);
                 // SC2006 prefers `$(...)` to backticks; the wrapper must not contain `$(`,
                 // which Kubernetes expands in command/args. SC2030/SC2031 say that the
                 // task's subshell changes variables only for itself: that is its purpose
                 // (it gives them back the values they came with, then execs the task).
+                // SC2043 says the quit loop runs once: it runs once per holder of the pod,
+                // and a pod with one holder has one.
                 let mut child = Command::new(&shellcheck)
-                    .args(["-s", "sh", "-e", "SC2006,SC2030,SC2031", "-"])
+                    .args(["-s", "sh", "-e", "SC2006,SC2030,SC2031,SC2043", "-"])
                     .stdin(Stdio::piped())
                     .stdout(Stdio::piped())
                     .stderr(Stdio::piped())

@@ -86,6 +86,7 @@ fn v1_default() -> V1Options {
 fn options_for(v1: &V1Options) -> ScriptOptions {
     ScriptOptions {
         quit: v1.quit.clone(),
+        also: Vec::new(),
         stop_proxy_on_failure: v1.stop_proxy_on_failure,
         peers: v1.peers.clone(),
         wait_for_proxy: None,

@@ -135,6 +135,9 @@ struct Auto {
 /// What `meshjob versions` says.
 struct Report<'v> {
     versions: &'v Versions,
+    /// Per other holder (`mesh::holder`): its injector's version as given, where, and what
+    /// `auto` does.
+    holders: Vec<HolderRow>,
     /// Per mesh: the versions that decide, the proxy read, and what `auto` does.
     meshes: Vec<(Support, Option<Sourced<crate::version::Release>>, Auto)>,
     conflicts: Vec<crate::manifest_versions::Conflict>,
@@ -142,7 +145,7 @@ struct Report<'v> {
 
 impl<'v> Report<'v> {
     fn new(versions: &'v Versions, settings: &Settings) -> Self {
-        let meshes = (mesh::ALL.iter())
+        let meshes: Vec<_> = (mesh::ALL.iter())
             .map(|m| {
                 let s = versions.support(m, settings);
                 let (strategy, why) = decide::by_versions(&s);
@@ -151,6 +154,7 @@ impl<'v> Report<'v> {
             .collect();
         Report {
             versions,
+            holders: holder_rows(settings, &meshes),
             meshes,
             conflicts: versions.conflicts(settings),
         }
@@ -198,6 +202,18 @@ impl<'v> Report<'v> {
                 .map(|n| format!("setting `{}` at {}", n.value.as_str(), n.origin));
             line(&mut t, "native (mesh):", global.into(), from);
             line(&mut t, "auto:", why.why.reason(), None);
+        }
+        for h in &self.holders {
+            let _ = writeln!(t, "{}", h.name);
+            let (v, from) = match &h.version {
+                Some((v, from)) => (v.clone(), Some(from.clone())),
+                None => (
+                    "unknown".into(),
+                    Some(format!("(the {}: pass {})", h.of, h.flag)),
+                ),
+            };
+            line(&mut t, "injector:", v, from);
+            line(&mut t, "auto:", h.auto.clone(), None);
         }
         let _ = writeln!(t, "Kubernetes");
         let k = self
@@ -279,8 +295,20 @@ impl<'v> Report<'v> {
                 serde_json::json!({ "code": f.rule.code(), "message": f.message })
             })
             .collect();
+        let holders: Vec<serde_json::Value> = (self.holders.iter())
+            .map(|h| {
+                serde_json::json!({
+                    "holder": h.name,
+                    "injector": h.version.as_ref().map(|(v, _)| serde_json::json!({
+                        "version": v, "source": h.origin.as_ref().map(crate::version::VersionOrigin::json),
+                    })),
+                    "auto": { "strategy": if h.native { "native" } else { "wrapper" }, "why": h.auto },
+                })
+            })
+            .collect();
         serde_json::json!({
             "meshes": meshes,
+            "holders": holders,
             "kubernetes": kubernetes,
             "found": found,
             "warnings": warnings,
@@ -298,4 +326,79 @@ fn what(f: &Found) -> String {
         What::Kubelet => "Kubernetes kubelet".into(),
         What::ControlPlane => "Kubernetes control plane".into(),
     }
+}
+
+/// One holder other than the mesh proxies, as `meshjob versions` shows it.
+struct HolderRow {
+    name: &'static str,
+    of: &'static str,
+    flag: &'static str,
+    /// Its injector's version and where it was given.
+    version: Option<(String, String)>,
+    origin: Option<crate::version::VersionOrigin>,
+    native: bool,
+    auto: String,
+}
+
+/// What the settings say of each holder's injector, and what `auto` does with its pods.
+fn holder_rows(
+    settings: &Settings,
+    meshes: &[(Support, Option<Sourced<crate::version::Release>>, Auto)],
+) -> Vec<HolderRow> {
+    let kubelets = meshes.first().and_then(|(s, _, _)| s.kubelets());
+    (mesh::holder::ALL.iter())
+        .map(|h| {
+            let v = settings.holder_versions.get(h.version_key).copied();
+            let origin = settings.given.holders.get(h.version_key).cloned();
+            let new_kubelets = |since| match kubelets {
+                Some(Kubelets::Oldest(k) | Kubelets::AtLeast(k)) => k >= since,
+                None => false,
+            };
+            let (native, auto) = match (&h.native, v) {
+                (None, _) => (
+                    false,
+                    format!("the wrapper: no {} release runs a native sidecar", h.name),
+                ),
+                (Some(n), Some(v)) if v.at_least_any(h.native_since) => {
+                    if new_kubelets(n.kubernetes_since) {
+                        (true, format!("native sidecar (`{}`)", n.key))
+                    } else {
+                        (
+                            false,
+                            format!(
+                                "the wrapper, unless every kubelet is {}+",
+                                n.kubernetes_since
+                            ),
+                        )
+                    }
+                }
+                (Some(n), Some(_)) => {
+                    (false, format!("the wrapper: `{}` needs {}", n.key, n.since))
+                }
+                (Some(n), None) => (
+                    false,
+                    format!(
+                        "the wrapper: the version is unknown (`{}` needs {})",
+                        n.key, n.since
+                    ),
+                ),
+            };
+            HolderRow {
+                name: h.name,
+                of: h.version_of,
+                flag: h.version_flag,
+                version: v.map(|v| {
+                    (
+                        v.to_string(),
+                        origin
+                            .as_ref()
+                            .map_or_else(String::new, ToString::to_string),
+                    )
+                }),
+                origin,
+                native,
+                auto,
+            }
+        })
+        .collect()
 }

@@ -319,6 +319,52 @@ pub struct ConfigSpec {
     #[schemars(with = "Option<String>", regex(pattern = LINKERD_VERSION_PATTERN))]
     pub linkerd_version: Option<Located<VersionText>>,
 
+    /// The Vault Agent Injector (vault-k8s, not Vault itself) that injects the pods, as
+    /// `MAJOR.MINOR` or `MAJOR.MINOR.PATCH`; its quit endpoint needs 0.16.0 or later (and a
+    /// Vault agent 1.10 or later). Flag: `--vault-k8s-version`. Default: unknown.
+    ///
+    /// ```yaml
+    /// vaultK8sVersion: "1.7.6"
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    pub vault_k8s_version: Option<Located<VersionText>>,
+
+    /// The Dapr that injects the pods, as `MAJOR.MINOR` or `MAJOR.MINOR.PATCH`: 1.18.0 or
+    /// later reads `dapr.io/enable-native-sidecar`, which `auto` then writes where every
+    /// kubelet is 1.29 or newer. Flag: `--dapr-version`. Default: unknown.
+    ///
+    /// ```yaml
+    /// daprVersion: "1.18.3"
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    pub dapr_version: Option<Located<VersionText>>,
+
+    /// The consul-k8s that injects the pods, as `MAJOR.MINOR.PATCH`: 1.7.5, 1.8.2 and 1.9.0 or
+    /// later read `consul.hashicorp.com/enable-consul-dataplane-as-sidecar`, which `auto`
+    /// then writes where every kubelet is 1.29 or newer. Flag: `--consul-k8s-version`.
+    /// Default: unknown.
+    ///
+    /// ```yaml
+    /// consulK8sVersion: "1.9.11"
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(with = "Option<String>", regex(pattern = VERSION_PATTERN))]
+    pub consul_k8s_version: Option<Located<VersionText>>,
+
+    /// Vault Agent pods get `vault.hashicorp.com/agent-pre-populate-only: "true"` instead of
+    /// `vault.hashicorp.com/agent-enable-quit: "true"` and the wrapper's call: the injector
+    /// then adds only its init container, which fetches the secrets once, so nothing is left
+    /// running; but the secrets are neither renewed nor rendered again during the task (fit
+    /// for Jobs shorter than their secrets' lease). Default: false (renewal kept).
+    ///
+    /// ```yaml
+    /// vaultPrePopulateOnly: true
+    /// ```
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub vault_pre_populate_only: Option<bool>,
+
     /// More files and directories (walked for `*.yaml` and `*.yml`) that are read for the
     /// versions they hold only: never edited, never reported on. For example a checkout of
     /// the platform repository that installs the mesh, or a saved `kubectl get nodes -o

@@ -51,6 +51,23 @@ pub struct Flags {
     #[arg(long, value_name = "X.Y")]
     pub kubernetes_version: Option<String>,
 
+    /// The Vault Agent Injector (vault-k8s) that injects the pods, as X.Y.Z (1.7.6).
+    #[arg(long, value_name = "X.Y.Z")]
+    pub vault_k8s_version: Option<String>,
+
+    /// The Dapr that injects the pods, as X.Y.Z (1.18.3).
+    #[arg(long, value_name = "X.Y.Z")]
+    pub dapr_version: Option<String>,
+
+    /// The consul-k8s that injects the pods, as X.Y.Z (1.9.11).
+    #[arg(long, value_name = "X.Y.Z")]
+    pub consul_k8s_version: Option<String>,
+
+    /// Vault Agent pods get agent-pre-populate-only: "true" (secrets fetched once, not
+    /// renewed) instead of agent-enable-quit and the wrapper's call.
+    #[arg(long, value_name = "BOOL", action = clap::ArgAction::Set)]
+    pub vault_pre_populate_only: Option<bool>,
+
     /// Read PATH (a file or a directory) for versions only, never edited or reported on
     /// (repeatable; adds to the config's `versionsFrom`).
     #[arg(long, value_name = "PATH")]
@@ -107,6 +124,25 @@ impl Flags {
         let linkerd = (self.linkerd_version.as_deref())
             .map(|v| super::Release::parse(v, true).map_err(|m| format!("--linkerd-version: {m}")))
             .transpose()?;
+        let mut holders = Vec::new();
+        for (flag, key, given) in [
+            (
+                "--vault-k8s-version",
+                "vaultK8sVersion",
+                &self.vault_k8s_version,
+            ),
+            ("--dapr-version", "daprVersion", &self.dapr_version),
+            (
+                "--consul-k8s-version",
+                "consulK8sVersion",
+                &self.consul_k8s_version,
+            ),
+        ] {
+            if let Some(v) = given {
+                let v = crate::version::Semver::parse(v).map_err(|m| format!("{flag}: {m}"))?;
+                holders.push((flag, key, v));
+            }
+        }
         if let Some(p) = self.versions_from.iter().find(|p| p.is_empty()) {
             return Err(format!("--versions-from: {p:?} is not a path"));
         }
@@ -134,6 +170,8 @@ impl Flags {
             istio,
             kubernetes,
             linkerd,
+            holders,
+            vault_pre_populate_only: self.vault_pre_populate_only,
             rules,
             strategy: self.strategy,
             config: self.config.clone(),
@@ -157,6 +195,9 @@ pub struct Overrides {
     istio: Option<super::Version>,
     kubernetes: Option<super::Version>,
     linkerd: Option<super::Release>,
+    /// The holders' versions: flag, config key, version.
+    holders: Vec<(&'static str, &'static str, crate::version::Semver)>,
+    vault_pre_populate_only: Option<bool>,
     rules: Option<(Option<Vec<Selector>>, Vec<Selector>)>,
     strategy: Option<super::StrategyChoice>,
     /// `--config`: the config file of every input, instead of the nearest one.
@@ -208,6 +249,13 @@ impl Overrides {
         if let Some(v) = self.linkerd {
             s.linkerd_version = Some(v);
             s.given.linkerd = Some(Origin::Flag("--linkerd-version"));
+        }
+        for (flag, key, v) in &self.holders {
+            s.holder_versions.insert(key, *v);
+            s.given.holders.insert(key, Origin::Flag(flag));
+        }
+        if let Some(on) = self.vault_pre_populate_only {
+            s.vault_pre_populate_only = on;
         }
         if let Some((select, ignore)) = &self.rules {
             s.rules.apply(select.as_deref(), ignore);

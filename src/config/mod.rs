@@ -72,7 +72,12 @@ pub struct Settings {
     pub kubernetes_version: Option<Version>,
     /// The Linkerd that injects the pods, when known: a stable `2.X` or an edge release.
     pub linkerd_version: Option<Release>,
-    /// Where each of the three versions above came from, when given.
+    /// The versions of the other holders' injectors (`mesh::holder`), by their config key
+    /// (`daprVersion`), when given.
+    pub holder_versions: BTreeMap<&'static str, crate::version::Semver>,
+    /// Vault Agent pods get `agent-pre-populate-only` instead of the quit endpoint.
+    pub vault_pre_populate_only: bool,
+    /// Where each of the versions above came from, when given.
     pub given: Given,
     /// `versionsFrom` of the config file: more paths read for versions only, relative to the
     /// config file's directory (`diff`, `check`, `fix` and `versions` only).
@@ -105,6 +110,8 @@ impl Default for Settings {
             istio_version: None,
             linkerd_version: None,
             kubernetes_version: None,
+            holder_versions: BTreeMap::new(),
+            vault_pre_populate_only: false,
             given: Given::default(),
             versions_from: Vec::new(),
             project_context: true,
@@ -221,6 +228,17 @@ impl MeshJobConfig {
                 Some(Release::parse(&v.0, true).map_err(|why| {
                     error(position(v), format!("invalid `linkerdVersion`: {why}"))
                 })?);
+        }
+        for (key, v) in [
+            ("vaultK8sVersion", &spec.vault_k8s_version),
+            ("daprVersion", &spec.dapr_version),
+            ("consulK8sVersion", &spec.consul_k8s_version),
+        ] {
+            if let Some(v) = v {
+                let parsed = crate::version::Semver::parse(&v.0)
+                    .map_err(|why| error(position(v), format!("invalid `{key}`: {why}")))?;
+                checked.holders.push((key, parsed, v.line));
+            }
         }
         if let Some(paths) = &spec.versions_from
             && paths.iter().any(|p| p.trim().is_empty())
@@ -349,6 +367,13 @@ impl MeshJobConfig {
             settings.linkerd_version = Some(v);
             settings.given.linkerd = Some(origin("linkerdVersion", text.line));
         }
+        for (key, v, line) in checked.holders {
+            settings.holder_versions.insert(key, v);
+            settings.given.holders.insert(key, origin(key, line));
+        }
+        if let Some(on) = spec.vault_pre_populate_only {
+            settings.vault_pre_populate_only = on;
+        }
         if let Some(paths) = &spec.versions_from {
             settings.versions_from.clone_from(&paths.value);
         }
@@ -401,6 +426,10 @@ impl MeshJobConfig {
                     .map(|v| Located::new(VersionText(v.to_string()))),
                 linkerd_version: (settings.linkerd_version)
                     .map(|v| Located::new(VersionText(v.to_string()))),
+                vault_k8s_version: holder_version(settings, "vaultK8sVersion"),
+                dapr_version: holder_version(settings, "daprVersion"),
+                consul_k8s_version: holder_version(settings, "consulK8sVersion"),
+                vault_pre_populate_only: Some(settings.vault_pre_populate_only),
                 versions_from: Some(settings.versions_from.clone().into()),
                 project_context: Some(settings.project_context),
                 strategy: Some(settings.strategy),
@@ -426,6 +455,8 @@ impl MeshJobConfig {
 /// What [`MeshJobConfig::checked`] parsed.
 #[derive(Default)]
 struct Checked {
+    /// The holders' versions: config key, version, line.
+    holders: Vec<(&'static str, crate::version::Semver, usize)>,
     quit_url: Option<QuitUrl>,
     drain: Option<GoDuration>,
     istio: Option<Version>,
@@ -466,3 +497,8 @@ pub fn render_effective(settings: &Settings) -> String {
 
 #[cfg(test)]
 mod tests;
+
+/// A holder's version as the config writes it, when set.
+fn holder_version(settings: &Settings, key: &str) -> Option<Located<VersionText>> {
+    (settings.holder_versions.get(key)).map(|v| Located::new(VersionText(v.to_string())))
+}

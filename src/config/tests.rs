@@ -270,6 +270,11 @@ fn render_round_trips_awkward_values() {
         linkerd_version: Some(Release::Edge(crate::version::Edge::new(25, 10, 2))),
         istio_version: Some(Version::new(1, 30)),
         kubernetes_version: Some(Version::new(1, 9)),
+        holder_versions: BTreeMap::from([
+            ("daprVersion", crate::version::Semver::new(1, 18, 3)),
+            ("consulK8sVersion", crate::version::Semver::new(1, 8, 2)),
+        ]),
+        vault_pre_populate_only: true,
         strategy: StrategyChoice::None,
         sidecars: vec!["true".into(), "a/b:1".into()],
         kinds: crate::kinds::Kinds::default(),

@@ -349,7 +349,7 @@ pub(crate) fn by_versions(s: &Support) -> (Strategy, Why) {
 }
 
 /// Whether the pod's kind allows the wrapper for it; why not.
-fn wrapper_allowed(pod: &Pod<'_>) -> Result<(), &'static str> {
+pub(crate) fn wrapper_allowed(pod: &Pod<'_>) -> Result<(), &'static str> {
     match pod.fixes.wrapper {
         Wrapper::Allowed => Ok(()),
         Wrapper::Never(why) => Err(why),

@@ -31,6 +31,7 @@
 
 mod facts;
 pub(crate) mod found;
+pub(crate) mod holder;
 pub(crate) mod istio;
 pub(crate) mod linkerd;
 mod support;

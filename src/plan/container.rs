@@ -94,6 +94,13 @@ fn wrapper_out(script: Arc<str>) -> Out {
     ])
 }
 
+/// The endpoints one pod's wrapper calls: the mesh proxy's (when `mesh` is set: its fix is
+/// the wrapper), then the other holders' (`plan::holders`), each once.
+pub(crate) struct Stops<'a> {
+    pub mesh: bool,
+    pub holders: &'a [script::Endpoint],
+}
+
 /// Plans the wrapper edits of one pod template. Returns whether the pod needs the per-pod
 /// proxy configuration: a container is wrapped, or already stops the proxy itself. A pod
 /// in which nothing stops the proxy gets none, so that its diff does not look like a fix.
@@ -103,6 +110,7 @@ pub(crate) fn plan(
     mesh: &'static Mesh,
     settings: &Settings,
     support: &Support,
+    stops_what: &Stops<'_>,
     out: &mut Vec<Finding>,
 ) -> bool {
     let oref = &t.object;
@@ -143,15 +151,23 @@ pub(crate) fn plan(
         ));
         return false;
     };
-    let quit = match pod_endpoint(mesh, settings.quit_url.as_ref(), t, support) {
-        Ok(q) => q,
-        Err(m) => {
-            out.push(err(Rule::QuitUrl, oref, tpl.start, m));
-            return false;
+    let (quit, also) = if stops_what.mesh {
+        match pod_endpoint(mesh, settings.quit_url.as_ref(), t, support) {
+            Ok(q) => (q, stops_what.holders.to_vec()),
+            Err(m) => {
+                out.push(err(Rule::QuitUrl, oref, tpl.start, m));
+                return false;
+            }
+        }
+    } else {
+        match stops_what.holders.split_first() {
+            Some((first, rest)) => (first.clone(), rest.to_vec()),
+            None => return false,
         }
     };
     let on_failure = t.restart_policy() == RestartPolicy::OnFailure;
-    let wait_for_proxy = match settings.wait_for_proxy_seconds.map(|seconds| {
+    let wait_seconds = settings.wait_for_proxy_seconds.filter(|_| stops_what.mesh);
+    let wait_for_proxy = match wait_seconds.map(|seconds| {
         script::parse_quit_url(mesh.ready_url)
             .and_then(|r| pod_endpoint(mesh, Some(&r), t, support))
             .map(|ready| ReadyWait { seconds, ready })
@@ -212,6 +228,7 @@ pub(crate) fn plan(
     for w in &wraps {
         let opts = ScriptOptions {
             quit: quit.clone(),
+            also: also.clone(),
             stop_proxy_on_failure: !on_failure,
             peers: peers.then(|| Peers {
                 dir: PEERS_MOUNT.to_string(),

@@ -7,6 +7,7 @@ pub(crate) mod annotation;
 pub(crate) mod container;
 mod endpoint;
 pub(crate) mod env;
+pub(crate) mod holders;
 mod istio;
 pub(crate) mod kill_command;
 mod linkerd;
@@ -89,25 +90,73 @@ pub fn plan_doc_in<'a>(
     let mut editor = Editor::detecting(src, &doc.root);
     let mut run_notes = Vec::new();
     let mut changed_pods = false;
-    for target in &located.pods {
-        let (mesh, strategy, why, support) =
-            match decide::decide(target, settings, ctx, &mut run_notes) {
-                Decision::Skip(why) => {
-                    findings.extend(decide::lints(target, settings, ctx, None));
-                    findings.push(why.finding(target));
-                    continue;
-                }
-                Decision::Fix {
-                    mesh,
-                    strategy,
-                    why,
-                    support,
-                } => (mesh, strategy, why, support),
-            };
-        findings.extend(decide::lints(target, settings, ctx, Some((mesh, strategy))));
+    for target in &mut located.pods {
+        let holders = holders::of(target, settings);
+        let recognised = holders::recognised(target);
+        let owner = holders.iter().copied().find(|h| h.owns_pod);
+        // Another mesh that meshjob does not fix owns the pod (Kuma, App Mesh).
+        let other_mesh = recognised.iter().any(|r| r.owns_pod);
+        // A pod another mesh owns says nothing about the run's mesh, nor its versions.
+        let mut scratch = Vec::new();
+        let notes = if owner.is_some() || other_mesh {
+            &mut scratch
+        } else {
+            &mut run_notes
+        };
+        let decision = decide::decide(target, settings, ctx, notes);
+        // The run's mesh part of the pod's fix: none where another mesh owns the pod, or
+        // where the mesh needs no fix but other holders do.
+        let (fix, skipped) = match decision {
+            Decision::Skip(why) if matches!(why, decide::Why::Ignored { .. }) => {
+                findings.extend(decide::lints(target, settings, ctx, None));
+                findings.push(why.finding(target));
+                continue;
+            }
+            Decision::Skip(why) if holders.is_empty() => {
+                findings.extend(decide::lints(target, settings, ctx, None));
+                findings.push(why.finding(target));
+                findings.extend(holders::recognised_findings(target, &recognised, None));
+                continue;
+            }
+            Decision::Skip(why) => (None, Some(why)),
+            Decision::Fix { .. } if owner.is_some() || other_mesh => (None, None),
+            Decision::Fix {
+                mesh,
+                strategy,
+                why,
+                support,
+            } => (Some((mesh, strategy, why, support)), None),
+        };
+        let linted = fix.as_ref().map(|(mesh, strategy, _, _)| (*mesh, *strategy));
+        findings.extend(decide::lints(target, settings, ctx, linted));
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
-        native_keys(target, &support, &mut pod_findings);
+        let kubelets = (!holders.is_empty() || !recognised.is_empty())
+            .then(|| {
+                ctx.versions
+                    .support(settings.mesh.mesh(), settings)
+                    .kubelets()
+            })
+            .flatten();
+        let held = holders::choose(target, &holders, settings, kubelets, &mut pod_findings);
+        pod_findings.extend(holders::recognised_findings(target, &recognised, kubelets));
+        let also = holders::endpoints(&held);
+        let may_wrap = decide::wrapper_allowed(target).is_ok();
+        let mesh_wraps = matches!(fix, Some((_, Strategy::Wrapper, _, _)));
+        target.keep_wrappers = may_wrap && !also.is_empty() && !mesh_wraps;
+        let target = &*target;
+        let run_support;
+        let (mesh, support): (&'static Mesh, &Support) = match &fix {
+            Some((mesh, _, _, support)) => (*mesh, support),
+            None => {
+                let m = settings.mesh.mesh();
+                run_support = ctx.versions.support(m, settings);
+                (m, &run_support)
+            }
+        };
+        if fix.is_some() {
+            native_keys(target, support, &mut pod_findings);
+        }
         let scope = target.edit_scope();
         let mark = editor.begin(&scope);
         let planner = planner(mesh);
@@ -116,29 +165,82 @@ pub fn plan_doc_in<'a>(
             pod: target,
             mesh,
             settings,
-            support: &support,
+            support,
             out: &mut pod_findings,
         };
-        match strategy {
-            Strategy::Wrapper => {
-                let wrapped = container::plan(cx.ed, target, mesh, settings, &support, cx.out);
+        let stops = container::Stops {
+            mesh: false,
+            holders: &also,
+        };
+        match fix.as_ref().map(|f| f.1) {
+            Some(Strategy::Wrapper) => {
+                let stops = container::Stops {
+                    mesh: true,
+                    holders: &also,
+                };
+                let wrapped =
+                    container::plan(cx.ed, target, mesh, settings, support, &stops, cx.out);
                 foreign(target, mesh, cx.out);
                 planner.wrapper(&mut cx, wrapped);
             }
-            Strategy::Native => planner.native(&mut cx),
-            Strategy::Remove { keep_native } => planner.remove(&mut cx, keep_native),
-            Strategy::Fallback(crate::kinds::Fallback::KillCommand { .. }) => {
+            Some(Strategy::Native) => planner.native(&mut cx),
+            Some(Strategy::Remove { keep_native }) => planner.remove(&mut cx, keep_native),
+            Some(Strategy::Fallback(crate::kinds::Fallback::KillCommand { .. })) => {
                 kill_command::plan(&mut cx);
             }
+            // No mesh fix: a wrapper meshjob wrote earlier served holders that now need none.
+            None if !target.keep_wrappers => revert::unwrap_pod(cx.ed, target, cx.out),
+            None => {}
         }
-        let mesh_changed = !editor.edits_since(&mark).is_empty();
-        let mut moves = sidecar_moves::plan(&mut editor, target, mesh, settings, &support);
-        moves.settle(&mut pod_findings, settings, &support);
+        let mesh_changed = fix.is_some() && !editor.edits_since(&mark).is_empty();
+        if target.keep_wrappers {
+            container::plan(
+                &mut editor,
+                target,
+                mesh,
+                settings,
+                support,
+                &stops,
+                &mut pod_findings,
+            );
+        } else if !may_wrap && !also.is_empty() {
+            let why = decide::wrapper_allowed(target).err().unwrap_or_default();
+            pod_findings.push(
+                Finding::warning(
+                    Rule::HolderBlocked,
+                    target.template.start,
+                    format!(
+                        "{}: the wrapper is not allowed here ({why}), so nothing stops {}",
+                        target.describe(),
+                        held.iter()
+                            .map(|h| h.holder.name)
+                            .collect::<Vec<_>>()
+                            .join(", ")
+                    ),
+                )
+                .with_object(Some(target.object.clone())),
+            );
+        }
+        holders::annotate(&mut editor, target, &held, settings, &mut pod_findings);
+        let holders_changed = !editor.edits_since(&mark).is_empty() && !mesh_changed;
+        let mut moves = sidecar_moves::plan(&mut editor, target, mesh, settings, support);
+        moves.settle(&mut pod_findings, settings, support);
         // The choice is explained where it changes something, so a clean run stays quiet.
         let changed = !editor.edits_since(&mark).is_empty();
         changed_pods |= changed;
-        if changed || why.rule() != Rule::StrategyChosen {
-            pod_findings.insert(0, why.finding(target));
+        match (&fix, &skipped, owner) {
+            (Some((_, _, why, _)), _, _) => {
+                if changed || why.rule() != Rule::StrategyChosen {
+                    pod_findings.insert(0, why.finding(target));
+                }
+            }
+            (None, _, Some(owner)) => {
+                pod_findings.insert(0, holders::owned(target, owner, settings.mesh.mesh().name));
+            }
+            (None, Some(why), None) => pod_findings.insert(0, why.finding(target)),
+            // A recognised mesh owns it: its own finding says so.
+            (None, None, None) if other_mesh => {}
+            (None, None, None) => {}
         }
         let refused = pod_findings
             .iter()
@@ -146,19 +248,21 @@ pub fn plan_doc_in<'a>(
         if refused {
             editor.drop_group(mark, &scope);
         } else if !editor.edits_since(&mark).is_empty() {
-            let native_key = mesh.native_key(support.release());
-            if !mesh_changed {
-                pod_findings.push(sidecar_moves::would_change(target, &moves));
-            } else {
+            if let Some((mesh, strategy, why, support)) = fix.as_ref().filter(|_| mesh_changed) {
+                let native_key = mesh.native_key(support.release());
                 let pin = matches!(why, decide::Why::MeshNative(_));
                 pod_findings.push(would_change(
                     editor.src,
                     target,
                     mesh,
-                    strategy,
+                    *strategy,
                     (native_key, pin),
                     editor.edits_since(&mark),
                 ));
+            } else if holders_changed {
+                pod_findings.push(holders::would_change(target, &held));
+            } else {
+                pod_findings.push(sidecar_moves::would_change(target, &moves));
             }
         }
         findings.extend(pod_findings);

@@ -18,6 +18,9 @@ use crate::yaml::value::Value;
 /// Restores the pod's containers that meshjob wrapped, and the shared volume; the same for
 /// every mesh.
 pub(crate) fn unwrap_pod(ed: &mut Editor<'_>, t: &Pod<'_>, out: &mut Vec<Finding>) {
+    if t.keep_wrappers {
+        return;
+    }
     if let Some(spec) = t.spec().filter(|s| shared_node(s).is_none()) {
         unwrap_containers(ed, spec, t, out);
     }

@@ -3,7 +3,8 @@
 //! meshjob moves a container's original argv into `args` and sets `command` to
 //! `["/bin/sh", "-c", <script>, "meshjob"]`, so the shell sees `$0` = `meshjob` and `"$@"` =
 //! the task's argv. The script runs the task, passes on SIGTERM/SIGINT, keeps the task's exit
-//! code, and then asks the mesh proxy to quit (an HTTP/1.1 `POST`), so the pod can finish.
+//! code, and then asks each holder of the pod (the mesh proxy, injected agents) to quit (an
+//! HTTP/1.1 `POST` to each), so the pod can finish.
 //! docs/wrapper.md explains the script line by line.
 //!
 //! The text must survive two outside rules, checked by the tests:
@@ -21,6 +22,7 @@ mod quote;
 mod text;
 pub mod v1;
 pub mod v2;
+pub mod v3;
 
 pub use marker::{
     ArgvOrigin, CommandStyle, FlowLayout, Marker, Original, marker, marker_version, original_argv,
@@ -28,7 +30,7 @@ pub use marker::{
 
 /// Bumped whenever the generated script changes behaviour, so that meshjob can tell an
 /// up-to-date wrapper from one it should rewrite.
-pub const WRAPPER_VERSION: u32 = 3;
+pub const WRAPPER_VERSION: u32 = 4;
 
 /// First line of every script: `# meshjob-wrapper v<N>: ...` (some short human text after).
 pub const MARKER_PREFIX: &str = "# meshjob-wrapper v";
@@ -56,8 +58,11 @@ pub struct Peers {
 /// What the generated script does besides running the task.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ScriptOptions {
-    /// Where the proxy is asked to quit (POST).
+    /// Where the proxy is asked to quit (POST): the first holder of the pod to stop.
     pub quit: Endpoint,
+    /// The other holders' quit endpoints (POST), each called once, in order, after `quit`
+    /// (version 4 on; earlier versions stop one proxy).
+    pub also: Vec<Endpoint>,
     /// false for `restartPolicy: OnFailure`: a failed task is rerun in the same pod, so the
     /// proxy is left running after a failure.
     pub stop_proxy_on_failure: bool,
@@ -116,6 +121,7 @@ fn is_genuine_uncached(script: &str) -> bool {
     match marker(script).map(|m| m.version) {
         Some(1) => v1::is_genuine(script),
         Some(2) => v2::is_genuine(script),
+        Some(3) => v3::is_genuine(script),
         Some(WRAPPER_VERSION) => text::is_genuine(script),
         _ => false,
     }

@@ -113,6 +113,8 @@ impl<T> Sourced<T> {
 /// Where the versions of the settings came from (a flag or the config file), when given.
 #[derive(Clone, Debug, Default)]
 pub struct Given {
+    /// The versions of the other holders' injectors, by their config key (`daprVersion`).
+    pub holders: std::collections::BTreeMap<&'static str, VersionOrigin>,
     pub istio: Option<VersionOrigin>,
     pub kubernetes: Option<VersionOrigin>,
     pub linkerd: Option<VersionOrigin>,

@@ -93,7 +93,15 @@ pub fn shared_dir() -> Option<PathBuf> {
 }
 
 /// The groups of golden cases in `testdata/`: each holds case folders with `input.yaml`.
-pub const GOLDEN_GROUPS: [&str; 6] = ["jobs", "kinds", "linkerd", "mesh", "strategies", "versions"];
+pub const GOLDEN_GROUPS: [&str; 7] = [
+    "holders",
+    "jobs",
+    "kinds",
+    "linkerd",
+    "mesh",
+    "strategies",
+    "versions",
+];
 
 /// Every golden case folder (`testdata/<group>/<case>/`), sorted.
 pub fn golden_cases() -> Vec<PathBuf> {

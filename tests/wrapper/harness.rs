@@ -136,6 +136,7 @@ pub fn host_sh() -> PathBuf {
 pub fn options(quit_url: &str) -> ScriptOptions {
     ScriptOptions {
         quit: parse_quit_url(quit_url).unwrap(),
+        also: Vec::new(),
         stop_proxy_on_failure: true,
         peers: None,
         wait_for_proxy: None,

@@ -282,10 +282,17 @@ impl Judge<'_> {
         let chain = self.chain(h);
         let mesh = p.holding.iter().find_map(|x| match x {
             Holder::Proxy { mesh, .. } => Some(*mesh),
-            Holder::Sidecar { .. } => None,
+            Holder::Sidecar { .. } | Holder::Agent { .. } => None,
         });
         let proxy = mesh.and_then(|m| h.proxy.proxy(m.mesh()));
-        let fix = fix(mesh, proxy.as_ref(), chain.last(), self.d, self.settings);
+        let agent = p.holding.iter().find_map(|x| match x {
+            Holder::Agent { holder, .. } => Some(*holder),
+            _ => None,
+        });
+        let fix = match (mesh, agent) {
+            (None, Some(holder)) => agent_fix(holder, self.settings),
+            _ => fix(mesh, proxy.as_ref(), chain.last(), self.d, self.settings),
+        };
         let at = match &h.file {
             Some(f) => format!("{f}:{}", h.line),
             None => format!("line {}", h.line),
@@ -369,6 +376,51 @@ impl Judge<'_> {
 /// versions (`decide::by_versions`: the oldest kubelet of the dumps' Nodes, the mesh's
 /// release from the pod's own proxy, or the flags and the config), then held to what the
 /// top owner's kind allows (the kinds table).
+/// The fix of a pod held by an injected agent alone (`mesh::holder`): what `meshjob fix`
+/// writes for it, from the versions the settings give.
+fn agent_fix(h: &'static crate::mesh::holder::Holder, settings: &Settings) -> Fix {
+    let version = settings.holder_versions.get(h.version_key);
+    let native = h
+        .native
+        .as_ref()
+        .filter(|_| version.is_some_and(|v| v.at_least_any(h.native_since)));
+    let q = &h.quit;
+    let (strategy, what) = match native {
+        Some(n) => (
+            "native",
+            format!("the pod annotation `{}: \"{}\"`", n.key, n.on),
+        ),
+        None => (
+            "wrapper",
+            format!(
+                "the wrapper: each task container's entrypoint is wrapped to {} \
+                 http://{}:{}{} when the task ends{}",
+                q.method,
+                q.host,
+                q.port,
+                q.path,
+                h.wrapper_needs
+                    .iter()
+                    .map(|(k, v)| format!(", with `{k}: \"{v}\"`"))
+                    .collect::<String>()
+            ),
+        ),
+    };
+    let why = match version {
+        Some(v) => format!("{} {v} (from {})", h.version_of, h.version_flag),
+        None => format!(
+            "the {} version is unknown (pass {}): the wrapper needs {}",
+            h.version_of, h.version_flag, q.needs
+        ),
+    };
+    Fix {
+        strategy,
+        what: format!("{what} (`meshjob fix` on the workload's manifest)"),
+        why,
+        support: None,
+    }
+}
+
 fn fix(
     mesh: Option<MeshId>,
     proxy: Option<&Sourced<Release>>,

@@ -78,12 +78,20 @@ pub(crate) enum Holder {
     Proxy { container: String, mesh: MeshId },
     /// A long-running sidecar; why it is taken for one (`plan::sidecars`).
     Sidecar { container: String, why: String },
+    /// An injected agent other than a mesh proxy (`mesh::holder`: Vault Agent, Dapr,
+    /// Consul).
+    Agent {
+        container: String,
+        holder: &'static crate::mesh::holder::Holder,
+    },
 }
 
 impl Holder {
     pub(crate) fn container(&self) -> &str {
         match self {
-            Holder::Proxy { container, .. } | Holder::Sidecar { container, .. } => container,
+            Holder::Proxy { container, .. }
+            | Holder::Sidecar { container, .. }
+            | Holder::Agent { container, .. } => container,
         }
     }
 }
@@ -241,6 +249,16 @@ fn holder(name: &str, c: &Node, sidecars: &[String]) -> Option<Holder> {
                 mesh: m.id,
             });
         }
+    }
+    // consul-k8s names the dataplane of each service of a multi-port pod
+    // `consul-dataplane-<service>` (control-plane/connect-inject/webhook/consul_dataplane_sidecar.go).
+    let agent = (crate::mesh::holder::ALL.iter()).find(|h| {
+        name == h.container
+            || (name.strip_prefix(h.container))
+                .is_some_and(|rest| rest.starts_with('-') && h.owns_pod)
+    });
+    if let Some(holder) = agent {
+        return Some(Holder::Agent { container, holder });
     }
     let why = crate::plan::sidecars::sidecar(c, sidecars)?;
     // A mesh's proxy image under another name is that mesh's proxy.

@@ -41,6 +41,26 @@ pub(crate) fn causes(f: &Finding) -> Vec<String> {
             Holder::Sidecar { container, why } => {
                 format!("a long-running sidecar, {container}: {why}")
             }
+            Holder::Agent { container, holder } => {
+                let q = &holder.quit;
+                let native = holder.native.as_ref().map_or_else(String::new, |n| {
+                    format!(
+                        " ({}: `{}: \"{}\"` makes it a native sidecar)",
+                        n.since, n.key, n.on
+                    )
+                });
+                let asked = if f.wrapped {
+                    "though the tasks run meshjob's wrapper: the quit did not reach it (a \
+                     wrapper older than meshjob's holders? run `meshjob fix` again)"
+                } else {
+                    "that nothing stops"
+                };
+                format!(
+                    "{}'s {container} {asked}: it runs on after the tasks end; `meshjob fix` \
+                     has the wrapper {} http://{}:{}{} ({}){native}",
+                    holder.name, q.method, q.host, q.port, q.path, q.needs
+                )
+            }
         })
         .collect()
 }

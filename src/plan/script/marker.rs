@@ -6,7 +6,7 @@
 //! Version 2: `# meshjob-wrapper v2: command=N` (the first N `args` were `command`) or
 //! `# meshjob-wrapper v2: entrypoint=N` (there was no `command`; meshjob put the image's
 //! entrypoint, N words from the config, in front of `args`). `command=all` says what a
-//! version 1 marker says. Version 3 writes the same words as version 2, and after
+//! version 1 marker says. Versions 3 and 4 write the same words as version 2, and after
 //! `command=N`, when that `command` was a flow sequence beside `args`, how it was written:
 //! ` flow=[*, *]` (the text before the first item, between two items and after the last
 //! one, with `*` for the items; only spaces and commas), or ` flow` when it cannot be said
@@ -134,7 +134,7 @@ pub fn marker_version(script: &str) -> Option<u32> {
     digits.parse().ok()
 }
 
-/// The marker of a script whose format this meshjob knows (versions 1 to 3), else None.
+/// The marker of a script whose format this meshjob knows (versions 1 to 4), else None.
 pub fn marker(script: &str) -> Option<Marker> {
     let version = marker_version(script)?;
     if version == 1 {
@@ -144,7 +144,7 @@ pub fn marker(script: &str) -> Option<Marker> {
             style: None,
         });
     }
-    if version > 3 {
+    if version > 4 {
         return None;
     }
     let first = script.lines().next()?;
@@ -178,12 +178,12 @@ pub fn marker(script: &str) -> Option<Marker> {
     })
 }
 
-/// The marker line of a version 2 or 3 script (without its newline). Version 2 never says
-/// how `command` was written; version 3 does only for `command=N`.
+/// The marker line of a version 2, 3 or 4 script (without its newline). Version 2 never says
+/// how `command` was written; versions 3 and 4 do only for `command=N`.
 pub(super) fn marker_line(version: u32, origin: ArgvOrigin, style: &CommandStyle) -> String {
     let style = match (version, origin, style) {
-        (3, ArgvOrigin::Command(_), CommandStyle::Flow(None)) => " flow".to_string(),
-        (3, ArgvOrigin::Command(_), CommandStyle::Flow(Some(layout))) => layout
+        (3.., ArgvOrigin::Command(_), CommandStyle::Flow(None)) => " flow".to_string(),
+        (3.., ArgvOrigin::Command(_), CommandStyle::Flow(Some(layout))) => layout
             .to_text()
             .map_or_else(|| " flow".to_string(), |t| format!(" flow={t}")),
         _ => String::new(),

@@ -125,3 +125,39 @@ pub(super) fn between<'s>(s: &'s str, start: &str, end: &str) -> Option<&'s str>
     let len = s[from..].find(end)?;
     Some(&s[from..from + len])
 }
+
+/// The words of a list written by [`wrap_words`] from [`sh_word`]s, as they are written
+/// (quoted); None when a quote is left open.
+pub(super) fn split_words(list: &str) -> Option<Vec<String>> {
+    let (mut words, mut word, mut quoted) = (Vec::new(), String::new(), false);
+    let mut chars = list.chars();
+    while let Some(c) = chars.next() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                word.push(c);
+            }
+            '\\' if !quoted => match chars.next()? {
+                '\n' if !word.is_empty() => words.push(std::mem::take(&mut word)),
+                '\n' => {}
+                n => {
+                    word.push(c);
+                    word.push(n);
+                }
+            },
+            ' ' | '\n' if !quoted => {
+                if !word.is_empty() {
+                    words.push(std::mem::take(&mut word));
+                }
+            }
+            c => word.push(c),
+        }
+    }
+    if quoted {
+        return None;
+    }
+    if !word.is_empty() {
+        words.push(word);
+    }
+    Some(words)
+}

@@ -17,6 +17,7 @@ fn ready() -> Endpoint {
 fn default_options() -> ScriptOptions {
     ScriptOptions {
         quit: local_quit(),
+        also: Vec::new(),
         stop_proxy_on_failure: true,
         peers: None,
         wait_for_proxy: None,
@@ -92,6 +93,7 @@ fn all_option_sets() -> Vec<ScriptOptions> {
                             }
                             out.push(ScriptOptions {
                                 quit: quit.clone(),
+                                also: Vec::new(),
                                 stop_proxy_on_failure,
                                 peers: peers.clone(),
                                 wait_for_proxy: wait_for_proxy_seconds.map(|seconds| ReadyWait {
@@ -171,7 +173,10 @@ fn baked_values_are_quoted() {
     let mut opts = default_options();
     opts.quit.path = "/it's/$(x)".into();
     let s = render(&opts);
-    assert!(s.contains(" u='/it'\\''s/$''(x)'\n"), "{s}");
+    assert!(
+        s.contains("for q in 'localhost:15020/it'\\''s/$''(x)'; do"),
+        "{s}"
+    );
 }
 
 #[test]
@@ -256,7 +261,7 @@ fn the_default_script_is_small() {
         v1.lines().count(),
         v1.len()
     );
-    assert!(one.lines().count() <= 42, "{one}");
+    assert!(one.lines().count() <= 40, "{one}");
     assert!(one.len() <= 2048, "{} bytes:\n{one}", one.len());
 }
 
@@ -264,7 +269,9 @@ fn the_default_script_is_small() {
 fn every_rendered_script_is_recognised_as_genuine() {
     for opts in all_option_sets() {
         let s = render(&opts);
-        assert!(is_genuine(&s), "v3 not recognised for {opts:?}:\n{s}");
+        assert!(is_genuine(&s), "v4 not recognised for {opts:?}:\n{s}");
+        let old = v3::render(&opts);
+        assert!(is_genuine(&old), "v3 not recognised for {opts:?}:\n{old}");
         let old = v2::render(&opts);
         assert!(is_genuine(&old), "v2 not recognised for {opts:?}:\n{old}");
         let old = v1::render(&as_v1(&opts));
@@ -304,12 +311,18 @@ fn an_edited_body_is_not_genuine() {
         "# meshjob-wrapper v3: command=1\nexec \"$@\"\n"
     ));
     assert!(!is_genuine("# meshjob-wrapper v4: command=1\n"));
-    // A version 2 body under a version 3 marker, and the other way round.
+    assert!(!is_genuine("# meshjob-wrapper v5: command=1\n"));
+    // A version 2 body under a version 3 marker, and the other way round; the same for
+    // versions 3 and 4.
     let opts = default_options();
     let v3_marked = v2::render(&opts).replacen("v2:", "v3:", 1);
     assert!(!is_genuine(&v3_marked));
-    let v2_marked = render(&opts).replacen("v3:", "v2:", 1);
+    let v2_marked = v3::render(&opts).replacen("v3:", "v2:", 1);
     assert!(!is_genuine(&v2_marked));
+    let v4_marked = v3::render(&opts).replacen("v3:", "v4:", 1);
+    assert!(!is_genuine(&v4_marked));
+    let v3_marked = render(&opts).replacen("v4:", "v3:", 1);
+    assert!(!is_genuine(&v3_marked));
     assert!(!is_genuine("exec \"$@\"\n"));
 }
 
@@ -424,7 +437,7 @@ fn markers_are_read() {
         "# meshjob-wrapper v3: command=1 flow=[* *]\n",
         "# meshjob-wrapper v3: command=1 flow=[*]x\n",
         "# meshjob-wrapper v3: command=1 flow=\n",
-        "# meshjob-wrapper v4: command=1\n",
+        "# meshjob-wrapper v5: command=1\n",
     ] {
         assert_eq!(m(bad), None, "{bad}");
     }
@@ -509,4 +522,44 @@ fn control_characters_in_values_panic() {
         all: vec!["a".into()],
     });
     render(&opts);
+}
+
+/// Several holders: one word each in the quit loop, the mesh proxy's first; the script is
+/// recognised with any number of them, and each extra holder costs at most a line.
+#[test]
+fn several_holders_are_one_loop() {
+    let one = render(&default_options());
+    let url = |u: &str| parse_quit_url(u).unwrap();
+    let mut opts = default_options();
+    opts.also = vec![
+        url("http://127.0.0.1:8200/agent/v1/quit"),
+        url("http://127.0.0.1:3500/v1.0/shutdown"),
+        url("http://127.0.0.1:20600/graceful_shutdown"),
+        url("http://127.0.0.1:9091/quitquitquit"),
+        url("http://127.0.0.1:20700/quit"),
+    ];
+    let s = render(&opts);
+    assert!(
+        s.contains("for q in localhost:15020/quitquitquit 127.0.0.1:8200/agent/v1/quit"),
+        "{s}"
+    );
+    assert!(is_genuine(&s), "{s}");
+    assert!(
+        s.lines().count() <= one.lines().count() + 3 * opts.also.len(),
+        "{s}"
+    );
+    assert!(s.lines().all(|l| l.len() < 100), "{s}");
+    // Each endpoint once, in order, read back as written.
+    let mut fewer = opts.clone();
+    fewer.also.pop();
+    assert_ne!(render(&fewer), s);
+    assert!(is_genuine(&render(&fewer)));
+    // An edited word is not genuine.
+    let edited = s.replacen("127.0.0.1:8200", "127.0.0.1:8201", 1);
+    assert!(
+        is_genuine(&edited),
+        "another port is another genuine script"
+    );
+    let edited = s.replacen("for q in", "for q in  ", 1);
+    assert!(!is_genuine(&edited), "{edited}");
 }

@@ -60,6 +60,15 @@ pub(super) fn rendered_by(
     quit: Endpoint,
     render: fn(&ScriptOptions) -> String,
 ) -> bool {
+    rendered_by_with(script, quit, &render)
+}
+
+/// [`rendered_by`] with any renderer (one that adds what it read out of the script itself).
+pub(super) fn rendered_by_with(
+    script: &str,
+    quit: Endpoint,
+    render: &dyn Fn(&ScriptOptions) -> String,
+) -> bool {
     let Some(opts) = recover(script, quit) else {
         return false;
     };
@@ -97,6 +106,7 @@ fn recover(script: &str, quit: Endpoint) -> Option<ScriptOptions> {
     };
     Some(ScriptOptions {
         quit,
+        also: Vec::new(),
         stop_proxy_on_failure: true,
         peers,
         wait_for_proxy,
