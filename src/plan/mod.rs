@@ -127,7 +127,9 @@ pub fn plan_doc_in<'a>(
                 support,
             } => (Some((mesh, strategy, why, support)), None),
         };
-        let linted = fix.as_ref().map(|(mesh, strategy, _, _)| (*mesh, *strategy));
+        let linted = fix
+            .as_ref()
+            .map(|(mesh, strategy, _, _)| (*mesh, *strategy));
         findings.extend(decide::lints(target, settings, ctx, linted));
         // Plan each pod on its own, so that a refusal in one leaves the others intact.
         let mut pod_findings = Vec::new();
