@@ -536,7 +536,7 @@ fn a_staged_job_gets_the_fix_that_fix_of_the_whole_repository_gives_it() {
             "{staged}: the hook and `fix .` agree\n{log}"
         );
         let want = match staged {
-            "jobs/report.yaml" => "q=localhost:4191 u=/shutdown",
+            "jobs/report.yaml" => "for q in localhost:4191/shutdown;",
             _ => "sidecar.istio.io/nativeSidecar: \"true\"",
         };
         assert!(by_hook.contains(want), "{staged} has {want}:\n{by_hook}");
