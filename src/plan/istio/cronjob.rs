@@ -43,6 +43,20 @@ pub(super) fn mirror(cx: &mut PodCx<'_, '_, '_>, d: &Desired, what: Mirror) {
     let Some(jt) = cx.pod.cronjob_job_template() else {
         return;
     };
+    // A key written twice in the Job template's metadata: which copy wins is the reader's
+    // choice, so the copy is not made there (the pod's own fix still is), and an error says
+    // why, as for the pod's own metadata.
+    let meta = jt.template.get("metadata");
+    let twice = [meta, meta.and_then(|m| m.get("annotations"))]
+        .into_iter()
+        .flatten()
+        .find_map(|n| {
+            crate::locate::duplicate_key_finding(n, &cx.pod.object, "spec.jobTemplate.metadata")
+        });
+    if let Some(f) = twice {
+        cx.out.push(f);
+        return;
+    }
     let mesh = cx.mesh;
     let mut out = Vec::new();
     match what {
