@@ -11,16 +11,6 @@ use common::{Run, golden};
 use std::path::Path;
 use std::process::Command;
 
-fn case_args(dir: &Path) -> Vec<String> {
-    std::fs::read_to_string(dir.join("args"))
-        .unwrap_or_default()
-        .lines()
-        .map(str::trim)
-        .filter(|l| !l.is_empty() && !l.starts_with('#'))
-        .map(String::from)
-        .collect()
-}
-
 fn meshjob(dir: &Path, args: &[&str], extra: &[String], stdin: Option<&[u8]>) -> Run {
     common::run(
         common::meshjob().current_dir(dir).args(args).args(extra),
@@ -42,7 +32,7 @@ fn golden_cases() {
         "expected the golden cases in testdata/jobs and testdata/mesh"
     );
     for dir in &all {
-        let extra = case_args(dir);
+        let extra = common::case_args(dir);
         let input = std::fs::read(dir.join("input.yaml")).expect("input");
         let check = meshjob(
             dir,

@@ -339,13 +339,7 @@ fn golden_workloads() -> Vec<Workload> {
             continue;
         };
         let name = dir.strip_prefix(common::root()).unwrap_or(&dir);
-        let args: Vec<String> = std::fs::read_to_string(dir.join("args"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(String::from)
-            .collect();
+        let args = common::case_args(&dir);
         let mesh_status_port = all.iter().any(|d| {
             matches!(d["kind"].as_str(), Some("ConfigMap" | "IstioOperator"))
                 && serde_json::to_string(d).is_ok_and(|t| t.contains("statusPort"))

@@ -92,13 +92,7 @@ fn golden_cases_through_fix_stdin() {
     let cases = common::golden_cases();
     assert!(cases.len() >= 20, "expected the golden cases in testdata/");
     for dir in &cases {
-        let extra: Vec<String> = std::fs::read_to_string(dir.join("args"))
-            .unwrap_or_default()
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.is_empty() && !l.starts_with('#'))
-            .map(String::from)
-            .collect();
+        let extra = common::case_args(dir);
         let mut args = vec!["fix", "--color", "never", "-"];
         args.extend(extra.iter().map(String::as_str));
         let input = std::fs::read(dir.join("input.yaml")).unwrap();

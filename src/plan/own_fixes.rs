@@ -28,18 +28,6 @@ pub(crate) enum PortFrom {
     Mesh(crate::version::VersionOrigin),
 }
 
-impl std::fmt::Display for PortFrom {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            PortFrom::Annotation(key, None) => write!(f, "`{key}`"),
-            PortFrom::Annotation(key, Some(ns)) => write!(f, "`{key}` (from Namespace/{ns})"),
-            PortFrom::PodConfig(annotation, key) => write!(f, "`{key}` in {annotation}"),
-            PortFrom::Injected(key) => write!(f, "`{key}` in the injected proxy's PROXY_CONFIG"),
-            PortFrom::Mesh(origin) => write!(f, "the mesh-wide port ({origin})"),
-        }
-    }
-}
-
 /// A pod's quit port, where something moves it from the mesh's default, and what moves it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub(crate) struct QuitPort {

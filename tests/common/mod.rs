@@ -104,6 +104,18 @@ pub const GOLDEN_GROUPS: [&str; 7] = [
 ];
 
 /// Every golden case folder (`testdata/<group>/<case>/`), sorted.
+/// A golden case's extra flags: its `args` file, one per line (blank lines and `#` comments
+/// left out); none without the file.
+pub fn case_args(dir: &Path) -> Vec<String> {
+    std::fs::read_to_string(dir.join("args"))
+        .unwrap_or_default()
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .map(String::from)
+        .collect()
+}
+
 pub fn golden_cases() -> Vec<PathBuf> {
     let testdata = root().join("testdata");
     let mut v: Vec<PathBuf> = GOLDEN_GROUPS
