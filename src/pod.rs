@@ -135,23 +135,13 @@ impl<'d> Pod<'d> {
     /// as the pod's (istio/istio@86c9f01fd735 `pkg/kube/inject/inject.go` `IntoObject`, the
     /// `*batch.CronJob` case), so a planner writes some of the pod's annotations there too.
     pub fn cronjob_job_template(&self) -> Option<Pod<'d>> {
-        let in_batch = (self.object.api_version.split_once('/')).is_some_and(|(g, _)| g == "batch");
-        let at = [
-            key("spec"),
-            key("jobTemplate"),
-            key("spec"),
-            key("template"),
-        ];
-        if !in_batch || self.object.kind != "CronJob" || self.path != at {
-            return None;
-        }
-        let template = self.object_node.get("spec")?.get("jobTemplate")?;
-        template.entries()?;
+        let template = self.job_template_node()?;
+        let at = [key("spec"), key("jobTemplate")];
         Some(Pod {
             object: self.object.clone(),
             object_node: self.object_node,
             template,
-            path: at[..2].to_vec(),
+            path: at.to_vec(),
             shape: Shape::MetadataIn {
                 key: "metadata",
                 before: "spec",
@@ -168,8 +158,27 @@ impl<'d> Pod<'d> {
     /// The path the edits of this pod's fix lie under: the pod's own, or, for a `batch`
     /// CronJob, its `spec.jobTemplate` (see [`Pod::cronjob_job_template`]).
     pub fn edit_scope(&self) -> Path {
-        self.cronjob_job_template()
-            .map_or_else(|| self.path.clone(), |j| j.path)
+        match self.job_template_node() {
+            Some(_) => vec![key("spec"), key("jobTemplate")],
+            None => self.path.clone(),
+        }
+    }
+
+    /// The `spec.jobTemplate` mapping of a `batch` CronJob's pod, without building its view
+    /// ([`Pod::cronjob_job_template`]).
+    pub fn job_template_node(&self) -> Option<&'d Node> {
+        let in_batch = (self.object.api_version.split_once('/')).is_some_and(|(g, _)| g == "batch");
+        let at = [
+            key("spec"),
+            key("jobTemplate"),
+            key("spec"),
+            key("template"),
+        ];
+        if !in_batch || self.object.kind != "CronJob" || self.path != at {
+            return None;
+        }
+        let template = self.object_node.get("spec")?.get("jobTemplate")?;
+        template.entries().map(|_| template)
     }
 
     /// The pod's metadata mapping node (`metadata` of a template; the node itself for pod

@@ -418,7 +418,7 @@ fn would_change(
         // (`plan::istio` copies the annotation there): the webhook already makes its pods
         // native, only `istioctl kube-inject` of the CronJob would not, so a warning.
         Strategy::Remove { keep_native: true }
-            if t.cronjob_job_template().is_some()
+            if t.job_template_node().is_some()
                 && (edits.iter()).all(|e| e.start < tpl.start || e.start > tpl.end) =>
         {
             let message = format!(
