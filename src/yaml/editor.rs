@@ -414,12 +414,16 @@ impl<'a> Editor<'a> {
                     // leaves them where they are (but for the usual single space before a
                     // value that was on the key's line). Replacing the value again gives
                     // them back.
-                    let spaces = self.src.as_bytes()[c + 1..to.max(c + 1)]
-                        .iter()
-                        .take_while(|b| **b == b' ')
-                        .count();
+                    // Only what lies between the `:` and the value counts: a flow value
+                    // over several lines has line breaks of its own.
+                    let gap_end = if to == c + 1 {
+                        c + 1
+                    } else {
+                        value.props_start.clamp(c + 1, to)
+                    };
+                    let between = &self.src[c + 1..gap_end];
+                    let spaces = between.bytes().take_while(|b| *b == b' ').count();
                     // One space before a value on the key's line is what is written anyway.
-                    let between = &self.src[c + 1..to.max(c + 1)];
                     let inline = !between.contains('\n');
                     // Before a value on the next lines, the rest of the key's line (spaces, a
                     // comment) stays when the new value goes on the next lines too.
